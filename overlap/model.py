@@ -1,0 +1,167 @@
+"""The core tables: Items, Keys, Pairs, plus Provenance and the per-dataset bundle.
+
+Every stage of overlap is a plain function of these tables. Schemas are explicit and validated when a
+table is built, so a malformed adapter fails loudly at the source instead of producing a wrong join.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .errors import InputError
+
+# Items: one row per task. `item_id` and `row` are required; the rest are optional and stay null when a
+# source does not have them (never invented). Columns starting with `text_` are named texts and
+# columns starting with `in_` are subset-membership flags.
+ITEM_REQUIRED = {"item_id": "string", "row": "int64"}
+ITEM_OPTIONAL = {
+    "subset": "string",  # the split/file the item came from (e.g. SEC-bench `oss` / `cve`)
+    "project": "string",  # OSS-Fuzz project, or canonical GitHub `owner/name`
+    "repo": "string",  # repo as written by the dataset
+    "base_commit": "string",
+    "pr": "Int64",
+    "patch": "string",
+    "crash_report": "string",
+}
+ITEM_PREFIXES = {"text_": "string", "in_": "boolean"}
+
+KEY_COLUMNS = {"item_id": "string", "kind": "string", "value": "string", "raw": "string"}
+
+PAIR_COLUMNS = {
+    "bench": "string",  # bench dataset name (a compare can have several)
+    "train_id": "string",
+    "bench_id": "string",
+    "kinds": "string",  # matched key kinds, sorted, joined by ';'
+    "match_type": "string",  # exact | translated
+    "train_raw": "string",  # raw key values that matched, ';'-joined (for the reader)
+    "bench_raw": "string",
+}
+
+KNOWN_KEY_KINDS = ("ossfuzz", "cve", "repo_pr", "repo_pr_exact", "base_pr", "base", "fix_commit")
+
+
+def _coerce(df: pd.DataFrame, schema: dict[str, str], table: str) -> pd.DataFrame:
+    out = df.copy()
+    for column, dtype in schema.items():
+        if column not in out.columns:
+            continue
+        try:
+            out[column] = out[column].astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{table}: column '{column}' cannot be read as {dtype}: {exc}") from None
+    return out
+
+
+def make_items(df: pd.DataFrame, dataset: str = "items") -> pd.DataFrame:
+    """Validate and type an Items table. Raises InputError on a schema violation."""
+    missing = [c for c in ITEM_REQUIRED if c not in df.columns]
+    if missing:
+        raise InputError(f"{dataset}: Items table lacks required column(s) {', '.join(missing)}")
+    unknown = [
+        c
+        for c in df.columns
+        if c not in ITEM_REQUIRED and c not in ITEM_OPTIONAL and not c.startswith(tuple(ITEM_PREFIXES))
+    ]
+    if unknown:
+        raise InputError(f"{dataset}: Items table has unexpected column(s) {', '.join(unknown)}")
+    schema = dict(ITEM_REQUIRED) | ITEM_OPTIONAL
+    schema |= {c: t for c in df.columns for p, t in ITEM_PREFIXES.items() if c.startswith(p)}
+    out = _coerce(df, schema, dataset)
+    if out["item_id"].isna().any():
+        raise InputError(f"{dataset}: {int(out['item_id'].isna().sum())} item(s) have no id")
+    dup = out["item_id"][out["item_id"].duplicated()]
+    if len(dup):
+        raise InputError(f"{dataset}: item id '{dup.iloc[0]}' occurs more than once")
+    return out.reset_index(drop=True)
+
+
+def make_keys(df: pd.DataFrame, dataset: str = "keys") -> pd.DataFrame:
+    """Validate and type a Keys table (long: item_id, kind, value, raw)."""
+    if df.empty and not len(df.columns):
+        df = pd.DataFrame({c: pd.Series([], dtype=t) for c, t in KEY_COLUMNS.items()})
+    missing = [c for c in KEY_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"{dataset}: Keys table lacks column(s) {', '.join(missing)}")
+    out = _coerce(df[list(KEY_COLUMNS)], KEY_COLUMNS, dataset)
+    empty = out["value"].isna() | (out["value"].str.len() == 0)
+    if empty.any():
+        # An empty value would join every item that lacks the field with every other: never a key.
+        raise InputError(f"{dataset}: {int(empty.sum())} key(s) have an empty value")
+    return out.drop_duplicates().reset_index(drop=True)
+
+
+def empty_pairs() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in PAIR_COLUMNS.items()})
+
+
+def make_pairs(df: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in PAIR_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"pairs: lacks column(s) {', '.join(missing)}")
+    return _coerce(df, PAIR_COLUMNS, "pairs")
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One input file as read: path inside its repo (or local path), sha256 and rows used."""
+
+    path: str
+    sha256: str
+    rows: int | None = None
+
+
+@dataclass
+class Provenance:
+    """Where a dataset came from, enough to reproduce a result from the report alone."""
+
+    name: str
+    origin: str  # hub | hub-cache | local-folder | local-file | github | builtin
+    repo_id: str | None = None
+    revision: str | None = None  # resolved 40-hex revision when known
+    files: list[FileRecord] = field(default_factory=list)
+    location: str | None = None  # local path for local origins
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["files"] = [asdict(f) for f in self.files]
+        return data
+
+
+@dataclass
+class Problem:
+    """Something an adapter skipped or could not read: counted and reported, never silently dropped."""
+
+    what: str  # e.g. "malformed_id"
+    count: int
+    example: str = ""
+    detail: str = ""
+
+
+@dataclass
+class Dataset:
+    """A loaded dataset: its Items and Keys, where it came from, and what was skipped."""
+
+    name: str
+    items: pd.DataFrame
+    keys: pd.DataFrame
+    provenance: Provenance
+    problems: list[Problem] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.items = make_items(self.items, self.name)
+        self.keys = make_keys(self.keys, self.name)
+        orphans = set(self.keys["item_id"]) - set(self.items["item_id"])
+        if orphans:
+            raise InputError(f"{self.name}: keys name unknown item id '{sorted(orphans)[0]}'")
+
+    @property
+    def text_columns(self) -> list[str]:
+        return [c for c in self.items.columns if c.startswith("text_")]
+
+    def subsets(self) -> list[str]:
+        if "subset" not in self.items.columns:
+            return []
+        return sorted(self.items["subset"].dropna().unique().tolist())
