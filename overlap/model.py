@@ -123,6 +123,7 @@ class Provenance:
     revision: str | None = None  # resolved 40-hex revision when known
     files: list[FileRecord] = field(default_factory=list)
     location: str | None = None  # local path for local origins
+    adapter: str | None = None  # registered adapter that read it
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

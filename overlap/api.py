@@ -1,0 +1,188 @@
+"""Library entry points: `compare(...)`. The CLI is a thin layer over these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import __version__
+from .errors import InputError
+from .ids.ossfuzz import OssFuzzMapping, canonicalize_keys, describe_ids
+from .join import duplicates, join, shared_keys
+from .model import Dataset, Provenance
+from .sources.load import load_dataset, load_identity
+
+
+@dataclass
+class BenchComparison:
+    """One benchmark against the training set."""
+
+    bench: Dataset
+    pairs: pd.DataFrame  # normalised join
+    plain_pairs: pd.DataFrame  # join on ids as written
+    shared: pd.DataFrame  # distinct shared canonical keys
+    duplicates: pd.DataFrame
+
+
+@dataclass
+class CompareResult:
+    train: Dataset
+    benches: list[BenchComparison]
+    train_duplicates: pd.DataFrame
+    mapping: OssFuzzMapping | None = None
+    mapping_provenance: Provenance | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        frames = [b.pairs for b in self.benches if len(b.pairs)]
+        return pd.concat(frames, ignore_index=True) if frames else self.benches[0].pairs
+
+    def train_clean_ids(self) -> list[str]:
+        """Train ids in no pair with any benchmark, in source order."""
+        matched = set(self.pairs["train_id"])
+        items = self.train.items.sort_values("row")
+        return [i for i in items["item_id"] if i not in matched]
+
+    def summary(self) -> dict[str, Any]:
+        return summarize(self)
+
+
+def _needs_mapping(datasets: list[Dataset]) -> bool:
+    return any((d.keys["kind"] == "ossfuzz").any() for d in datasets)
+
+
+def compare(
+    train: str | Dataset,
+    benches: list[str | Dataset],
+    *,
+    data: dict[str, Path] | None = None,
+    mapping: OssFuzzMapping | None = None,
+) -> CompareResult:
+    """Join a training set with one or more benchmarks on normalised source identities.
+
+    Datasets are given as names/specs (see `overlap datasets`) or already-loaded `Dataset`s. `data` maps
+    registered names to local folders/files. The OSS-Fuzz mapping is loaded (`arvo`) only when a side
+    has OSS-Fuzz ids and none is passed.
+    """
+    if not benches:
+        raise InputError("give at least one benchmark to compare with")
+    train_ds = train if isinstance(train, Dataset) else load_dataset(train, data)
+    bench_ds = [b if isinstance(b, Dataset) else load_dataset(b, data) for b in benches]
+    names = [train_ds.name] + [b.name for b in bench_ds]
+    if len(set(names)) != len(names):
+        raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
+    mapping_provenance = None
+    if _needs_mapping([train_ds, *bench_ds]):
+        if mapping is None:
+            mapping, mapping_provenance = load_identity("arvo", data)
+        for dataset in (train_ds, *bench_ds):
+            dataset.keys = canonicalize_keys(dataset.keys, mapping)
+    comparisons = [
+        BenchComparison(
+            bench=b,
+            pairs=join(train_ds, b, on="value"),
+            plain_pairs=join(train_ds, b, on="raw"),
+            shared=shared_keys(train_ds, b),
+            duplicates=duplicates(b),
+        )
+        for b in bench_ds
+    ]
+    return CompareResult(
+        train=train_ds,
+        benches=comparisons,
+        train_duplicates=duplicates(train_ds),
+        mapping=mapping,
+        mapping_provenance=mapping_provenance,
+        parameters={"train": names[0], "benches": names[1:]},
+    )
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping | None) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "name": dataset.name,
+        "items": int(len(dataset.items)),
+        "keys_by_kind": {k: int(v) for k, v in sorted(dataset.keys["kind"].value_counts().items())},
+        "duplicates": {"groups": int(len(dups)), "items": int(dups["items"].sum()) if len(dups) else 0},
+        "problems": [p.__dict__ for p in dataset.problems],
+        "provenance": dataset.provenance.to_dict(),
+    }
+    if dataset.subsets():
+        counts = dataset.items["subset"].value_counts()
+        block["subsets"] = {s: int(counts[s]) for s in dataset.subsets()}
+    if mapping is not None and (dataset.keys["kind"] == "ossfuzz").any():
+        block["ossfuzz_ids"] = describe_ids(dataset.keys, mapping)
+    return block
+
+
+def _bench_block(result: CompareResult, comp: BenchComparison) -> dict[str, Any]:
+    bench, pairs, plain = comp.bench, comp.pairs, comp.plain_pairs
+    n_bench = len(bench.items)
+    matched_bench = set(pairs["bench_id"])
+    plain_bench = set(plain["bench_id"])
+    block: dict[str, Any] = {
+        "bench": bench.name,
+        "bench_items": n_bench,
+        "shared_keys": int(len(comp.shared)),
+        "shared_keys_by_kind": {k: int(v) for k, v in sorted(comp.shared["kind"].value_counts().items())},
+        "pairs": int(len(pairs)),
+        "pairs_by_match_type": {k: int(v) for k, v in sorted(pairs["match_type"].value_counts().items())},
+        "train_items_matched": int(pairs["train_id"].nunique()),
+        "bench_items_matched": len(matched_bench),
+        "bench_share": _share(len(matched_bench), n_bench),
+        "plain_join": {
+            "pairs": int(len(plain)),
+            "train_items_matched": int(plain["train_id"].nunique()),
+            "bench_items_matched": len(plain_bench),
+            "bench_share": _share(len(plain_bench), n_bench),
+        },
+        "found_only_by_normalisation": {
+            "bench_items": len(matched_bench - plain_bench),
+            "train_items": int(len(set(pairs["train_id"]) - set(plain["train_id"]))),
+        },
+    }
+    if bench.subsets():
+        subset_of = bench.items.set_index("item_id")["subset"]
+        block["by_subset"] = {}
+        for subset in bench.subsets():
+            total = int((bench.items["subset"] == subset).sum())
+            found = sum(1 for i in matched_bench if subset_of[i] == subset)
+            found_plain = sum(1 for i in plain_bench if subset_of[i] == subset)
+            block["by_subset"][subset] = {
+                "bench_items": total,
+                "bench_items_matched": found,
+                "bench_share": _share(found, total),
+                "plain_bench_items_matched": found_plain,
+            }
+    return block
+
+
+def summarize(result: CompareResult) -> dict[str, Any]:
+    """Every count of a compare, plus provenance and parameters: the content of summary.json."""
+    summary: dict[str, Any] = {
+        "tool": {"name": "overlap", "version": __version__},
+        "parameters": result.parameters,
+        "train": _dataset_block(result.train, result.train_duplicates, result.mapping),
+        "benches": [],
+    }
+    for comp in result.benches:
+        block = _bench_block(result, comp)
+        block["dataset"] = _dataset_block(comp.bench, comp.duplicates, result.mapping)
+        summary["benches"].append(block)
+    all_pairs = result.pairs
+    summary["train_items_in_any_pair"] = int(all_pairs["train_id"].nunique())
+    summary["train_items_clean"] = len(result.train.items) - summary["train_items_in_any_pair"]
+    if result.mapping_provenance is not None:
+        summary["mapping"] = {
+            "pairs": len(result.mapping),
+            "skipped_rows": result.mapping.skipped_rows,
+            "provenance": result.mapping_provenance.to_dict(),
+        }
+    return summary

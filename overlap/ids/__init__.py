@@ -1,0 +1,1 @@
+"""Pure identity normalisers: one module per id scheme."""

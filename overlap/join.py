@@ -1,0 +1,96 @@
+"""Key joins between train and bench: normalised (canonical values) vs plain (raw values), and
+within-dataset duplicates.
+
+A join is an equality merge on (kind, value); adding an identity scheme adds a key kind and a
+normaliser, never a change here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .model import Dataset, empty_pairs, make_pairs
+
+
+def _matches(train_keys: pd.DataFrame, bench_keys: pd.DataFrame, on: str) -> pd.DataFrame:
+    """One row per matching (train key, bench key)."""
+    left = train_keys.rename(columns={"item_id": "train_id", "raw": "train_raw", "value": "train_value"})
+    right = bench_keys.rename(columns={"item_id": "bench_id", "raw": "bench_raw", "value": "bench_value"})
+    left_on = ["kind", "train_raw" if on == "raw" else "train_value"]
+    right_on = ["kind", "bench_raw" if on == "raw" else "bench_value"]
+    return left.merge(right, left_on=left_on, right_on=right_on, how="inner")
+
+
+def join(train: Dataset, bench: Dataset, on: str = "value") -> pd.DataFrame:
+    """Pairs of (train item, bench item) sharing a key. `on="value"` is the normalised join,
+    `on="raw"` the plain join on ids as written.
+
+    `match_type` is `exact` when, for some matched key, the raw values agree, else `translated`
+    (only the canonical ids agree, e.g. an old OSS-Fuzz id on one side, its new id on the other).
+    """
+    matches = _matches(train.keys, bench.keys, on)
+    if matches.empty:
+        return empty_pairs()
+    matches["exact"] = matches["train_raw"] == matches["bench_raw"]
+    grouped = (
+        matches.sort_values(["train_id", "bench_id", "kind"])
+        .groupby(["train_id", "bench_id"], sort=True)
+        .agg(
+            kinds=("kind", lambda s: ";".join(sorted(set(s)))),
+            exact=("exact", "any"),
+            train_raw=("train_raw", lambda s: ";".join(sorted(set(s)))),
+            bench_raw=("bench_raw", lambda s: ";".join(sorted(set(s)))),
+        )
+        .reset_index()
+    )
+    grouped["match_type"] = grouped["exact"].map({True: "exact", False: "translated"})
+    grouped["bench"] = bench.name
+    pairs = grouped[["bench", "train_id", "bench_id", "kinds", "match_type", "train_raw", "bench_raw"]]
+    return make_pairs(_in_row_order(pairs, train, bench))
+
+
+def _in_row_order(pairs: pd.DataFrame, train: Dataset, bench: Dataset) -> pd.DataFrame:
+    """Stable output order: by bench row, then train row (deterministic, and reads like the sources)."""
+    train_row = train.items.set_index("item_id")["row"]
+    bench_row = bench.items.set_index("item_id")["row"]
+    order = pd.DataFrame({"b": pairs["bench_id"].map(bench_row), "t": pairs["train_id"].map(train_row)})
+    return pairs.loc[order.sort_values(["b", "t"], kind="stable").index].reset_index(drop=True)
+
+
+def shared_keys(train: Dataset, bench: Dataset, on: str = "value") -> pd.DataFrame:
+    """Distinct (kind, value) present on both sides."""
+    left = train.keys[["kind", on]].drop_duplicates()
+    right = bench.keys[["kind", on]].drop_duplicates()
+    return left.merge(right, on=["kind", on]).sort_values(["kind", on]).reset_index(drop=True)
+
+
+def duplicates(dataset: Dataset) -> pd.DataFrame:
+    """Groups of items of one dataset that share a canonical key (the same bug listed twice).
+
+    `identical_text` says whether every named text of the group is the same (a copy) or not (the same
+    bug described twice, e.g. once under its old and once under its new OSS-Fuzz id).
+    """
+    keys = dataset.keys
+    counts = keys.groupby(["kind", "value"])["item_id"].transform("nunique")
+    dup = keys[counts > 1]
+    columns = ["dataset", "kind", "value", "items", "item_ids", "raw_values", "identical_text"]
+    if dup.empty:
+        return pd.DataFrame({c: pd.Series([], dtype="object") for c in columns})
+    texts = dataset.items.set_index("item_id")[dataset.text_columns] if dataset.text_columns else None
+    row_of = dataset.items.set_index("item_id")["row"]
+    records = []
+    for (kind, value), group in dup.groupby(["kind", "value"], sort=True):
+        ids = sorted(set(group["item_id"]), key=lambda i: row_of[i])
+        identical = bool(texts is not None and len(texts.loc[ids].drop_duplicates()) == 1)
+        records.append(
+            {
+                "dataset": dataset.name,
+                "kind": kind,
+                "value": value,
+                "items": len(ids),
+                "item_ids": ";".join(ids),
+                "raw_values": ";".join(sorted(set(group["raw"]))),
+                "identical_text": identical,
+            }
+        )
+    return pd.DataFrame.from_records(records, columns=columns)

@@ -1,0 +1,1 @@
+"""Writers: report folders, tables for stdout, splits, cards."""

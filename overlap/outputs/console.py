@@ -1,0 +1,70 @@
+"""Stdout renderings of a compare summary: a rich table, Markdown, JSON, CSV."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .report import dumps_json, to_csv_text
+
+SUMMARY_ROWS = (
+    ("bench items", lambda b: b["bench_items"]),
+    ("shared canonical keys", lambda b: b["shared_keys"]),
+    ("pairs (exact / translated)", lambda b: "{} ({} / {})".format(
+        b["pairs"], b["pairs_by_match_type"].get("exact", 0), b["pairs_by_match_type"].get("translated", 0))),
+    ("train items matched", lambda b: b["train_items_matched"]),
+    ("bench items matched", lambda b: f"{b['bench_items_matched']} ({b['bench_share']:.1%})"),
+    ("plain id join: bench items", lambda b: f"{b['plain_join']['bench_items_matched']} "
+                                             f"({b['plain_join']['bench_share']:.1%})"),
+    ("found only by normalisation", lambda b: b["found_only_by_normalisation"]["bench_items"]),
+    ("bench duplicates (groups / items)", lambda b: "{} / {}".format(
+        b["dataset"]["duplicates"]["groups"], b["dataset"]["duplicates"]["items"])),
+)
+
+
+def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the summary table: one column per benchmark."""
+    header = ["", *[b["bench"] for b in summary["benches"]]]
+    train = summary["train"]
+    rows = [[f"train items ({train['name']})", *[str(train["items"]) for _ in summary["benches"]]]]
+    rows += [[label, *[str(get(b)) for b in summary["benches"]]] for label, get in SUMMARY_ROWS]
+    rows.append(["train duplicates (groups / items)",
+                 *[f"{train['duplicates']['groups']} / {train['duplicates']['items']}" for _ in summary["benches"]]])
+    for bench_index, bench in enumerate(summary["benches"]):
+        for subset, counts in bench.get("by_subset", {}).items():
+            label = f"  {bench['bench']}:{subset} matched (plain)"
+            cells = [""] * len(summary["benches"])
+            cells[bench_index] = (f"{counts['bench_items_matched']}/{counts['bench_items']} "
+                                  f"({counts['plain_bench_items_matched']})")
+            rows.append([label, *cells])
+    return header, rows
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    header, rows = summary_rows(summary)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def print_table(summary: dict[str, Any], console) -> None:
+    from rich.table import Table
+
+    header, rows = summary_rows(summary)
+    table = Table(title=f"overlap: {summary['train']['name']} vs {', '.join(header[1:])}", title_justify="left")
+    table.add_column(header[0], style="bold")
+    for name in header[1:]:
+        table.add_column(name, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def render(summary: dict[str, Any], pairs, fmt: str) -> str | None:
+    """Text for stdout in `fmt` (json, csv, md), or None for the rich table."""
+    if fmt == "json":
+        return dumps_json(summary)
+    if fmt == "csv":
+        return to_csv_text(pairs)
+    if fmt == "md":
+        return render_markdown(summary)
+    return None

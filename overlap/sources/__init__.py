@@ -1,0 +1,1 @@
+"""Dataset adapters (one module per dataset family), the registry, and Hub/local/cache resolution."""

@@ -1,0 +1,266 @@
+"""Where a dataset's files come from (Hub, Hub cache, local folder, single file) and how they are read.
+
+A `FileSource` hands out local paths for repo-relative file names and records what was read
+(sha256, rows) for provenance. Readers turn `.jsonl`, `.json`, `.parquet` and `.csv` files into
+records, reading only the columns an adapter asks for, and turn every malformed input into an
+`InputError` that names the file (and line or column) and says what to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import HubUnavailableError, InputError
+from ..model import FileRecord
+
+HEX40 = re.compile(r"^[0-9a-f]{40}$")
+SUPPORTED_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class FileSource:
+    """Base: resolves repo-relative names to local files and remembers what was read."""
+
+    origin: str
+    location: str | None = None
+    repo_id: str | None = None
+    revision: str | None = None
+    records: list[FileRecord] = field(default_factory=list)
+
+    def fetch(self, relpath: str) -> Path:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def exists(self, relpath: str) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def record(self, relpath: str, path: Path, rows: int | None) -> None:
+        self.records.append(FileRecord(path=relpath, sha256=sha256_of(path), rows=rows))
+
+
+@dataclass
+class LocalFolder(FileSource):
+    """A local folder laid out like the Hub (or GitHub) repo."""
+
+    root: Path = Path(".")
+
+    def fetch(self, relpath: str) -> Path:
+        path = self.root / relpath
+        if not path.is_file():
+            raise InputError(
+                f"{path}: file not found; the folder given for this dataset must be laid out like its "
+                f"repo (expected '{relpath}' inside {self.root})"
+            )
+        return path
+
+    def exists(self, relpath: str) -> bool:
+        return (self.root / relpath).is_file()
+
+
+@dataclass
+class HubRepo(FileSource):
+    """A Hub dataset repo at a revision, through huggingface_hub (honours HF_HOME, HF_HUB_CACHE,
+    HF_HUB_OFFLINE, read when called so a changed environment is respected)."""
+
+    def _cache_dir(self) -> str | None:
+        if os.environ.get("HF_HUB_CACHE"):
+            return os.environ["HF_HUB_CACHE"]
+        if os.environ.get("HF_HOME"):
+            return str(Path(os.environ["HF_HOME"]) / "hub")
+        return None
+
+    def fetch(self, relpath: str) -> Path:
+        from huggingface_hub import errors as hf_errors
+        from huggingface_hub import hf_hub_download
+
+        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+        hint = (
+            f"download '{relpath}' from the Hub dataset {self.repo_id} at {self.revision} on a machine "
+            f"with internet (or fill the Hub cache), or pass --data NAME=DIR with a folder laid out like "
+            f"the repo"
+        )
+        try:
+            local = hf_hub_download(
+                self.repo_id,
+                relpath,
+                repo_type="dataset",
+                revision=self.revision,
+                cache_dir=self._cache_dir(),
+                local_files_only=offline,
+            )
+        except (hf_errors.LocalEntryNotFoundError, hf_errors.OfflineModeIsEnabled):
+            raise HubUnavailableError(
+                f"{self.repo_id}@{self.revision}: cannot reach the Hub and '{relpath}' is not cached; {hint}"
+            ) from None
+        except _remote_entry_missing(hf_errors):
+            raise InputError(f"{self.repo_id}@{self.revision}: the repo has no file '{relpath}'") from None
+        except hf_errors.RevisionNotFoundError:
+            raise InputError(
+                f"{self.repo_id}: revision '{self.revision}' not found; give a commit sha, branch or tag "
+                "that exists"
+            ) from None
+        except hf_errors.RepositoryNotFoundError:
+            raise InputError(f"{self.repo_id}: no such Hub dataset (or it is private and no token is set)") from None
+        except (OSError, hf_errors.HfHubHTTPError) as exc:
+            raise HubUnavailableError(
+                f"{self.repo_id}@{self.revision}: download of '{relpath}' failed ({type(exc).__name__}); "
+                f"{hint}"
+            ) from None
+        path = Path(local)
+        # The snapshot folder name is the resolved commit, whatever revision (branch, tag) was asked for.
+        parts = path.parts
+        if "snapshots" in parts:
+            snap = parts[parts.index("snapshots") + 1]
+            if HEX40.match(snap):
+                self.revision = snap
+        if self.origin == "hub" and offline:
+            self.origin = "hub-cache"
+        return path
+
+    def exists(self, relpath: str) -> bool:
+        try:
+            self.fetch(relpath)
+        except (InputError, HubUnavailableError):
+            return False
+        return True
+
+
+@dataclass
+class SingleFile(FileSource):
+    """One local file holding a dataset's rows (any of the supported formats)."""
+
+    path: Path = Path(".")
+
+    def fetch(self, relpath: str) -> Path:
+        return self.path
+
+    def exists(self, relpath: str) -> bool:
+        return self.path.is_file()
+
+
+def _remote_entry_missing(hf_errors: Any) -> type[BaseException]:
+    # huggingface_hub >= 1.0 splits the remote case out of EntryNotFoundError (whose local subclass
+    # means "not cached"); older versions only have EntryNotFoundError.
+    return getattr(hf_errors, "RemoteEntryNotFoundError", hf_errors.EntryNotFoundError)
+
+
+def _check_readable(path: Path) -> None:
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise InputError(f"{path}: unsupported file type; use one of {', '.join(SUPPORTED_SUFFIXES)}")
+
+
+def _decode(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}: line {line}: not UTF-8 text (byte {exc.start}); re-encode the file as UTF-8"
+        ) from None
+
+
+def _json_rows(path: Path) -> list[Any]:
+    text = _decode(path)
+    stripped = text.lstrip()
+    if path.suffix.lower() == ".json" and stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}); is the file complete?") from None
+        return data
+    rows = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: line {line_no}: invalid JSON ({exc.msg}); is the file complete?") from None
+    return rows
+
+
+def read_records(path: Path, columns: Iterable[str], required: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Rows of a data file as dicts holding only `columns` (absent optional columns are left out).
+
+    `required` columns must be present in the file; their absence is an InputError naming them.
+    """
+    path = Path(path)
+    _check_readable(path)
+    columns = list(dict.fromkeys(columns))
+    required = list(required)
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            schema_names = pq.read_schema(path).names
+            present = [c for c in columns if c in schema_names]
+            _require(path, required, schema_names)
+            table = pq.read_table(path, columns=present)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InputError(f"{path}: cannot read parquet ({_first_line(exc)}); is the file complete?") from None
+        return table.to_pylist()
+    if suffix == ".csv":
+        import pandas as pd
+
+        try:
+            header = pd.read_csv(path, nrows=0).columns.tolist()
+            _require(path, required, header)
+            frame = pd.read_csv(path, usecols=[c for c in columns if c in header], dtype=str, keep_default_na=False)
+        except UnicodeDecodeError:
+            _decode(path)  # raises the line-numbered message
+            raise
+        except pd.errors.ParserError as exc:
+            raise InputError(f"{path}: malformed CSV ({_first_line(exc)})") from None
+        except pd.errors.EmptyDataError:
+            raise InputError(f"{path}: the file is empty") from None
+        frame = frame.replace({"": None})
+        return frame.to_dict(orient="records")
+    rows = _json_rows(path)
+    if not isinstance(rows, list):
+        raise InputError(f"{path}: expected a JSON array of objects or JSON lines")
+    out = []
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: row {index + 1}: expected a JSON object, got {type(row).__name__}")
+        seen.update(row)
+        out.append({c: row[c] for c in columns if c in row})
+    if rows:
+        _require(path, required, seen)
+    return out
+
+
+def _require(path: Path, required: list[str], available: Iterable[str]) -> None:
+    available = set(available)
+    missing = [c for c in required if c not in available]
+    if missing:
+        raise InputError(
+            f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}; "
+            f"the file has {', '.join(sorted(available)[:12]) or 'no columns'}"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,100 @@
+"""Resolve a dataset argument to files (Hub, Hub cache, `--data` folder or file, bare local path) and run
+its adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..model import Dataset, Provenance
+from .files import FileSource, HubRepo, LocalFolder, SingleFile, read_records
+from .github import GithubRepo
+from .registry import DatasetSpec, Selection, all_specs, get_spec, parse_selection
+
+
+def parse_data_options(values: list[str] | None) -> dict[str, Path]:
+    """`--data NAME=PATH` options → {registered name: path}."""
+    out: dict[str, Path] = {}
+    for value in values or []:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise InputError(f"--data {value!r}: expected NAME=PATH, e.g. --data cybergym=./cybergym")
+        spec = get_spec(name)
+        target = Path(path).expanduser()
+        if not target.exists():
+            raise InputError(f"--data {value}: {target} does not exist")
+        out[spec.name] = target
+    return out
+
+
+def open_source(spec: DatasetSpec, revision: str | None, local: Path | None) -> tuple[FileSource, bool]:
+    """The file source for a dataset, and whether it is a single file."""
+    if local is not None:
+        if local.is_dir():
+            return LocalFolder(origin="local-folder", location=str(local), root=local,
+                               repo_id=spec.hub_repo, revision=revision), False
+        return SingleFile(origin="local-file", location=str(local), path=local), True
+    revision = revision or spec.revision
+    if spec.host == "github":
+        return GithubRepo(origin="github", repo_id=spec.hub_repo, revision=revision,
+                          pins=spec.extra.get("sha256")), False
+    return HubRepo(origin="hub", repo_id=spec.hub_repo, revision=revision), False
+
+
+def _detect(path: Path) -> DatasetSpec:
+    """Which registered dataset a bare local file or folder holds."""
+    specs = [s for s in all_specs() if s.role == "dataset"]
+    if path.is_dir():
+        for spec in specs:
+            if all((path / f).is_file() for f in spec.files.values()):
+                return spec
+        raise InputError(f"{path}: not laid out like any registered dataset; use --data NAME={path}")
+    columns: set[str] = set()
+    for row in read_records(path, _all_detect_columns(specs))[:50]:
+        columns.update(row)
+    for spec in specs:
+        if spec.detect and set(spec.detect) <= columns:
+            return spec
+    raise InputError(f"{path}: cannot tell which dataset this file holds; use --data NAME={path} with a name "
+                     "from `overlap datasets`")
+
+
+def _all_detect_columns(specs: list[DatasetSpec]) -> list[str]:
+    return sorted({c for s in specs for c in s.detect})
+
+
+def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
+    """Load a dataset named by `text` (see `parse_selection`), honouring `--data` overrides."""
+    data = data or {}
+    selection: Selection = parse_selection(text)
+    if selection.path is not None:
+        spec = _detect(selection.path)
+        local = selection.path
+        label = selection.name
+    else:
+        spec = get_spec(selection.name)
+        local = data.get(spec.name)
+        label = spec.name
+    if spec.role != "dataset":
+        raise InputError(f"'{spec.name}' is {spec.role} data, not a dataset to compare")
+    source, single = open_source(spec, selection.revision, local)
+    dataset = spec.adapter(source, spec, selection.subsets, single)
+    if label != dataset.name:
+        dataset.name = label
+        dataset.provenance.name = label
+    return dataset
+
+
+def load_identity(name: str, data: dict[str, Path] | None = None) -> tuple[Any, Provenance]:
+    """Load identity data (e.g. the `arvo` mapping) with its provenance."""
+    spec = get_spec(name)
+    local = (data or {}).get(spec.name)
+    source, _ = open_source(spec, None, local)
+    if local is not None and local.is_file():
+        # A single file stands for the one file this identity source has.
+        source = SingleFile(origin="local-file", location=str(local), path=local)
+    value = spec.adapter(source, spec, (), source.origin == "local-file")
+    provenance = Provenance(name=spec.name, origin=source.origin, repo_id=source.repo_id,
+                            revision=source.revision, files=list(source.records), location=source.location)
+    return value, provenance

@@ -1,0 +1,115 @@
+"""Write the embedded demo datasets (overlap/data/demo/) in the real MiMo, CyberGym and ARVO layouts.
+
+Everything here is hand-made: invented OSS-Fuzz ids, projects and texts that follow the real schemas
+(see ../shared/DATASETS.md). Run `python scripts/make_demo_data.py` to regenerate; the output is
+deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[1] / "overlap" / "data" / "demo"
+
+# old Monorail id -> new tracker id (invented, one-to-one)
+MAPPING = [
+    (10055, 42471001), (10102, 42471002), (10340, 42471005), (11873, 42471120),
+    (12007, 42471233), (13555, 42471390), (14020, 42471544), (15999, 42471761),
+]
+
+# (instance id, project, crash spec) for the training side, MiMo-shaped
+TRAIN = [
+    ("arvo_10055", "libxml2", "AddressSanitizer: heap-buffer-overflow in function `xmlParseCharRef` in file "
+     "`parser.c`"),
+    ("arvo_42471002", "libxslt", "AddressSanitizer: SEGV in function `xsltFuzzXPath` in file "
+     "`libxslt/tests/fuzz/fuzz.c`"),
+    ("arvo_10102", "libxslt", "AddressSanitizer: SEGV in function `xsltFuzzXPath` in file "
+     "`libxslt/tests/fuzz/fuzz.c`"),
+    ("arvo_42471005", "harfbuzz", "AddressSanitizer: heap-use-after-free in function `hb_buffer_t::sort` in "
+     "file `src/hb-buffer.cc`"),
+    ("arvo_386128948", "php", "AddressSanitizer: stack-buffer-overflow in function `php_var_unserialize` in "
+     "file `ext/standard/var_unserializer.c`"),
+    ("arvo_42471761", "binutils", "MemorySanitizer: use-of-uninitialized-value in function "
+     "`LLVMFuzzerTestOneInput` in file `fuzz/fuzz_objdump.c`"),
+    ("arvo_99999", "openjpeg", "AddressSanitizer: heap-buffer-overflow in function `opj_t1_decode_cblk` in "
+     "file `src/lib/openjp2/t1.c`"),
+    ("arvo_20001", "freetype2", "AddressSanitizer: SEGV in function `tt_face_load_font_dir` in file "
+     "`src/truetype/ttobjs.c`"),
+    ("arvo_42471390", "mruby", "AddressSanitizer: heap-buffer-overflow in function `mrb_str_format` in file "
+     "`src/sprintf.c`"),
+    ("arvo_401234567", "wireshark", "AddressSanitizer: global-buffer-overflow in function `dissect_pdu` in "
+     "file `epan/dissectors/packet-foo.c`"),
+]
+
+# (task id, project, language, description) for the benchmark side, CyberGym-shaped
+BENCH = [
+    ("arvo:10055", "libxml2", "c", "A heap buffer overflow occurs when parsing a character reference with an "
+     "out-of-range code point, because the length check happens after the copy."),
+    ("arvo:10102", "libxslt", "c", "The XPath evaluation crashes on a NULL context node when a fuzzed "
+     "stylesheet redefines a variable inside a loop."),
+    ("arvo:10340", "harfbuzz", "c++", "Sorting glyph clusters can touch a buffer that was already released "
+     "after a reallocation."),
+    ("oss-fuzz:386128948", "php", "c", "Unserializing a crafted nested array overflows a stack buffer."),
+    ("arvo:12007", "graphicsmagick", "c", "Reading a truncated image header leaks uninitialised memory."),
+    ("arvo:13555", "mruby", "c", "Format strings with a huge width overflow the output buffer."),
+    ("arvo:14020", "lcms", "c", "A malformed profile makes the interpolation read past a table."),
+    ("oss-fuzz:42471120", "libpng", "c", "Fix bounds check."),
+]
+
+
+def write_mapping() -> None:
+    path = ROOT / "arvo" / "arvo" / "oss_fuzz_mappings.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{old},{new}\n" for old, new in MAPPING))
+
+
+def write_train() -> None:
+    rows = []
+    for instance_id, project, spec in TRAIN:
+        statement = f"Find and fix the vulnerability in {project}. The fuzzer reports: {spec}"
+        rows.append({
+            "data_source": "cyber",
+            "prompt": [{"role": "user", "content": spec}],
+            "extra_info": {"instance_id": instance_id,
+                           "instance_json": json.dumps({"problem_statement": statement}, sort_keys=True)},
+        })
+    table = pa.Table.from_pylist(rows)
+    path = ROOT / "mimo-cyber" / "cyber.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="zstd")
+
+
+def write_bench() -> None:
+    tasks = []
+    for task_id, project, language, description in BENCH:
+        kind, number = task_id.split(":")
+        base = f"data/{kind}/{number}"
+        tasks.append({
+            "task_id": task_id,
+            "project_name": project,
+            "project_homepage": f"https://example.org/{project}",
+            "project_main_repo": f"https://example.org/{project}.git",
+            "project_language": language,
+            "vulnerability_description": description,
+            "task_difficulty": {
+                "level0": [f"{base}/repo-vul.tar.gz"],
+                "level1": [f"{base}/repo-vul.tar.gz", f"{base}/description.txt"],
+                "level2": [f"{base}/repo-vul.tar.gz", f"{base}/description.txt", f"{base}/error.txt"],
+                "level3": [f"{base}/repo-vul.tar.gz", f"{base}/repo-fix.tar.gz", f"{base}/error.txt",
+                           f"{base}/description.txt", f"{base}/patch.diff"],
+            },
+        })
+    path = ROOT / "cybergym" / "tasks.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(tasks, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    write_mapping()
+    write_train()
+    write_bench()
+    print(f"demo data written to {ROOT}")
