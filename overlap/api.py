@@ -122,6 +122,23 @@ def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping
     return block
 
 
+def _by_subset(dataset: Dataset, matched: set[str], plain: set[str], side: str) -> dict[str, Any]:
+    """Per subset of one side: items, items matched by the normalised and by the plain join."""
+    subset_of = dataset.items.set_index("item_id")["subset"]
+    out = {}
+    for subset in dataset.subsets():
+        total = int((dataset.items["subset"] == subset).sum())
+        found = sum(1 for i in matched if subset_of[i] == subset)
+        found_plain = sum(1 for i in plain if subset_of[i] == subset)
+        out[subset] = {
+            f"{side}_items": total,
+            f"{side}_items_matched": found,
+            "share": _share(found, total),
+            f"plain_{side}_items_matched": found_plain,
+        }
+    return out
+
+
 def _bench_block(result: CompareResult, comp: BenchComparison) -> dict[str, Any]:
     bench, pairs, plain = comp.bench, comp.pairs, comp.plain_pairs
     n_bench = len(bench.items)
@@ -149,18 +166,9 @@ def _bench_block(result: CompareResult, comp: BenchComparison) -> dict[str, Any]
         },
     }
     if bench.subsets():
-        subset_of = bench.items.set_index("item_id")["subset"]
-        block["by_subset"] = {}
-        for subset in bench.subsets():
-            total = int((bench.items["subset"] == subset).sum())
-            found = sum(1 for i in matched_bench if subset_of[i] == subset)
-            found_plain = sum(1 for i in plain_bench if subset_of[i] == subset)
-            block["by_subset"][subset] = {
-                "bench_items": total,
-                "bench_items_matched": found,
-                "bench_share": _share(found, total),
-                "plain_bench_items_matched": found_plain,
-            }
+        block["by_subset"] = _by_subset(bench, matched_bench, plain_bench, "bench")
+    if result.train.subsets():
+        block["train_by_subset"] = _by_subset(result.train, set(pairs["train_id"]), set(plain["train_id"]), "train")
     return block
 
 

@@ -158,7 +158,16 @@ def datasets(fmt: FormatOption = Format.table) -> None:
         }
         for s in all_specs()
     ]
-    _print_records(rows, fmt, title="registered datasets")
+    if fmt != Format.table:
+        _print_records(rows, fmt, title="registered datasets")
+        return
+    # One block per dataset: pinned revisions are long and must never be wrapped.
+    for row, spec in zip(rows, all_specs(), strict=True):
+        typer.echo(f"{row['name']}  ({spec.title}{'; aliases: ' + row['aliases'] if row['aliases'] else ''})")
+        for label in ("repo", "files", "subsets", "extracts"):
+            if row[label]:
+                typer.echo(f"  {label + ':':<10}{row[label]}")
+        typer.echo("")
 
 
 def _print_records(rows: list[dict], fmt: Format, title: str) -> None:
@@ -182,7 +191,7 @@ def _print_records(rows: list[dict], fmt: Format, title: str) -> None:
         return
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", show_lines=False)
+    table = Table(title=title, title_justify="left")
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:

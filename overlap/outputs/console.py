@@ -30,12 +30,13 @@ def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows.append(["train duplicates (groups / items)",
                  *[f"{train['duplicates']['groups']} / {train['duplicates']['items']}" for _ in summary["benches"]]])
     for bench_index, bench in enumerate(summary["benches"]):
-        for subset, counts in bench.get("by_subset", {}).items():
-            label = f"  {bench['bench']}:{subset} matched (plain)"
-            cells = [""] * len(summary["benches"])
-            cells[bench_index] = (f"{counts['bench_items_matched']}/{counts['bench_items']} "
-                                  f"({counts['plain_bench_items_matched']})")
-            rows.append([label, *cells])
+        for side, key in (("bench", "by_subset"), ("train", "train_by_subset")):
+            for subset, counts in bench.get(key, {}).items():
+                name = bench["bench"] if side == "bench" else train["name"]
+                cells = [""] * len(summary["benches"])
+                cells[bench_index] = (f"{counts[side + '_items_matched']}/{counts[side + '_items']} "
+                                      f"({counts['plain_' + side + '_items_matched']})")
+                rows.append([f"  {name}:{subset} matched (plain)", *cells])
     return header, rows
 
 

@@ -131,7 +131,7 @@ register(
         # subsets of that file.
         files={"": "tasks.json"},
         extracts="task_id (arvo:<old> | oss-fuzz:<new>) → ossfuzz key; project_name; "
-        "vulnerability_description; per-task error.txt and patch.diff fetched on demand",
+        "vulnerability_description",
         adapter=load_cybergym,
         aliases=("sunblaze-ucb/cybergym",),
         detect=("task_id", "project_name"),

@@ -1,0 +1,24 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch, tmp_path_factory):
+    """Tests never touch the network: offline mode on, caches in a temp folder."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("OVERLAP_OFFLINE", "1")
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("OVERLAP_CACHE", str(cache / "overlap"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache / "hub"))
+    monkeypatch.delenv("HF_HOME", raising=False)
+
+
+@pytest.fixture
+def cyber(tmp_path):
+    from fixtures import write_all
+
+    return write_all(tmp_path / "data")
