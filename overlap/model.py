@@ -18,6 +18,7 @@ from .errors import InputError
 # columns starting with `in_` are subset-membership flags.
 ITEM_REQUIRED = {"item_id": "string", "row": "int64"}
 ITEM_OPTIONAL = {
+    "file": "string",  # repo-relative file the row came from (`row` is its position across all files read)
     "subset": "string",  # the split/file the item came from (e.g. SEC-bench `oss` / `cve`)
     "project": "string",  # OSS-Fuzz project, or canonical GitHub `owner/name`
     "repo": "string",  # repo as written by the dataset

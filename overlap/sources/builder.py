@@ -26,10 +26,13 @@ class DatasetBuilder:
         if detail:
             self._details.setdefault(what, detail)
 
-    def add_item(self, item_id: object, where: str, **fields: Any) -> bool:
+    def add_item(self, item_id: object, where: str, *, file: str | None = None, row: int | None = None,
+                 **fields: Any) -> bool:
         """Add one item; returns False (and counts why) when the row cannot be an item.
 
-        `where` names the row for the report (e.g. `data/eval-oss.jsonl row 7`).
+        `where` names the row for the report (e.g. `data/eval-oss.jsonl row 7`). `file` and `row` locate
+        it in the source (row = position among all rows the adapter read, across files, so the original
+        rows can be taken back by `overlap filter`); without them the row is the item's ordinal.
         """
         if item_id is None or (isinstance(item_id, str) and not item_id.strip()):
             self.problem("missing_id", where, "rows without an id cannot be joined or listed")
@@ -39,7 +42,9 @@ class DatasetBuilder:
             self.problem("duplicate_id", item_id, "a repeated id keeps its first row")
             return False
         self._ids.add(item_id)
-        self.items.append({"item_id": item_id, "row": len(self.items), **fields})
+        position = len(self.items) if row is None else row
+        located = {"file": file} if file is not None else {}
+        self.items.append({"item_id": item_id, "row": position, **located, **fields})
         return True
 
     def add_key(self, item_id: str, kind: str, value: object, raw: object) -> None:

@@ -63,7 +63,7 @@ def load_mimo_cyber(source: FileSource, spec: DatasetSpec, subsets: tuple[str, .
                 project = _str_or_none(instance.get("project_name") or instance.get("project"))
             except (ValueError, AttributeError):
                 builder.problem("malformed_instance_json", item_id or where, "instance_json is not a JSON object")
-        if builder.add_item(item_id, where, project=project, text_prompt=prompt_text,
+        if builder.add_item(item_id, where, file=relpath, row=index, project=project, text_prompt=prompt_text,
                             text_problem_statement=statement):
             _add_ossfuzz_key(builder, item_id, item_id)
     source.record(relpath, path, len(rows))
@@ -110,6 +110,8 @@ def load_cybergym(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
         added = builder.add_item(
             item_id,
             f"{relpath} row {index}",
+            file=relpath,
+            row=index,
             subset=kind,
             project=_str_or_none(row.get("project_name")),
             repo=_str_or_none(row.get("project_main_repo")),
@@ -155,6 +157,7 @@ def load_sec_bench(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ..
     builder = DatasetBuilder(spec.name)
     columns = ["instance_id", "repo", "base_commit", "patch", "sanitizer_report", "bug_description", "bug_report"]
     files = [("", "")] if single else _files_for(spec, subsets)
+    offset = 0
     for file_subset, relpath in files:
         path = source.fetch(relpath)
         rows = read_records(path, columns, required=["instance_id"])
@@ -167,6 +170,8 @@ def load_sec_bench(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ..
             added = builder.add_item(
                 item_id,
                 f"{label} row {index}",
+                file=label,
+                row=offset + index,
                 subset=subset,
                 project=item_id.split(".", 1)[0] if item_id and "." in item_id else None,
                 repo=_str_or_none(row.get("repo")),
@@ -178,7 +183,8 @@ def load_sec_bench(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ..
             )
             if added:
                 _add_secbench_keys(builder, item_id)
-        source.record(relpath or path.name, path, len(rows))
+        source.record(label, path, len(rows))
+        offset += len(rows)
     return builder.build(source)
 
 
