@@ -25,6 +25,8 @@ class BenchComparison:
     plain_pairs: pd.DataFrame  # join on ids as written
     shared: pd.DataFrame  # distinct shared canonical keys
     duplicates: pd.DataFrame
+    # Extra summary sections for this benchmark (evidence, text, baselines, SWE), merged into its block.
+    sections: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -35,6 +37,7 @@ class CompareResult:
     mapping: OssFuzzMapping | None = None
     mapping_provenance: Provenance | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)  # extra top-level summary sections
 
     @property
     def pairs(self) -> pd.DataFrame:
@@ -183,10 +186,12 @@ def summarize(result: CompareResult) -> dict[str, Any]:
     for comp in result.benches:
         block = _bench_block(result, comp)
         block["dataset"] = _dataset_block(comp.bench, comp.duplicates, result.mapping)
+        block.update(comp.sections)
         summary["benches"].append(block)
     all_pairs = result.pairs
     summary["train_items_in_any_pair"] = int(all_pairs["train_id"].nunique())
     summary["train_items_clean"] = len(result.train.items) - summary["train_items_in_any_pair"]
+    summary.update(result.sections)
     if result.mapping_provenance is not None:
         summary["mapping"] = {
             "pairs": len(result.mapping),

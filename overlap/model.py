@@ -151,6 +151,9 @@ class Dataset:
     keys: pd.DataFrame
     provenance: Provenance
     problems: list[Problem] = field(default_factory=list)
+    # The FileSource it was read from, kept so per-item files (e.g. CyberGym's patch.diff) and original
+    # rows can be fetched later from the same place and revision.
+    source: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.items = make_items(self.items, self.name)

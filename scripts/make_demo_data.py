@@ -61,6 +61,66 @@ BENCH = [
 ]
 
 
+# Per-task files for a few benchmark tasks (CyberGym keeps them under data/<kind>/<n>/): a sanitizer
+# report whose top frame agrees (or not) with the training side's crash spec, and the fix diff.
+ERRORS = {
+    "arvo:10055": ("heap-buffer-overflow", "xmlParseCharRef", "parser.c", 2345),
+    "arvo:10102": ("SEGV on unknown address 0x000000000000", "xsltEvalXPathPredicate", "libxslt/templates.c", 188),
+    "arvo:10340": ("heap-use-after-free", "hb_buffer_t::sort(unsigned int, unsigned int, int (*)(hb_glyph_info_t "
+                   "const*, hb_glyph_info_t const*))", "src/hb-buffer.cc", 1712),
+    "arvo:13555": ("heap-buffer-overflow", "mrb_str_format", "src/sprintf.c", 901),
+}
+
+PATCHES = {
+    "arvo:10055": ("parser.c", "3f1a2b4", "9c8d7e6", "    if (val >= 0x110000)", "    if (val >= 0x110000 || val < 0)"),
+    "arvo:10102": ("libxslt/templates.c", "1b2c3d4", "5e6f708", "    ctxt->node = node;",
+                   "    if (node == NULL) return NULL;\n    ctxt->node = node;"),
+}
+
+
+def asan_report(kind: str, function: str, path: str, line: int) -> str:
+    headline = kind.split(" on ")[0]
+    return "\n".join([
+        "==12==ERROR: AddressSanitizer: " + kind + (" on address 0x602000000031 at pc 0x5566 bp 0x7ffd sp 0x7ffc"
+                                                     if " on " not in kind else ""),
+        "READ of size 1 at 0x602000000031 thread T0",
+        "    #0 0x55a1 in __asan_memcpy /src/llvm-project/compiler-rt/lib/asan/asan_interceptors_memintrinsics.cpp:63",
+        f"    #1 0x55a2 in {function} /src/project/{path}:{line}:9",
+        "    #2 0x55a3 in LLVMFuzzerTestOneInput /src/project/fuzz/fuzz.c:40:3",
+        "    #3 0x55a4 in fuzzer::Fuzzer::ExecuteCallback(unsigned char const*, unsigned long) "
+        "/src/llvm-project/compiler-rt/lib/fuzzer/FuzzerLoop.cpp:611:15",
+        "",
+        f"SUMMARY: AddressSanitizer: {headline} /src/project/{path}:{line}:9 in {function}",
+        "",
+    ])
+
+
+def fix_diff(path: str, pre: str, post: str, old: str, new: str) -> str:
+    new_lines = new.split("\n")
+    body = [f"-{old}"] + [f"+{line}" for line in new_lines]
+    return "\n".join([
+        f"diff --git a/{path} b/{path}",
+        f"index {pre}..{post} 100644",
+        f"--- a/{path}",
+        f"+++ b/{path}",
+        f"@@ -10,3 +10,{2 + len(new_lines)} @@ int demo(void)",
+        " {",
+        *body,
+        " }",
+        "",
+    ])
+
+
+def write_task_files() -> None:
+    for task_id, error in ERRORS.items():
+        kind, number = task_id.split(":")
+        folder = ROOT / "cybergym" / "data" / kind / number
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "error.txt").write_text(asan_report(*error))
+        if task_id in PATCHES:
+            (folder / "patch.diff").write_text(fix_diff(*PATCHES[task_id]))
+
+
 def write_mapping() -> None:
     path = ROOT / "arvo" / "arvo" / "oss_fuzz_mappings.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,4 +172,5 @@ if __name__ == "__main__":
     write_mapping()
     write_train()
     write_bench()
+    write_task_files()
     print(f"demo data written to {ROOT}")

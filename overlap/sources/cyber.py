@@ -123,6 +123,14 @@ def load_cybergym(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     return builder.build(source)
 
 
+def cybergym_task_path(task_id: str, name: str) -> str | None:
+    """Repo-relative path of a per-task file: `arvo:1065` → `data/arvo/1065/<name>`."""
+    kind, sep, number = task_id.partition(":")
+    if not sep or not kind or not number.isdigit():
+        return None
+    return f"data/{kind}/{number}/{name}"
+
+
 register(
     DatasetSpec(
         name="cybergym",

@@ -80,6 +80,7 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
         raise InputError(f"'{spec.name}' is {spec.role} data, not a dataset to compare")
     source, single = open_source(spec, selection.revision, local)
     dataset = spec.adapter(source, spec, selection.subsets, single)
+    dataset.source = source
     if label != dataset.name:
         dataset.name = label
         dataset.provenance.name = label
