@@ -1,0 +1,44 @@
+"""``overlap audit``: find the reference fix leaking from a task environment (spec: shared/specs/audit.md).
+
+Library entry points (modules load lazily; importing this package costs nothing)::
+
+    from overlap.audit import audit, render_table
+    report = audit("path/to/repo", base="af6e6dd", fix=["fix.patch"], tests=["test.patch"])
+    print(render_table(report))
+    report.to_dict()  # the JSON report, schema "overlap.audit/1"
+
+``audit(path, *, base=None, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None,
+network="any", repo_path=None, image=None, platform=None, rootfs=False, limits=None, git=None)``
+returns an ``AuditReport``. User mistakes raise ``overlap.errors.InputError``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .model import AuditReport
+
+__all__ = ["audit", "render_table", "AuditReport"]
+
+
+def audit(path: Any, **kwargs: Any) -> AuditReport:
+    """Audit a repository folder (or a folder of repositories) for leaks of the reference answer."""
+    from .run import audit as _audit
+
+    return _audit(path, **kwargs)
+
+
+def render_table(report: AuditReport, width: int | None = None) -> str:
+    """The human table of a report (control characters escaped)."""
+    from .report import render_table as _render
+
+    return _render(report, width)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AuditReport":
+        from .model import AuditReport
+
+        return AuditReport
+    raise AttributeError(name)

@@ -1,0 +1,353 @@
+"""What every check sees about one target, and the shared grading rules of §3.
+
+A ``Ctx`` is built per target by ``run.py``. It loads lazily: the git scan (``ctx.repo``), the worktree
+listing (``ctx.files``), nested git folders, the index. Checks raise :class:`NotApplicable` or
+:class:`Incomplete` when they cannot run; findings go through :meth:`Ctx.finding`.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitfiles as gf
+from .gitcmd import GitError, GitRunner
+from .gitrepo import GitRepo, RepoBlocked
+from .model import Finding, worst
+from .reference import Reference
+from .tree import FileEntry, TooLarge, read_regular, walk
+
+DEFAULT_LIMITS: dict[str, int] = {
+    "image_bytes": 32 << 30,
+    "image_entries": 5_000_000,
+    "path_bytes": 4096,
+    "materialise_bytes": 8 << 30,
+    "spool_bytes": 64 << 20,
+    "scan_file_bytes": 2 << 20,
+    "archive_member_bytes": 16 << 20,
+    "git_timeout": 300,
+    "max_items": 50,
+}
+
+
+class NotApplicable(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Incomplete(Exception):
+    def __init__(self, reason: str, findings: list[Finding] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.findings = findings or []
+
+
+def iso(ts: int | float | None) -> str | None:
+    if ts is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def short(oid: str | None) -> str:
+    return (oid or "")[:12]
+
+
+def cut(text: str, n: int = 200) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def capped(items: list, limit: int) -> dict[str, Any]:
+    return {"total": len(items), "truncated": len(items) > limit, "items": items[:limit]}
+
+
+@dataclass
+class Ctx:
+    kind: str
+    path: str  # the target path as the report shows it
+    root: Path | None  # worktree folder (None for a bare repo)
+    gitdir: Path | None
+    runner: GitRunner
+    private: Path
+    reference: Reference
+    network: str = "any"
+    limits: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))
+    base_arg: str | None = None
+    base_source: str = "HEAD"
+    git_version: str | None = None
+    git_error: str | None = None
+    nested_depth: int = 0
+
+    def __post_init__(self) -> None:
+        self._repo: GitRepo | None = None
+        self._repo_error: str | None = None
+        self._loaded = False
+        self._files: list[FileEntry] | None = None
+        self._gitdirs: list[tuple[str, Path]] = []
+        self.walk_notes: list[str] = []
+        self.incomplete_notes: dict[str, list[str]] = {}
+
+    # ------------------------------------------------------------------------------------- git
+    @property
+    def max_items(self) -> int:
+        return self.limits["max_items"]
+
+    def git_prefix(self) -> str:
+        if self.gitdir is None:
+            return ""
+        if self.root is not None:
+            try:
+                return str(self.gitdir.relative_to(self.root)) + "/"
+            except ValueError:
+                return ".git/"
+        return ""
+
+    def gp(self, rel: str) -> str:
+        """A path inside the git folder as the report shows it (``.git/packed-refs``)."""
+        return self.git_prefix() + rel
+
+    @property
+    def repo(self) -> GitRepo:
+        """The loaded scan; NotApplicable without a git folder, Incomplete when git cannot read it."""
+        if self.gitdir is None:
+            raise NotApplicable("no git repository in this target")
+        if not self._loaded:
+            self._loaded = True
+            if self.git_error:
+                self._repo_error = self.git_error
+            else:
+                repo = GitRepo(self.gitdir, self.runner, name=self.path)
+                try:
+                    repo.load(self.base_arg)
+                    self._repo = repo
+                    self._prepare_reference(repo)
+                except RepoBlocked as exc:
+                    self._repo_error = str(exc)
+                    self._blocked_repo = repo
+                except GitError as exc:
+                    self._repo_error = exc.reason
+                    self._blocked_repo = repo
+        if self._repo is None:
+            raise Incomplete(f"git cannot read the repository: {self._repo_error}")
+        return self._repo
+
+    def repo_blocked(self) -> tuple[GitRepo | None, str | None]:
+        """(the half-loaded repo, the reason) when git could not read it; (None, None) otherwise."""
+        try:
+            _ = self.repo
+        except (Incomplete, NotApplicable):
+            pass
+        return getattr(self, "_blocked_repo", None), self._repo_error
+
+    def _prepare_reference(self, repo: GitRepo) -> None:
+        ref = self.reference
+        if not ref.given or self.nested_depth:
+            return
+        from .reference import compute_fixed
+
+        base = repo.base if repo.base and repo.base in repo.commits else None
+        cache: dict[str, tuple[str, bytes] | None] = {}
+
+        def base_blob(path: str) -> tuple[str, bytes] | None:
+            if base is None:
+                return None
+            if path not in cache:
+                oid = repo.blobs_at([base], [path])[base].get(path)
+                got = repo.read_objects([oid], max_size=self.limits["spool_bytes"]).get(oid) if oid else None
+                cache[path] = (oid, got[1]) if got else None
+            return cache[path]
+
+        scratch = self.runner.scratch or (self.private / "scratch")
+        compute_fixed(ref, base_blob, self.runner, scratch, hexlen=repo.hexlen)
+        rpaths = sorted(ref.paths | {f.path for f in ref.fixed})
+        commits = [c for c in repo.commits if c != base]
+        for c, blobs in repo.blobs_at(commits, rpaths).items():
+            repo.commits[c].rblobs = blobs
+
+    # -------------------------------------------------------------------------------- grading
+    def sha_only(self) -> str:
+        return "high" if self.network == "any" else "low"
+
+    def fixed_blobs(self) -> dict[str, Any]:
+        return self.reference.fixed_blobs() if self.reference.given else {}
+
+    def holds_fixed(self, commit: str) -> bool:
+        info = self.repo.commits.get(commit)
+        fixed = self.fixed_blobs()
+        return bool(info and fixed and any(b in fixed for b in info.rblobs.values()))
+
+    def touches_reference(self, commit: str) -> bool:
+        info = self.repo.commits.get(commit)
+        r = self.reference.paths
+        return bool(info and info.paths and r and any(p in r for p in info.paths))
+
+    def commit_grade(self, commit: str) -> str:
+        if self.holds_fixed(commit):
+            return "critical"
+        if self.touches_reference(commit):
+            return "high"
+        if not self.reference.given and commit in self.repo.descends_from_base():
+            return "high"
+        return "medium"
+
+    def grade_oid(self, oid: str, depth: int = 0) -> str | None:
+        """Worst severity of the content ``oid`` makes reachable (None when it is all in HIST)."""
+        repo = self.repo
+        if repo.in_hist(oid):
+            return None
+        if not repo.has(oid):
+            return self.sha_only()
+        typ = repo.type_of(oid)
+        if typ == "commit":
+            return worst(self.commit_grade(c) for c in repo.reach(oid)) or "medium"
+        if typ == "tag":
+            tag = repo.tags.get(oid)
+            if tag is None or depth > 10:
+                return "medium"
+            return self.grade_oid(tag.object, depth + 1)
+        if typ == "blob":
+            return "critical" if oid in self.fixed_blobs() else "medium"
+        return "medium"
+
+    def commit_record(self, oid: str) -> dict[str, Any]:
+        """The per-commit evidence of G6 (and other checks that name commits)."""
+        repo = self.repo
+        info = repo.commits.get(oid)
+        rec: dict[str, Any] = {"sha": oid, "object_present": repo.has(oid)}
+        if info is None:
+            return rec
+        c = info.commit
+        base_time = repo.commits[repo.base].commit.committer_time if repo.base in repo.commits else None
+        rel = None
+        if base_time is not None and c.committer_time is not None:
+            rel = "after" if c.committer_time > base_time else "same-second" if c.committer_time == base_time \
+                else "before"
+        rec.update({
+            "subject": cut(c.subject),
+            "author_date": iso(c.author_time),
+            "committer_date": iso(c.committer_time),
+            "date_vs_base": rel,
+            "descends_from_base": oid in repo.descends_from_base(),
+            "paths": (info.paths or [])[: self.max_items] if info.paths is not None else None,
+            "touches_reference": self.touches_reference(oid) if self.reference.given else None,
+            "holds_fixed_blob": self.holds_fixed(oid) if self.reference.given else None,
+            "is_fix_commit": self.is_fix_commit(oid),
+            "severity": self.commit_grade(oid),
+        })
+        return rec
+
+    def is_fix_commit(self, oid: str) -> bool:
+        fc = self.reference.fix_commit
+        return bool(fc and oid.startswith(fc))
+
+    # ------------------------------------------------------------------------------- findings
+    def reproduce(self, command: str, where: str = "container") -> dict[str, str]:
+        return {"where": where, "cwd": self.path, "command": command}
+
+    @staticmethod
+    def q(arg: str) -> str:
+        return shlex.quote(arg)
+
+    def finding(self, check: str, subject: str, severity: str, cls: str, title: str, where: str,
+                evidence: dict[str, Any], command: str, *, hint: str | None = None,
+                related: list[str] | None = None) -> Finding:
+        return Finding(check, subject, severity, cls, cut(title), where, evidence, self.reproduce(command),
+                       hint, sorted(set(related or [])))
+
+    # --------------------------------------------------------------------------------- files
+    def files(self) -> list[FileEntry]:
+        """Every non-folder entry of the worktree outside git folders (nested git folders are recorded)."""
+        if self._files is None:
+            self._files = []
+            if self.root is not None:
+                gitdirs: list[tuple[str, Path]] = []
+
+                def skip(rel: str, name: str) -> bool:
+                    p = self.root / rel
+                    if self.gitdir is not None and p == self.gitdir:
+                        return True
+                    if name == ".git" or _looks_like_gitdir(p):
+                        gitdirs.append((rel, p))
+                        return True
+                    return False
+
+                for fe in walk(self.root, skip_dir=skip, notes=self.walk_notes):
+                    if fe.rel == ".git" or fe.rel.endswith("/.git"):
+                        target = _gitfile_target(fe.path)
+                        if target is not None and fe.rel != ".git":
+                            gitdirs.append((fe.rel, target))
+                        continue
+                    self._files.append(fe)
+                self._gitdirs = gitdirs
+        return self._files
+
+    def nested_gitdirs(self) -> list[tuple[str, Path]]:
+        self.files()
+        out = list(self._gitdirs)
+        if self.gitdir is not None:
+            modules = self.gitdir / "modules"
+            for fe in walk(modules) if modules.is_dir() and not modules.is_symlink() else ():
+                if fe.rel.endswith("/HEAD") or fe.rel == "HEAD":
+                    d = fe.path.parent
+                    if _looks_like_gitdir(d):
+                        out.append((self.gp("modules/" + str(d.relative_to(modules))), d))
+        seen, uniq = set(), []
+        for rel, p in sorted(out):
+            if str(p) not in seen:
+                seen.add(str(p))
+                uniq.append((rel, p))
+        return uniq
+
+    def index(self) -> gf.Index | None:
+        """The index parsed by the tool's own code (works even when git cannot read the repo)."""
+        if not hasattr(self, "_index"):
+            self._index = None
+            self.index_error = None
+            if self.gitdir is not None:
+                try:
+                    data = read_regular(self.gitdir / "index", 1 << 31)
+                except TooLarge as exc:
+                    data = None
+                    self.index_error = str(exc)
+                if data is not None:
+                    try:
+                        self._index = gf.parse_index(data, "index", hashlen=self._hashlen())
+                    except gf.ParseError as exc:
+                        self.index_error = str(exc)
+        return self._index
+
+    def _hashlen(self) -> int:
+        data = None
+        try:
+            data = read_regular(self.gitdir / "config", 1 << 20) if self.gitdir else None
+        except TooLarge:
+            pass
+        return 32 if data and b"sha256" in data.lower() and b"objectformat" in data.lower() else 20
+
+
+def _looks_like_gitdir(p: Path) -> bool:
+    try:
+        return (p / "HEAD").is_file() and not (p / "HEAD").is_symlink() and (p / "objects").is_dir() \
+            and (p / "refs").is_dir()
+    except OSError:
+        return False
+
+
+def _gitfile_target(p: Path) -> Path | None:
+    """The folder a ``.git`` file (``gitdir: …``) names, or the folder itself."""
+    try:
+        if p.is_symlink():
+            return None
+        if p.is_dir():
+            return p if _looks_like_gitdir(p) else None
+        data = read_regular(p, 4096)
+    except (OSError, TooLarge):
+        return None
+    if data and data.startswith(b"gitdir:"):
+        t = Path(data[7:].strip().decode("utf-8", "replace"))
+        t = t if t.is_absolute() else p.parent / t
+        return t if _looks_like_gitdir(t) else None
+    return None

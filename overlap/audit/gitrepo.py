@@ -1,0 +1,701 @@
+"""One git store, read for the audit (spec §4 "Reading the store").
+
+``GitRepo`` parses the entry points from files (refs, packed-refs, reflogs, pseudo-refs, index,
+worktrees, replace refs: never ``for-each-ref``), asks the hardened git for ALL and HIST, labels every
+NONBASE object with the first entry-point group that reaches it, and reads the NONBASE commits (subject,
+dates, parents, paths touched, blobs at the reference paths). The G checks in ``git.py`` only read
+these results.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import gitfiles as gf
+from .gitcmd import GitError, GitRunner
+from .tree import TooLarge, is_dir, list_dir, read_regular, walk
+
+LABELS = ("refs", "worktree", "stash", "reflog", "index", "pseudo-ref", "replace", "unreachable")
+KNOWN_EXTENSIONS = {"noop", "noop-v1", "preciousobjects", "partialclone", "worktreeconfig", "objectformat"}
+PSEUDO_ID_FILES = ("ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE",
+                   "BISECT_HEAD", "BISECT_EXPECTED_REV")
+PSEUDO_TEXT_FILES = ("BISECT_LOG", "BISECT_START", "BISECT_TERMS", "BISECT_NAMES", "BISECT_ANCESTORS_OK")
+STATE_DIRS = ("rebase-apply", "rebase-merge", "sequencer")
+FILE_LIMIT = 64 << 20
+BATCH = 5000
+
+
+class RepoBlocked(Exception):
+    """git cannot read this repository (reftable, unknown extension, git failing): checks are incomplete."""
+
+
+@dataclass
+class Ref:
+    name: str  # refs/heads/main, HEAD, worktrees/<n>/HEAD, worktrees/<n>/refs/bisect/x
+    oid: str | None
+    symref: str | None = None
+    packed_only: bool = False
+    peeled: str | None = None  # from packed-refs
+    group: str = "refs"
+
+    @property
+    def namespace(self) -> str:
+        if self.name.startswith("worktrees/"):
+            return "/".join(self.name.split("/")[:2])
+        parts = self.name.split("/")
+        return "/".join(parts[:2]) if parts[0] == "refs" and len(parts) > 2 else self.name
+
+
+@dataclass
+class Entry:
+    """One object ID named by an entry point (group in LABELS minus ``unreachable``)."""
+
+    group: str
+    source: str  # file relative to the git folder (and line when it has lines)
+    oid: str
+
+
+@dataclass
+class CommitInfo:
+    oid: str
+    commit: gf.Commit
+    paths: list[str] | None = None  # touched vs the first parent; None when unknown
+    rblobs: dict[str, str] = field(default_factory=dict)  # reference path -> blob id in its tree
+
+
+def unhex(h: str) -> bytes:
+    return binascii.unhexlify(h)
+
+
+class GitRepo:
+    """A git folder and what the audit learns about it. Call ``load(base)`` once."""
+
+    def __init__(self, gitdir: Path, runner: GitRunner, *, name: str = ".git"):
+        self.gitdir = Path(gitdir)
+        self.common = self._commondir()
+        self.runner = runner
+        self.name = name  # how the report names this git folder ("." -> ".git")
+        self.notes: list[str] = []
+        self.parse_errors: list[str] = []
+        self.blocked: list[str] = []
+        self.config: list[tuple[str, str]] = []
+        self.hexlen = 40
+        self.refs: dict[str, Ref] = {}
+        self.head: Ref | None = None
+        self.base: str | None = None
+        self.base_missing: str | None = None
+        self.setup: list[str] = []  # B..HEAD, oldest first
+        self.head_descends = True
+        self.all: dict[bytes, tuple[str, int]] = {}
+        self.hist: set[bytes] = set()
+        self.hist_missing: set[bytes] = set()
+        self.labels: dict[bytes, str] = {}
+        self.storage: dict[bytes, str] = {}
+        self.entries: list[Entry] = []
+        self.commits: dict[str, CommitInfo] = {}  # NONBASE commits plus B, HEAD and setup commits
+        self.tags: dict[str, gf.Tag] = {}
+        self.index: gf.Index | None = None
+        self.index_error: str | None = None
+        self.worktrees: list[str] = []
+        self.alternates: list[tuple[str, str, Path | None]] = []  # (file, line, resolved dir or None)
+
+    # ------------------------------------------------------------------------------------- files
+    def _commondir(self) -> Path:
+        try:
+            data = read_regular(self.gitdir / "commondir", 4096)
+        except TooLarge:
+            data = None
+        if data and data.strip():
+            p = Path(data.strip().decode("utf-8", "replace"))
+            p = p if p.is_absolute() else self.gitdir / p
+            if is_dir(p):
+                return Path(p)
+        return self.gitdir
+
+    def read(self, rel: str, *, common: bool = False, limit: int = FILE_LIMIT) -> bytes | None:
+        base = self.common if common else self.gitdir
+        try:
+            return read_regular(base / rel, limit)
+        except TooLarge as exc:
+            self.parse_errors.append(f"{rel}: {exc.size} bytes, over the read limit")
+            return None
+
+    def parse(self, fn, rel: str, *, common: bool = False, **kw):
+        """Parse one file with ``fn``; a ParseError is recorded (the check goes incomplete) and gives None."""
+        data = self.read(rel, common=common)
+        if data is None:
+            return None
+        try:
+            return fn(data, rel, **kw)
+        except gf.ParseError as exc:
+            self.parse_errors.append(str(exc))
+            return None
+
+    # ------------------------------------------------------------------------------------ loading
+    def load(self, base: str | None) -> None:
+        """Read config, refs and objects. Raises RepoBlocked when git cannot read this repository."""
+        self._load_config()
+        if self.blocked:
+            raise RepoBlocked("; ".join(self.blocked))
+        self._load_refs()
+        self._resolve_base(base)
+        self._load_all()
+        self._load_hist()
+        self._load_storage()
+        self._load_entries()
+        self._label()
+        self._load_commits()
+
+    def _load_config(self) -> None:
+        if (self.common / "reftable").exists():
+            self.blocked.append("reftable ref storage (reftable/) is not read by this version")
+        try:
+            res = self.runner.run(["config", "--no-includes", "--file", str(self.common / "config"),
+                                   "--list", "-z"], ok_codes=(0, 1))
+        except GitError as exc:
+            self.blocked.append(f"config: {exc.reason}")
+            return
+        self.config = gf.parse_config_list(res.stdout)
+        cfg = {}
+        for k, v in self.config:
+            cfg.setdefault(k.lower(), v)
+        try:
+            version = int(cfg.get("core.repositoryformatversion", "0") or "0")
+        except ValueError:
+            version = 99
+        if version > 1:
+            self.blocked.append(f"core.repositoryformatversion = {version}")
+        for k, v in self.config:
+            kl = k.lower()
+            if kl.startswith("extensions."):
+                ext = kl.split(".", 1)[1]
+                if ext == "refstorage":
+                    self.blocked.append(f"extensions.refStorage = {v} (reftable refs are not read yet)")
+                elif ext not in KNOWN_EXTENSIONS:
+                    self.blocked.append(f"unknown repository extension {k} = {v}")
+        fmt = cfg.get("extensions.objectformat", "sha1").lower()
+        if fmt == "sha256":
+            self.hexlen = 64
+        elif fmt != "sha1":
+            self.blocked.append(f"unknown object format {fmt}")
+
+    def config_value(self, key: str) -> str | None:
+        for k, v in self.config:
+            if k.lower() == key.lower():
+                return v
+        return None
+
+    def _walk_refs(self, root: Path, prefix: str) -> dict[str, gf.RefValue]:
+        out: dict[str, gf.RefValue] = {}
+        if not is_dir(root):
+            return out
+        for fe in walk(root):
+            rel = f"{prefix}/{fe.rel}"
+            if fe.rel.endswith(".lock"):
+                continue
+            data = self._read_abs(fe.path)
+            if data is None:
+                self.notes.append(f"{rel}: not a regular file, not read")
+                continue
+            try:
+                out[rel] = gf.parse_loose_ref(data, rel)
+            except gf.ParseError as exc:
+                self.parse_errors.append(str(exc))
+        return out
+
+    def _resolve_symref(self, target: str, depth: int = 0) -> str | None:
+        ref = self.refs.get(target)
+        if ref is None:
+            return None
+        if ref.symref and depth < 5:
+            return self._resolve_symref(ref.symref, depth + 1)
+        return ref.oid
+
+    def _load_refs(self) -> None:
+        packed = self.parse(gf.parse_packed_refs, "packed-refs", common=True) or []
+        refs: dict[str, Ref] = {}
+        for p in packed:
+            refs[p.name] = Ref(p.name, p.oid, packed_only=True, peeled=p.peeled)
+        for name, val in self._walk_refs(self.common / "refs", "refs").items():
+            refs[name] = Ref(name, val.oid, symref=val.symref)  # a loose ref overrides a packed one
+        for name, ref in refs.items():
+            if name.startswith("refs/stash"):
+                ref.group = "stash"
+            elif name.startswith("refs/replace/"):
+                ref.group = "replace"
+        self.refs = refs
+        for ref in list(refs.values()):
+            if ref.symref:
+                ref.oid = self._resolve_symref(ref.symref)
+        head = self.parse(gf.parse_loose_ref, "HEAD")
+        if head is not None:
+            oid = self._resolve_symref(head.symref) if head.symref else head.oid
+            self.head = Ref("HEAD", oid, symref=head.symref)
+        # linked worktrees: their HEAD and per-worktree refs
+        for e in list_dir(self.common / "worktrees"):
+            if not e.is_dir(follow_symlinks=False):
+                continue
+            self.worktrees.append(e.name)
+            wt_head = self.parse(gf.parse_loose_ref, f"worktrees/{e.name}/HEAD", common=True)
+            if wt_head is not None:
+                oid = self._resolve_symref(wt_head.symref) if wt_head.symref else wt_head.oid
+                n = f"worktrees/{e.name}/HEAD"
+                refs[n] = Ref(n, oid, symref=wt_head.symref, group="worktree")
+            for name, val in self._walk_refs(Path(e.path) / "refs", f"worktrees/{e.name}/refs").items():
+                refs[name] = Ref(name, val.oid or self._resolve_symref(val.symref or ""), symref=val.symref,
+                                 group="worktree")
+
+    def _resolve_base(self, base: str | None) -> None:
+        head = self.head.oid if self.head else None
+        if base is None:
+            self.base = head
+            return
+        if re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", base) and not self._rev_parse(base):
+            self.base_missing = base.lower()
+            self.base = head
+            return
+        oid = self._rev_parse(base)
+        if oid is None:
+            if re.fullmatch(r"[0-9a-fA-F]{7,64}", base):
+                self.base_missing = base.lower()
+                self.base = head
+                return
+            from ..errors import InputError
+
+            raise InputError(f"--base {base}: not a commit in {self.name} (give a commit ID or a ref name)")
+        self.base = oid
+
+    def _rev_parse(self, rev: str) -> str | None:
+        try:
+            res = self.runner.run(["rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}"],
+                                  git_dir=self.gitdir, ok_codes=(0, 1, 128))
+        except GitError:
+            return None
+        if "ambiguous" in res.stderr:
+            from ..errors import InputError
+
+            raise InputError(f"--base {rev}: ambiguous in {self.name}; give more hex digits")
+        out = res.stdout.strip().decode("ascii", "replace")
+        return out if res.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", out) else None
+
+    def _load_all(self) -> None:
+        res = self.runner.run(["cat-file", "--batch-all-objects", "--unordered",
+                               "--batch-check=%(objectname) %(objecttype) %(objectsize)"], git_dir=self.gitdir)
+        types = {b"commit": "commit", b"tree": "tree", b"blob": "blob", b"tag": "tag"}
+        allo = {}
+        for line in res.stdout.splitlines():
+            parts = line.split(b" ")
+            if len(parts) == 3:
+                allo[binascii.unhexlify(parts[0])] = (types.get(parts[1], "unknown"), int(parts[2]))
+        self.all = allo
+
+    def has(self, oid: str) -> bool:
+        try:
+            return unhex(oid) in self.all
+        except (binascii.Error, ValueError):
+            return False
+
+    def type_of(self, oid: str) -> str | None:
+        try:
+            t = self.all.get(unhex(oid))
+        except (binascii.Error, ValueError):
+            return None
+        return t[0] if t else None
+
+    def in_hist(self, oid: str) -> bool:
+        try:
+            b = unhex(oid)
+        except (binascii.Error, ValueError):
+            return False
+        return b in self.hist or b in self.hist_missing
+
+    def _rev_list(self, tips: list[str], negate: list[str]) -> tuple[set[bytes], set[bytes]]:
+        """Objects reachable from ``tips`` (present, missing); ``negate`` tips are excluded."""
+        payload = "".join(f"{t}\n" for t in tips) + "".join(f"^{n}\n" for n in negate)
+        res = self.runner.run(["rev-list", "--objects", "--missing=print", "--stdin"], git_dir=self.gitdir,
+                              input=payload.encode())
+        present, missing = set(), set()
+        n = self.hexlen
+        for line in res.stdout.splitlines():
+            if line.startswith(b"?"):
+                missing.add(binascii.unhexlify(line[1 : 1 + n]))
+            elif len(line) >= n:
+                present.add(binascii.unhexlify(line[:n]))
+        return present, missing
+
+    def _load_hist(self) -> None:
+        if self.base is None or not self.has(self.base):
+            return
+        tips = [self.base]
+        head = self.head.oid if self.head else None
+        if head and head != self.base and self.has(head):
+            res = self.runner.run(["merge-base", "--is-ancestor", self.base, head], git_dir=self.gitdir,
+                                  ok_codes=(0, 1))
+            if res.returncode == 0:
+                tips.append(head)
+                out = self.runner.run(["rev-list", head, f"^{self.base}"], git_dir=self.gitdir).stdout
+                self.setup = [x.decode() for x in reversed(out.split())]
+            else:
+                self.head_descends = False
+        self.hist, self.hist_missing = self._rev_list(tips, [])
+
+    @property
+    def hist_tips(self) -> list[str]:
+        return [self.base] + ([self.head.oid] if self.setup and self.head else []) if self.base else []
+
+    # ---------------------------------------------------------------------------------- storage
+    def object_dirs(self) -> list[tuple[str, Path]]:
+        """(storage prefix, objects folder): the repo's own, then alternates (chained, depth <= 5)."""
+        out = [("", self.common / "objects")]
+        seen = {str(self.common / "objects")}
+        queue = [(self.common / "objects", 0)]
+        self.alternates = []
+        while queue:
+            objdir, depth = queue.pop(0)
+            try:
+                data = read_regular(objdir / "info" / "alternates", 1 << 20)
+            except TooLarge:
+                data = None
+            for line in gf.parse_lines(data or b""):
+                p = Path(line) if line.startswith("/") else objdir / line
+                ok = is_dir(p)
+                label = "objects/info/alternates" if depth == 0 else f"{objdir}/info/alternates"
+                self.alternates.append((label, line, p if ok else None))
+                if ok and str(p) not in seen and depth < 5:
+                    seen.add(str(p))
+                    out.append((f"alternate:{line}", p))
+                    queue.append((p, depth + 1))
+        return out
+
+    def _load_storage(self) -> None:
+        nonbase = self.nonbase
+        storage: dict[bytes, str] = {}
+        self.dir_counts: dict[str, int] = {}
+        for prefix, objdir in self.object_dirs():
+            own = []
+            for d in list_dir(objdir):
+                if len(d.name) == 2 and d.is_dir(follow_symlinks=False):
+                    for f in list_dir(Path(d.path)):
+                        if len(f.name) == self.hexlen - 2:
+                            try:
+                                own.append((unhex(d.name + f.name), "loose"))
+                            except (binascii.Error, ValueError):
+                                pass
+            for f in list_dir(objdir / "pack"):
+                if not f.name.endswith(".idx"):
+                    continue
+                stem = f.name[:-4]
+                pack = stem + ".pack"
+                kind = "pack"
+                if (objdir / "pack" / (stem + ".mtimes")).exists():
+                    kind = "cruft"
+                elif (objdir / "pack" / (stem + ".keep")).exists():
+                    kind = "keep"
+                elif (objdir / "pack" / (stem + ".promisor")).exists():
+                    kind = "promisor"
+                try:
+                    ids = gf.parse_pack_idx(read_regular(f.path, 1 << 34) or b"", f.name, hashlen=self.hexlen // 2)
+                except (gf.ParseError, TooLarge) as exc:
+                    self.parse_errors.append(str(exc))
+                    continue
+                for h in ids:
+                    own.append((unhex(h), f"{kind}:{pack}"))
+            self.dir_counts[prefix] = len({o for o, _ in own})
+            for oid, where in own:
+                if oid in nonbase and oid not in storage:
+                    storage[oid] = f"{prefix}" if prefix else where
+        self.storage = storage
+
+    @property
+    def nonbase(self) -> set[bytes]:
+        if not hasattr(self, "_nonbase"):
+            self._nonbase = set(self.all) - self.hist
+        return self._nonbase
+
+    # ------------------------------------------------------------------------------ entry points
+    def reflog_files(self) -> list[str]:
+        """Reflog files relative to the common dir (``logs/**``) and worktree logs."""
+        out = []
+        for root, prefix in [(self.common / "logs", "logs")] + [
+                (self.common / "worktrees" / w / "logs", f"worktrees/{w}/logs") for w in self.worktrees]:
+            for fe in walk(root) if is_dir(root) else ():
+                out.append(f"{prefix}/{fe.rel}")
+        return sorted(out)
+
+    def reflogs(self) -> dict[str, list[gf.ReflogEntry]]:
+        if not hasattr(self, "_reflogs"):
+            out = {}
+            for rel in self.reflog_files():
+                entries = self.parse(gf.parse_reflog, rel, common=True)
+                if entries is not None:
+                    out[rel] = entries
+            self._reflogs = out
+        return self._reflogs
+
+    def _load_index(self) -> None:
+        data = self.read("index")
+        if data is None:
+            return
+        try:
+            self.index = gf.parse_index(data, "index", hashlen=self.hexlen // 2)
+        except gf.ParseError as exc:
+            self.index_error = str(exc)
+
+    def pseudo_ids(self) -> list[Entry]:
+        """Object IDs named by pseudo-refs and operation state (main and worktree git folders)."""
+        out: list[Entry] = []
+        folders = [("", self.gitdir)] + [(f"worktrees/{w}/", self.common / "worktrees" / w) for w in self.worktrees]
+        for prefix, folder in folders:
+            for name in PSEUDO_ID_FILES + PSEUDO_TEXT_FILES:
+                data = self._read_abs(folder / name)
+                if data is None:
+                    continue
+                for oid in gf.find_object_ids(data):
+                    out.append(Entry("pseudo-ref", prefix + name, oid))
+            fh = self._read_abs(folder / "FETCH_HEAD")
+            if fh is not None:
+                try:
+                    for line in gf.parse_fetch_head(fh, prefix + "FETCH_HEAD"):
+                        out.append(Entry("pseudo-ref", f"{prefix}FETCH_HEAD:{line.line}", line.oid))
+                except gf.ParseError as exc:
+                    self.parse_errors.append(str(exc))
+            for d in STATE_DIRS:
+                if is_dir(folder / d):
+                    for fe in walk(folder / d):
+                        data = self._read_abs(fe.path)
+                        for oid in gf.find_object_ids(data or b""):
+                            out.append(Entry("pseudo-ref", f"{prefix}{d}/{fe.rel}", oid))
+        info = self.read("info/refs", common=True)
+        if info is not None:
+            for oid in gf.find_object_ids(info):
+                out.append(Entry("pseudo-ref", "info/refs", oid))
+        return out
+
+    def _read_abs(self, path: Path) -> bytes | None:
+        try:
+            return read_regular(path, FILE_LIMIT)
+        except TooLarge:
+            self.parse_errors.append(f"{path.name}: over the read limit")
+            return None
+
+    def _load_entries(self) -> None:
+        entries: list[Entry] = []
+        for name, ref in sorted(self.refs.items()):
+            if ref.oid is None:
+                continue
+            entries.append(Entry(ref.group, name, ref.oid))
+            if ref.group == "replace":
+                pass
+        if self.head and self.head.oid and not self.head.symref:
+            entries.append(Entry("refs", "HEAD", self.head.oid))
+        for rel, lines in self.reflogs().items():
+            group = "stash" if rel == "logs/refs/stash" else "reflog"
+            for e in lines:
+                for oid in (e.old, e.new):
+                    if oid not in gf.NULL_IDS:
+                        entries.append(Entry(group, f"{rel}:{e.line}", oid))
+        self._load_index()
+        if self.index is not None:
+            for ie in self.index.entries:
+                if ie.mode != 0o160000:
+                    entries.append(Entry("index", f"index:{ie.path}:{ie.stage}", ie.oid))
+            for path, stages in self.index.reuc:
+                for stage, oid in stages:
+                    entries.append(Entry("index", f"index:REUC:{path}:{stage}", oid))
+        for w in self.worktrees:
+            data = self.read(f"worktrees/{w}/index", common=True)
+            if data:
+                try:
+                    for ie in gf.parse_index(data, f"worktrees/{w}/index", hashlen=self.hexlen // 2).entries:
+                        if ie.mode != 0o160000:
+                            entries.append(Entry("worktree", f"worktrees/{w}/index:{ie.path}", ie.oid))
+                except gf.ParseError as exc:
+                    self.parse_errors.append(str(exc))
+        entries.extend(self.pseudo_ids())
+        self.entries = entries
+
+    def _label(self) -> None:
+        labels: dict[bytes, str] = {}
+        nonbase = self.nonbase
+        for group in LABELS[:-1]:
+            tips = sorted({e.oid for e in self.entries if e.group == group and self.has(e.oid)})
+            tips = [t for t in tips if unhex(t) in nonbase]
+            if not tips:
+                continue
+            present, _ = self._rev_list(tips, [t for t in self.hist_tips if t])
+            for oid in present:
+                if oid in nonbase and oid not in labels:
+                    labels[oid] = group
+        for oid in nonbase:
+            labels.setdefault(oid, "unreachable")
+        self.labels = labels
+
+    # ---------------------------------------------------------------------------------- objects
+    def read_objects(self, oids: list[str], *, max_size: int = 16 << 20) -> dict[str, tuple[str, bytes]]:
+        """Raw content of the given objects (``cat-file --batch``); larger or absent ones are left out."""
+        want = []
+        for o in dict.fromkeys(oids):
+            t = self.all.get(unhex(o)) if re.fullmatch(r"[0-9a-f]+", o or "") else None
+            if t and t[1] <= max_size:
+                want.append(o)
+        out: dict[str, tuple[str, bytes]] = {}
+        for i in range(0, len(want), BATCH):
+            chunk = want[i : i + BATCH]
+            res = self.runner.run(["cat-file", "--batch"], git_dir=self.gitdir,
+                                  input="".join(f"{o}\n" for o in chunk).encode())
+            data = res.stdout
+            pos = 0
+            while pos < len(data):
+                nl = data.find(b"\n", pos)
+                if nl < 0:
+                    break
+                header = data[pos:nl].split(b" ")
+                pos = nl + 1
+                if len(header) != 3:
+                    continue
+                size = int(header[2])
+                out[header[0].decode()] = (header[1].decode(), data[pos : pos + size])
+                pos += size + 1
+        return out
+
+    def _load_commits(self) -> None:
+        nonbase_commits = [o.hex() for o in self.nonbase if self.all[o][0] == "commit"]
+        tags = [o.hex() for o in self.nonbase if self.all[o][0] == "tag"]
+        extra = [x for x in [self.base, self.head.oid if self.head else None, *self.setup] if x and self.has(x)]
+        wanted = sorted(set(nonbase_commits) | set(extra))
+        raw = self.read_objects(wanted + sorted(tags))
+        for oid, (typ, data) in raw.items():
+            try:
+                if typ == "commit":
+                    self.commits[oid] = CommitInfo(oid, gf.parse_commit(data, oid))
+                elif typ == "tag":
+                    self.tags[oid] = gf.parse_tag(data, oid)
+            except gf.ParseError as exc:
+                self.parse_errors.append(str(exc))
+        # also the tags named by refs whose object sits in HIST's neighbourhood (annotated tags are never in HIST)
+        ref_tags = [r.oid for r in self.refs.values()
+                    if r.oid and self.type_of(r.oid) == "tag" and r.oid not in self.tags]
+        for oid, (_, data) in self.read_objects(ref_tags).items():
+            try:
+                self.tags[oid] = gf.parse_tag(data, oid)
+            except gf.ParseError as exc:
+                self.parse_errors.append(str(exc))
+        self._load_paths([c for c in self.commits if c != self.base])
+
+    def _load_paths(self, oids: list[str]) -> None:
+        lines, order = [], []
+        for oid in sorted(oids):
+            info = self.commits[oid]
+            parents = info.commit.parents
+            if not self.has(info.commit.tree):
+                continue
+            if parents and not (self.has(parents[0]) and self.type_of(parents[0]) == "commit"):
+                continue
+            lines.append(f"{oid} {parents[0]}" if parents else oid)
+            order.append(oid)
+        if not lines:
+            return
+        res = self.runner.run(["diff-tree", "--no-ext-diff", "--no-textconv", "--no-renames", "--stdin", "-r",
+                               "--name-only", "-z", "--root", "--always"], git_dir=self.gitdir,
+                              input="\n".join(lines).encode() + b"\n")
+        tokens = res.stdout.split(b"\0")
+        idx = 0
+        current = None
+        for tok in tokens:
+            if not tok:
+                continue
+            s = tok.decode("utf-8", "backslashreplace")
+            if idx < len(order) and s == order[idx]:
+                current = self.commits[order[idx]]
+                current.paths = []
+                idx += 1
+            elif current is not None:
+                current.paths.append(s)
+
+    def blobs_at(self, commits: list[str], paths: list[str]) -> dict[str, dict[str, str]]:
+        """For each commit, the blob IDs at ``paths`` in its tree (level by level, one batch per depth)."""
+        result: dict[str, dict[str, str]] = {c: {} for c in commits}
+        if not paths:
+            return result
+        trees: dict[str, list[tuple[int, str, str]]] = {}
+        # state: (commit, path, components left, current tree id)
+        todo = []
+        for c in commits:
+            info = self.commits.get(c)
+            if info is not None:
+                for p in paths:
+                    todo.append((c, p, p.split("/"), info.commit.tree))
+        while todo:
+            need = sorted({t for _, _, _, t in todo if t not in trees})
+            for oid, (typ, data) in self.read_objects(need).items():
+                if typ == "tree":
+                    try:
+                        trees[oid] = gf.parse_tree(data, self.hexlen // 2, oid)
+                    except gf.ParseError as exc:
+                        self.parse_errors.append(str(exc))
+            nxt = []
+            for c, p, comps, tree in todo:
+                entries = trees.get(tree)
+                if entries is None:
+                    continue
+                hit = next((e for e in entries if e[1] == comps[0]), None)
+                if hit is None:
+                    continue
+                mode, _, oid = hit
+                if len(comps) == 1:
+                    if mode != 0o40000 and mode != 0o160000:
+                        result[c][p] = oid
+                elif mode == 0o40000:
+                    nxt.append((c, p, comps[1:], oid))
+            todo = nxt
+        return result
+
+    # ------------------------------------------------------------------------------------ graph
+    def nonbase_commit_ids(self) -> list[str]:
+        return sorted(o for o in self.commits if not self.in_hist(o))
+
+    def peel(self, oid: str, depth: int = 0) -> str:
+        tag = self.tags.get(oid)
+        if tag is not None and depth < 10:
+            return self.peel(tag.object, depth + 1)
+        return oid
+
+    def reach(self, oid: str) -> set[str]:
+        """The NONBASE commits reachable from ``oid`` (tags peeled), walked in process."""
+        start = self.peel(oid)
+        out: set[str] = set()
+        stack = [start]
+        while stack:
+            c = stack.pop()
+            if c in out or self.in_hist(c) or c not in self.commits:
+                continue
+            out.add(c)
+            stack.extend(self.commits[c].commit.parents)
+        return out
+
+    def descends_from_base(self) -> set[str]:
+        """NONBASE commits that have B (or a setup commit) among their ancestors."""
+        if hasattr(self, "_desc"):
+            return self._desc
+        roots = set([self.base] if self.base else []) | set(self.setup)
+        memo: dict[str, bool] = {}
+        ids = self.nonbase_commit_ids()
+        for start in ids:
+            stack = [(start, False)]
+            while stack:
+                c, expanded = stack.pop()
+                if c in memo:
+                    continue
+                parents = self.commits[c].commit.parents if c in self.commits else []
+                if not expanded:
+                    stack.append((c, True))
+                    for p in parents:
+                        if p not in memo and p in self.commits and not self.in_hist(p):
+                            stack.append((p, False))
+                    continue
+                memo[c] = any(p in roots or memo.get(p, False) for p in parents)
+        self._desc = {c for c in ids if memo.get(c)}
+        return self._desc

@@ -1,0 +1,183 @@
+"""Report records and the severity and verdict rules of the audit spec (§3, §10).
+
+``Finding`` → ``CheckResult`` → ``Target`` → ``AuditReport``. Verdicts are derived, never stored, so
+they cannot disagree with the findings: a route, target or run is ``leak`` if any finding is critical
+or high, else ``incomplete`` if any check could not run, else ``suspect`` if any finding is medium,
+else ``clean``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = "overlap.audit/1"
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+CLASSES = ("content", "location", "metadata", "hygiene")
+ROUTES = ("git", "fixed-content", "times", "leftovers")
+VERDICTS = ("leak", "incomplete", "suspect", "clean")
+VERDICT_RANK = {v: i for i, v in enumerate(VERDICTS)}
+
+# Every check of §4–§7, in report order, with its route.
+CHECK_IDS: tuple[tuple[str, str], ...] = (
+    *((f"G{i}", "git") for i in range(1, 16)),
+    *((f"F{i}", "fixed-content") for i in range(1, 4)),
+    *((f"T{i}", "times") for i in range(1, 4)),
+    *((f"L{i}", "leftovers") for i in range(1, 12)),
+)
+CHECK_ROUTE = dict(CHECK_IDS)
+CHECK_ORDER = {cid: i for i, (cid, _) in enumerate(CHECK_IDS)}
+ROUTE_ORDER = {r: i for i, r in enumerate(ROUTES)}
+STATUSES = ("ran", "not_applicable", "incomplete")
+
+
+def worst(severities) -> str | None:
+    """The most severe of ``severities`` (None when empty)."""
+    best = None
+    for s in severities:
+        if s is not None and (best is None or SEVERITY_RANK[s] < SEVERITY_RANK[best]):
+            best = s
+    return best
+
+
+def verdict_of(findings, statuses) -> str:
+    """§3: leak > incomplete > suspect > clean."""
+    sev = {f.severity for f in findings}
+    if sev & {"critical", "high"}:
+        return "leak"
+    if "incomplete" in statuses:
+        return "incomplete"
+    if "medium" in sev:
+        return "suspect"
+    return "clean"
+
+
+@dataclass
+class Finding:
+    check: str
+    subject: str  # the part of the key after "<check>:" (ref namespace, path, SHA or storage)
+    severity: str
+    cls: str
+    title: str
+    where: str
+    evidence: dict[str, Any]
+    reproduce: dict[str, str]
+    false_positive_hint: str | None = None
+    related: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITY_RANK:
+            raise ValueError(f"unknown severity {self.severity!r}")
+        if self.cls not in CLASSES:
+            raise ValueError(f"unknown class {self.cls!r}")
+        if self.check not in CHECK_ROUTE:
+            raise ValueError(f"unknown check {self.check!r}")
+
+    @property
+    def key(self) -> str:
+        return f"{self.check}:{self.subject}"
+
+    @property
+    def route(self) -> str:
+        return CHECK_ROUTE[self.check]
+
+    def sort_key(self) -> tuple:
+        return (SEVERITY_RANK[self.severity], ROUTE_ORDER[self.route], CHECK_ORDER[self.check],
+                self.where, self.key)
+
+
+@dataclass
+class CheckResult:
+    id: str
+    status: str = "ran"
+    reason: str | None = None
+    findings: int = 0
+
+    @property
+    def route(self) -> str:
+        return CHECK_ROUTE[self.id]
+
+
+@dataclass
+class Target:
+    kind: str
+    path: str
+    repo_path: str | None = None
+    base: dict[str, Any] = field(default_factory=dict)
+    checks: list[CheckResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    image: dict[str, Any] | None = None
+
+    def route_verdict(self, route: str) -> str:
+        checks = [c for c in self.checks if c.route == route]
+        if checks and all(c.status == "not_applicable" for c in checks):
+            return "n/a"
+        return verdict_of([f for f in self.findings if f.route == route], {c.status for c in checks})
+
+    @property
+    def routes(self) -> dict[str, str]:
+        return {r: self.route_verdict(r) for r in ROUTES}
+
+    @property
+    def verdict(self) -> str:
+        return verdict_of(self.findings, {c.status for c in self.checks})
+
+    @property
+    def complete(self) -> bool:
+        return all(c.status != "incomplete" for c in self.checks)
+
+    def incomplete_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.status == "incomplete"]
+
+
+@dataclass
+class AuditReport:
+    tool: dict[str, str]
+    inputs: dict[str, Any]
+    targets: list[Target]
+    fail_on: str | None = None  # set by the CLI; decides ``exit_code``
+
+    @property
+    def verdict(self) -> str:
+        if not self.targets:
+            return "clean"
+        return min((t.verdict for t in self.targets), key=VERDICT_RANK.__getitem__)
+
+    @property
+    def complete(self) -> bool:
+        return all(t.complete for t in self.targets)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for t in self.targets for f in t.findings]
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = dict.fromkeys(SEVERITIES, 0)
+        for f in self.findings:
+            counts[f.severity] += 1
+        return counts
+
+    @property
+    def exit_code(self) -> int:
+        """§2: 2 for ``incomplete``; 1 when ``--fail-on`` is reached; else 0."""
+        v = self.verdict
+        if v == "incomplete":
+            return 2
+        if self.fail_on == "leak" and v == "leak":
+            return 1
+        if self.fail_on == "suspect" and v in ("leak", "suspect"):
+            return 1
+        return 0
+
+    def to_dict(self) -> dict[str, Any]:
+        from .report import report_dict
+
+        return report_dict(self)
+
+    def to_json(self) -> str:
+        from .report import report_json
+
+        return report_json(self)

@@ -1,0 +1,128 @@
+"""The audit report as JSON (schema ``overlap.audit/1``, spec §10.1) and as the human table (§10.2).
+
+JSON: keys sorted, lists in a stable order, no wall-clock time and no temporary path, so two runs on
+the same input are byte-identical. Table: one row per finding, cells cut to the terminal width, and
+every control character of the input escaped (a commit subject can carry terminal escapes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from typing import Any
+
+from .model import ROUTES, SCHEMA, AuditReport, Finding, Target
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f]")
+
+
+def escape(text: str) -> str:
+    """Control characters (C0, DEL, C1, line separators, bidi overrides) as visible escapes."""
+    def rep(m: re.Match) -> str:
+        c = ord(m.group())
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+    return _CONTROL.sub(rep, text)
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {"key": f.key, "check": f.check, "route": f.route, "class": f.cls, "severity": f.severity,
+            "title": f.title, "where": f.where, "evidence": f.evidence, "reproduce": f.reproduce,
+            "false_positive_hint": f.false_positive_hint, "related": f.related}
+
+
+def target_dict(t: Target) -> dict[str, Any]:
+    return {
+        "kind": t.kind, "path": t.path, "repo_path": t.repo_path, "image": t.image, "base": t.base,
+        "verdict": t.verdict, "complete": t.complete, "routes": t.routes,
+        "checks": [{"id": c.id, "route": c.route, "status": c.status, "reason": c.reason, "findings": c.findings}
+                   for c in t.checks],
+        "findings": [finding_dict(f) for f in sorted(t.findings, key=Finding.sort_key)],
+        "stats": t.stats,
+    }
+
+
+def report_dict(r: AuditReport) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA, "tool": r.tool, "inputs": r.inputs, "verdict": r.verdict, "complete": r.complete,
+        "exit_code": r.exit_code, "summary": r.summary,
+        "targets": [target_dict(t) for t in sorted(r.targets, key=lambda t: t.path)],
+    }
+
+
+def report_json(r: AuditReport) -> str:
+    return json.dumps(report_dict(r), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def _first(f: Finding) -> dict[str, Any] | None:
+    items = f.evidence.get("items")
+    return items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else None
+
+
+def evidence_cell(f: Finding) -> str:
+    """A one-line summary of a finding's evidence for the table."""
+    ev, first = f.evidence, _first(f)
+    more = ev.get("total", 1) - 1 if isinstance(ev.get("total"), int) else 0
+    tail = f" (+{more} more)" if more > 0 else ""
+    if f.check in ("G6", "G3") and first:
+        return f"{first['sha'][:7]} \"{first.get('subject', first.get('message', ''))}\"{tail}"
+    if f.check == "G1" and first:
+        return f"{first['ref']} -> {first['target'][:7]}" + (" (absent)" if not first["object_present"] else "") + tail
+    if f.check == "G2" and first:
+        return f"line {first['line']}: {first['old'][:7]}->{first['new'][:7]} \"{first['message']}\"{tail}"
+    if f.check in ("G4", "G12") and first and "sha" in first:
+        state = "present" if first.get("object_present") else "object absent; fetchable with network"
+        return f"{first['sha'][:7]} ({state}){tail}"
+    if f.check in ("T1", "T2") and ev.get("items") is None and ev.get("group"):
+        paths = ", ".join(g["path"] for g in ev["group"])
+        j = f", J={ev['jaccard']:.2f}" if "jaccard" in ev else ""
+        return f"{paths} (gap {ev['gap']:.0f} s{j})"
+    if f.check == "T2" and first:
+        j = f", J={ev['jaccard']:.2f}" if "jaccard" in ev else ""
+        return ", ".join(i["path"] for i in ev["items"]) + j
+    return f.title
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def render_table(r: AuditReport, width: int | None = None) -> str:
+    """The human table of §10.2 (one block per target, then a final verdict line when there are several)."""
+    width = width or shutil.get_terminal_size((160, 24)).columns
+    lines: list[str] = []
+    targets = sorted(r.targets, key=lambda t: t.path)
+    for t in targets:
+        counts = {}
+        for f in t.findings:
+            counts[f.severity] = counts.get(f.severity, 0) + 1
+        summary = ", ".join(f"{n} {s}" for s in ("critical", "high", "medium", "low", "info")
+                            if (n := counts.get(s)))
+        base = t.base or {}
+        head = (f"VERDICT: {t.verdict.upper()}  ({summary or 'no findings'})   target={t.path}"
+                + (f"  repo={t.repo_path}" if t.repo_path else "")
+                + (f"  base={(base.get('sha') or '?')[:7]} ({base.get('source')})" if base else "")
+                + f"  network={r.inputs.get('network')}")
+        lines.append(escape(head))
+        lines.append("routes: " + "  ".join(f"{k}={v}" for k, v in t.routes.items() if k in ROUTES))
+        rows = [("SEV", "CHECK", "WHERE", "EVIDENCE", "SEE IT")]
+        for f in sorted(t.findings, key=Finding.sort_key):
+            rows.append((f.severity, f.check, escape(f.where), escape(evidence_cell(f)),
+                         escape(f.reproduce.get("command", ""))))
+        w_sev, w_chk = 9, 6
+        w_where = min(max(len(x[2]) for x in rows), 40)
+        w_see = min(max(len(x[4]) for x in rows), 48)
+        w_ev = max(width - (w_sev + w_chk + w_where + w_see + 8), 20)
+        for sev, chk, where, ev, see in rows:
+            lines.append(f"{sev:<{w_sev}} {chk:<{w_chk}} {_cut(where, w_where):<{w_where}}  "
+                         f"{_cut(ev, w_ev):<{w_ev}}  {_cut(see, w_see)}".rstrip())
+        inc = t.incomplete_checks()
+        lines.append("checks not run: " + ("; ".join(escape(f"{c.id} ({c.reason})") for c in inc) if inc else "none"))
+        todo = [c.id for c in t.checks
+                if c.status == "not_applicable" and (c.reason or "").startswith("not implemented")]
+        if todo:
+            lines.append("not implemented in this version: " + " ".join(todo))
+    if len(targets) > 1:
+        lines.append(f"VERDICT: {r.verdict.upper()}  ({len(targets)} targets)")
+    return "\n".join(lines) + "\n"

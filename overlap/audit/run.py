@@ -1,0 +1,313 @@
+"""``audit()``: target discovery, the check registry, and the run (audit spec §2, §11).
+
+Each check is registered as ``Check(id, needs, run)``; unmet needs give ``not_applicable`` with the
+reason (or ``incomplete`` when git cannot read the repository), so ``checks[]`` always names every
+check. All temporary data lives in one private folder (mode 0700), removed on exit, error or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import platform as _platform
+import re
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..errors import InputError
+from . import fixed, git, gitmeta, times
+from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable
+from .gitcmd import GitError, GitRunner, version_tuple
+from .gitfiles import ParseError
+from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
+from .reference import Reference, load_reference
+from .tree import is_dir, list_dir
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    needs: frozenset[str]
+    run: Callable[[Ctx], list[Finding]] | None  # None: not implemented yet
+
+
+def _c(cid: str, needs: Iterable[str], fn) -> Check:
+    return Check(cid, frozenset(needs), fn)
+
+
+CHECKS: tuple[Check, ...] = (
+    _c("G1", {"git"}, git.check_g1), _c("G2", {"git"}, git.check_g2), _c("G3", {"git"}, git.check_g3),
+    _c("G4", {"git"}, git.check_g4), _c("G5", {"git"}, git.check_g5), _c("G6", {"git"}, git.check_g6),
+    _c("G7", {"git"}, git.check_g7), _c("G8", {"git"}, git.check_g8), _c("G9", {"git"}, gitmeta.check_g9),
+    _c("G10", {"git"}, gitmeta.check_g10), _c("G11", {"git"}, gitmeta.check_g11),
+    _c("G12", {"git"}, gitmeta.check_g12), _c("G13", {"git"}, gitmeta.check_g13),
+    _c("G14", {"git"}, gitmeta.check_g14), _c("G15", set(), gitmeta.check_g15),
+    _c("F1", {"reference", "git"}, fixed.check_f1), _c("F2", {"reference", "git"}, fixed.check_f2),
+    _c("F3", {"reference"}, None),
+    _c("T1", set(), times.check_t1), _c("T2", set(), times.check_t2), _c("T3", {"image"}, None),
+    *(_c(f"L{i}", {"image"} if i in (8, 11) else set(), None) for i in range(1, 12)),
+)
+assert tuple(c.id for c in CHECKS) == tuple(cid for cid, _ in CHECK_IDS)
+GIT_STORE_CHECKS = tuple(c for c in CHECKS if c.id in {f"G{i}" for i in range(1, 13)})
+
+# parse errors of git files, attributed to the check that reads the file
+_PARSE_OWNER = (("logs/", "G2"), ("worktrees/", "G8"), ("packed-refs", "G1"), ("refs/", "G1"), ("HEAD", "G1"),
+                ("FETCH_HEAD", "G4"), ("info/refs", "G4"), ("index", "G7"), ("objects/info/commit-graph", "G12"),
+                ("objects/pack/multi-pack-index", "G12"), ("info/grafts", "G11"), ("shallow", "G11"))
+
+
+def _owner(message: str) -> str:
+    for prefix, cid in _PARSE_OWNER:
+        if message.startswith(prefix):
+            return cid
+    return "G5" if ".idx" in message else "G6"
+
+
+def run_check(ctx: Ctx, check: Check) -> tuple[CheckResult, list[Finding]]:
+    res = CheckResult(check.id)
+    findings: list[Finding] = []
+    try:
+        if check.run is None:
+            raise NotApplicable("not implemented yet")
+        if "image" in check.needs and ctx.kind not in ("docker-save", "oci-layout"):
+            raise NotApplicable("only for image archives")
+        if "reference" in check.needs and not ctx.reference.given:
+            raise NotApplicable("no reference given (--fix, --tests or --instance)")
+        if "git" in check.needs:
+            _ = ctx.repo  # NotApplicable without git, Incomplete when git cannot read it
+        findings = check.run(ctx)
+    except NotApplicable as exc:
+        res.status, res.reason = "not_applicable", exc.reason
+    except Incomplete as exc:
+        res.status, res.reason = "incomplete", exc.reason
+        findings = exc.findings
+    except GitError as exc:
+        res.status, res.reason = "incomplete", exc.reason
+    except ParseError as exc:
+        res.status, res.reason = "incomplete", str(exc)
+    res.findings = len(findings)
+    return res, findings
+
+
+def run_checks(ctx: Ctx, checks: Iterable[Check]) -> tuple[list[CheckResult], list[Finding]]:
+    results, findings = [], []
+    for check in checks:
+        res, found = run_check(ctx, check)
+        results.append(res)
+        findings.extend(found)
+    repo = ctx._repo
+    if repo is not None and repo.parse_errors:
+        by_id = {r.id: r for r in results}
+        for msg in repo.parse_errors:
+            r = by_id.get(_owner(msg))
+            if r is None or r.status == "not_applicable":
+                continue
+            if r.status != "incomplete":
+                r.status, r.reason = "incomplete", msg
+            elif msg not in (r.reason or ""):
+                r.reason = f"{r.reason}; {msg}"
+    keys: dict[str, int] = {}
+    for f in findings:  # keys must be unique within a target
+        n = keys.get(f.key, 0)
+        keys[f.key] = n + 1
+        if n:
+            f.subject = f"{f.subject}#{n + 1}"
+    return results, findings
+
+
+def run_nested(ctx: Ctx, rel: str, gitdir: Path):
+    """Audit a nested git store against its own HEAD (G1–G12); cached per target."""
+    cache = ctx.__dict__.setdefault("_nested_cache", {})
+    if rel not in cache:
+        sub = Ctx(kind="nested", path=rel, root=None, gitdir=gitdir, runner=ctx.runner, private=ctx.private,
+                  reference=ctx.reference, network=ctx.network, limits=ctx.limits, git_version=ctx.git_version,
+                  git_error=ctx.git_error, nested_depth=ctx.nested_depth + 1)
+        results, findings = run_checks(sub, GIT_STORE_CHECKS)
+        incomplete = [f"{r.id}: {r.reason}" for r in results if r.status == "incomplete"]
+        cache[rel] = (sub._repo, findings, incomplete)
+    return cache[rel]
+
+
+# ------------------------------------------------------------------------------------- discovery
+def _looks_like_gitdir(p: Path) -> bool:
+    return (p / "HEAD").is_file() and is_dir(p / "objects") and is_dir(p / "refs")
+
+
+def repo_layout(path: Path) -> tuple[Path | None, Path] | None:
+    """(worktree root or None, git folder) when ``path`` is a repository, else None."""
+    dotgit = path / ".git"
+    if is_dir(dotgit) and _looks_like_gitdir(dotgit):
+        return path, dotgit
+    if dotgit.is_file() and not dotgit.is_symlink():
+        try:
+            data = dotgit.read_bytes()[:4096]
+        except OSError:
+            data = b""
+        if data.startswith(b"gitdir:"):
+            target = Path(data[7:].strip().decode("utf-8", "replace"))
+            target = target if target.is_absolute() else path / target
+            if is_dir(target):
+                return path, target
+    if _looks_like_gitdir(path):
+        return None, path
+    return None
+
+
+SKIP_DISCOVERY = {"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".nox"}
+
+
+def discover_repos(folder: Path, max_depth: int = 4) -> list[Path]:
+    out: list[Path] = []
+    stack = [(folder, 0)]
+    while stack:
+        d, depth = stack.pop()
+        if repo_layout(d) is not None:
+            out.append(d)
+            continue
+        if depth >= max_depth:
+            continue
+        for e in reversed(list_dir(d)):
+            if e.is_dir(follow_symlinks=False) and e.name not in SKIP_DISCOVERY:
+                stack.append((Path(e.path), depth + 1))
+    return sorted(out)
+
+
+def detect_kind(path: Path, rootfs: bool) -> str:
+    """§2's PATH kinds, in order."""
+    if path.is_file():
+        try:
+            with tarfile.open(path) as tar:
+                names = set()
+                for i, m in enumerate(tar):
+                    names.add(m.name.lstrip("./") if m.name.startswith("./") else m.name)
+                    if i > 10_000 or "manifest.json" in names:
+                        break
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise InputError(f"{path}: not a folder or a tar archive ({exc})") from None
+        if "manifest.json" in names:
+            return "docker-save"
+        if "oci-layout" in names and "index.json" in names:
+            return "oci-layout"
+        return "rootfs-tar"
+    if (path / "manifest.json").is_file():
+        return "docker-save"
+    if (path / "oci-layout").is_file() and (path / "index.json").is_file():
+        return "oci-layout"
+    if rootfs:
+        return "rootfs"
+    return "repo"
+
+
+# ------------------------------------------------------------------------------------------- run
+_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_limits(limits: Mapping[str, object] | Iterable[str] | None) -> dict[str, int]:
+    out = dict(DEFAULT_LIMITS)
+    if not limits:
+        return out
+    pairs = limits.items() if isinstance(limits, Mapping) else [str(x).partition("=")[::2] for x in limits]
+    for name, value in pairs:
+        if name not in DEFAULT_LIMITS:
+            raise InputError(f"--limit {name}: unknown limit (known: {', '.join(sorted(DEFAULT_LIMITS))})")
+        m = re.fullmatch(r"\s*(\d+)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(value))
+        if not m:
+            raise InputError(f"--limit {name}={value}: expected a whole number, optionally with K, M or G")
+        out[name] = int(m.group(1)) * _SUFFIX[m.group(2).lower()]
+    return out
+
+
+def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iterable[str] = (),
+          test_ids: Iterable[str] = (), fix_commit: str | None = None, instance: str | None = None,
+          network: str = "any", repo_path: str | None = None, image: str | None = None,
+          platform: str | None = None, rootfs: bool = False, limits=None, git: str | None = None) -> AuditReport:
+    """Audit a task environment; see ``overlap.audit`` for the arguments."""
+    if network not in ("any", "none"):
+        raise InputError(f"--network {network}: expected 'any' or 'none'")
+    lim = parse_limits(limits)
+    given = str(path)
+    p = Path(path)
+    if not os.path.lexists(p):
+        raise InputError(f"{given}: no such file or folder")
+    kind = detect_kind(p, rootfs)
+    if kind != "repo":
+        raise InputError(f"{given}: {kind} targets are not supported by this version yet (only repository folders)")
+    fix, tests, test_ids = list(fix), list(tests), list(test_ids)
+    layout = repo_layout(p)
+    if layout is not None:
+        targets = [(given, layout)]
+    else:
+        repos = discover_repos(p)
+        if not repos:
+            raise InputError(f"{given}: no git repository found (a folder with .git, or a git folder, depth <= 4)")
+        if base or fix or tests or instance:
+            raise InputError(f"{given}: holds {len(repos)} repositories; --base, --fix, --tests and --instance "
+                             "need a single repository (audit each one separately)")
+        targets = [(os.path.join(given, str(r.relative_to(p))), repo_layout(r)) for r in repos]
+    reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
+    base_source = "argument" if base else "HEAD"
+    if base is None and reference.instance_base:
+        base, base_source = reference.instance_base, "instance"
+
+    private = Path(tempfile.mkdtemp(prefix="overlap-audit-"))
+    try:
+        os.chmod(private, 0o700)
+        (private / "home").mkdir(mode=0o700)
+        runner = GitRunner(private / "home", binary=git, timeout=float(lim["git_timeout"]),
+                           scratch=private / "scratch")
+        git_version, git_error = None, None
+        try:
+            git_version = runner.version()
+            if version_tuple(git_version) < (2, 25):
+                git_error = f"git {git_version} is older than 2.25"
+        except GitError as exc:
+            git_error = f"git is not usable: {exc.reason}"
+        out_targets = []
+        for display, (root, gitdir) in targets:
+            ctx = Ctx(kind="repo", path=display, root=root, gitdir=gitdir, runner=runner, private=private,
+                      reference=reference, network=network, limits=lim, base_arg=base, base_source=base_source,
+                      git_version=git_version, git_error=git_error)
+            out_targets.append(_run_target(ctx))
+        inputs = _inputs(given, reference, out_targets, network, platform, lim, base_source)
+        tool = {"name": "overlap", "version": __version__, "git": git_version,
+                "python": _platform.python_version()}
+        return AuditReport(tool, inputs, out_targets)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _run_target(ctx: Ctx) -> Target:
+    results, findings = run_checks(ctx, CHECKS)
+    t = Target(kind=ctx.kind, path=ctx.path, checks=results, findings=findings)
+    repo = ctx._repo
+    base = {"sha": None, "source": ctx.base_source, "head": None, "setup_commits": 0}
+    if repo is not None:
+        base.update(sha=repo.base, head=repo.head.oid if repo.head else None, setup_commits=len(repo.setup))
+        if repo.base_missing:
+            base["missing"] = repo.base_missing
+        if ctx.base_source == "HEAD":
+            base["note"] = "base = HEAD: setup commits cannot be told apart"
+        t.stats = {"objects_total": len(repo.all), "objects_hist": len(repo.hist),
+                   "objects_nonbase": len(repo.nonbase)}
+    t.base = base
+    index = ctx.index()
+    if index is not None:
+        t.stats["tracked_files"] = len({e.path for e in index.entries})
+    if ctx._files is not None:
+        t.stats["files_scanned"] = len(ctx._files)
+    if ctx.walk_notes:
+        t.stats["skipped"] = {"notes": ctx.walk_notes[:50]}
+    return t
+
+
+def _inputs(given: str, ref: Reference, targets: list[Target], network: str, platform: str | None,
+            limits: dict[str, int], base_source: str) -> dict:
+    first = targets[0].base if len(targets) == 1 else {}
+    return {"path": given, "base": first.get("sha"), "base_source": base_source,
+            "fix": [s.to_dict() for s in ref.fix], "tests": [s.to_dict() for s in ref.tests],
+            "test_ids": ref.test_ids, "fix_commit": ref.fix_commit, "instance_id": ref.instance_id,
+            "network": network, "platform": platform, "limits": limits}

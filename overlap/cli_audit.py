@@ -1,0 +1,113 @@
+"""The ``overlap audit`` command. ``overlap/cli.py`` registers it with ``app.command("audit")(audit)``.
+
+Importing this module is cheap: ``overlap.audit`` loads only when the command runs (an import-time
+test checks that ``overlap --help`` imports no ``overlap.audit`` module).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Annotated
+
+import typer
+
+from .errors import InputError
+
+
+def audit(
+    path: Annotated[str, typer.Argument(
+        metavar="PATH", show_default=False,
+        help="A repository folder (or a folder of repositories, or a bare git folder) to audit.")],
+    base: Annotated[str | None, typer.Option(
+        "--base", metavar="REV", help="The task's base commit B (hex or ref name). Default: HEAD.")] = None,
+    fix: Annotated[list[str] | None, typer.Option(
+        "--fix", metavar="FILE",
+        help="The reference fix: a unified diff, or REPO_PATH=LOCAL_FILE for one fixed file. Repeatable.")] = None,
+    tests: Annotated[list[str] | None, typer.Option(
+        "--tests", metavar="FILE",
+        help="The hidden tests: a test patch, or REPO_PATH=LOCAL_FILE. Repeatable.")] = None,
+    test_id: Annotated[list[str] | None, typer.Option(
+        "--test-id", metavar="ID", help="A hidden test ID (e.g. tests/test_calc.py::test_add). Repeatable.")] = None,
+    fix_commit: Annotated[str | None, typer.Option(
+        "--fix-commit", metavar="SHA", help="The upstream fix commit, when known.")] = None,
+    instance: Annotated[str | None, typer.Option(
+        "--instance", metavar="FILE",
+        help="One task record (JSON or one-line JSONL) with SWE-bench fields; explicit options win.")] = None,
+    network: Annotated[str, typer.Option(
+        "--network", metavar="any|none",
+        help="Whether the agent can reach the internet: SHA-only findings are high with 'any', low with 'none'.")]
+    = "any",
+    repo_path: Annotated[str | None, typer.Option(
+        "--repo-path", metavar="PATH", help="Image mode: where the repository sits in the image.")] = None,
+    image: Annotated[str | None, typer.Option(
+        "--image", metavar="NAME", help="Image mode: which image of a multi-image archive.")] = None,
+    platform: Annotated[str | None, typer.Option(
+        "--platform", metavar="OS/ARCH", help="Image mode: platform in a multi-platform index.")] = None,
+    rootfs: Annotated[bool, typer.Option(
+        "--rootfs", help="PATH is an unpacked root filesystem.")] = False,
+    fmt: Annotated[str, typer.Option(
+        "--format", metavar="table|json", help="What to print on stdout.")] = "table",
+    output: Annotated[str | None, typer.Option(
+        "--output", metavar="FILE", help="Also write the JSON report to FILE.")] = None,
+    fail_on: Annotated[str | None, typer.Option(
+        "--fail-on", metavar="leak|suspect",
+        help="Exit 1 when the verdict reaches this level (for CI).")] = None,
+    limit: Annotated[list[str] | None, typer.Option(
+        "--limit", metavar="NAME=VALUE", help="Override a safety limit, e.g. git_timeout=600. Repeatable.")] = None,
+    git: Annotated[str | None, typer.Option(
+        "--git", metavar="PATH", help="The git binary to use (default: git on PATH).")] = None,
+) -> None:
+    """Find the reference fix leaking from a task environment: git objects and metadata beyond the base,
+    the fixed content anywhere in the store, and file times that point at the touched files.
+
+    Nothing from the audited tree is executed and nothing is written to it.
+
+    Example: overlap audit ./testbed --base af6e6dd --fix fix.patch --tests test.patch --fail-on leak
+
+    Exit codes: 0 done, 1 when --fail-on is reached, 2 usage or input error, or an incomplete audit.
+    """
+    if fmt not in ("table", "json"):
+        raise InputError(f"--format {fmt}: expected 'table' or 'json'")
+    if fail_on not in (None, "leak", "suspect"):
+        raise InputError(f"--fail-on {fail_on}: expected 'leak' or 'suspect'")
+    for item in limit or []:
+        if "=" not in item:
+            raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
+
+    from .audit import audit as run_audit
+    from .audit import render_table
+
+    report = run_audit(
+        path, base=base, fix=fix or (), tests=tests or (), test_ids=test_id or (), fix_commit=fix_commit,
+        instance=instance, network=network, repo_path=repo_path, image=image, platform=platform,
+        rootfs=rootfs, limits=limit or None, git=git)
+    report.fail_on = fail_on
+    text = report.to_json()
+    if output:
+        _write_atomic(output, text)
+    sys.stdout.write(text if fmt == "json" else render_table(report))
+    sys.stdout.flush()
+    if report.verdict == "incomplete":
+        names = ", ".join(f"{c.id}" for t in report.targets for c in t.incomplete_checks())
+        typer.echo(f"overlap: audit incomplete: checks that could not run: {names}", err=True)
+    raise typer.Exit(report.exit_code)
+
+
+def _write_atomic(path: str, text: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".overlap-audit-", dir=folder)
+    except OSError as exc:
+        raise InputError(f"--output {path}: cannot write there ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,199 @@
+"""The git, fixed-content and file-time fixtures of the audit spec (§12.2, §12.3) against §12.6.
+
+For each fixture the listed findings must appear at the listed severity, no other finding above
+``info`` may appear, and the verdict must match. Keys may use ``*`` (storage names hold pack hashes).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pytest
+
+from overlap.audit import audit
+
+FIXC = "F1:fix-commit:*"
+EXPECTED: dict[str, tuple[str, dict[str, str], dict]] = {
+    "swb4": ("leak", {"G1:refs/tags": "critical", "G2:logs/HEAD": "critical", "G2:logs/refs/heads/main": "critical",
+                      "G4:ORIG_HEAD": "critical", "G6:refs": "critical", "F1:src/calc.py": "critical",
+                      "F2:tests/test_calc.py": "critical", "G14:setup_commits": "info", FIXC: "critical"}, {}),
+    "swb5": ("leak", {"G4:ORIG_HEAD": "high"}, {}),
+    "ctl-swb5": ("clean", {}, {}),
+    "ctl-fresh": ("clean", {}, {"base": "HEAD"}),
+    "reflog": ("leak", {"G2:logs/HEAD": "critical", "G6:reflog": "critical", "G5:pack:*": "critical",
+                        "F1:src/calc.py": "critical", "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
+    "unreach-pack": ("leak", {"G5:pack:*": "critical", "G6:unreachable": "critical", "F1:src/calc.py": "critical",
+                              "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
+    "unreach-loose": ("leak", {"G5:loose": "critical", "G6:unreachable": "critical", "F1:src/calc.py": "critical",
+                               "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
+    "cruft": ("leak", {"G5:cruft:*": "critical", "G6:unreachable": "critical", "F1:src/calc.py": "critical",
+                       "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
+    "stash": ("leak", {"G3:refs/stash": "critical", "G6:stash": "critical", "F1:src/calc.py": "critical"}, {}),
+    "stash-drop": ("leak", {"G5:loose": "critical", "G6:unreachable": "critical", "F1:src/calc.py": "critical"}, {}),
+    "packed-tag": ("leak", {"G1:refs/tags": "critical", "G4:FETCH_HEAD": "critical", "G6:refs": "critical",
+                            "F1:src/calc.py": "critical", "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
+    "pseudo": ("leak", {"G4:ORIG_HEAD": "high", "G4:FETCH_HEAD": "high"}, {}),
+    "worktree": ("leak", {"G8:worktrees/worktree-wt": "critical", "G1:worktrees/worktree-wt": "critical",
+                          "G6:worktree": "critical", "F1:src/calc.py": "critical", "F2:tests/test_calc.py": "critical",
+                          FIXC: "critical"}, {}),
+    "alt": ("leak", {"G9:*": "critical", "G5:alternate:*": "critical", "G6:unreachable": "critical",
+                     "F1:src/calc.py": "critical", "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
+    "namespaces": ("leak", {"G1:refs/pull": "critical", "G1:refs/original": "critical",
+                            "G1:refs/prefetch": "critical", "G6:refs": "critical", "F1:src/calc.py": "critical",
+                            "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
+    "index": ("leak", {"G7:index": "critical", "F1:src/calc.py": "critical"}, {}),
+    "index-gc": ("leak", {"G7:index": "critical", "F1:src/calc.py": "critical"}, {}),
+    "dangling": ("leak", {"G5:loose": "critical", "F1:src/calc.py": "critical"}, {}),
+    "backdated": ("leak", {"G1:refs/heads": "critical", "G2:logs/HEAD": "critical",
+                           "G2:logs/refs/heads/pr42": "critical", "G6:refs": "critical",
+                           "F1:src/calc.py": "critical"}, {}),
+    "graph": ("leak", {"G12:objects/info/commit-graph": "high"}, {}),
+    "replace": ("leak", {"G11:refs/replace": "critical", "F1:src/calc.py": "critical"}, {}),
+    "remote": ("suspect", {"G10:remote.origin": "medium"}, {}),
+    "nested": ("leak", {"G13:vendor/up.git": "critical", "F1:src/calc.py": "critical",
+                        "F2:tests/test_calc.py": "critical"}, {}),
+    "setup-test": ("leak", {"G14:setup_commits": "high", "F2:tests/test_calc.py": "critical"}, {}),
+    "ctl-setup": ("clean", {"G14:setup_commits": "info"}, {}),
+    "ctl-shallow": ("clean", {"G11:shallow": "info"}, {}),
+    "smith": ("suspect", {"F1:src/calc.py": "medium"}, {"smith": True}),
+    "reftable": ("incomplete", {"G15:format": "info"}, {}),
+    "hostile": ("leak", {"G1:refs/heads": "high", "G10:remote.origin": "medium"}, {}),
+    "t-fresh": ("clean", {}, {}),
+    "t-validate": ("leak", {"T1:worktree": "high", "T2:stat-dirty": "high"}, {}),
+    "t-hostcopy": ("clean", {}, {}),
+    "t-normalised": ("clean", {}, {}),
+    "t-index": ("leak", {"T2:index-times": "high", "T2:stat-dirty": "high"}, {}),
+}
+
+OFFLINE = {  # --network none: SHA-only findings drop to low
+    "swb5": ("clean", {"G4:ORIG_HEAD": "low"}),
+    "pseudo": ("clean", {"G4:ORIG_HEAD": "low", "G4:FETCH_HEAD": "low"}),
+    "graph": ("clean", {"G12:objects/info/commit-graph": "low"}),
+    "remote": ("clean", {"G10:remote.origin": "low"}),
+}
+
+
+def options(gitfix, name: str, extra: dict) -> dict:
+    if extra.get("smith"):
+        return {"base": "HEAD", "fix": [gitfix.path("smith-fix.patch")]}
+    kw = dict(gitfix.R)
+    kw.update({k: v for k, v in extra.items() if k != "smith"})
+    return kw
+
+
+def assert_findings(report, expected: dict[str, str], verdict: str) -> None:
+    t = report.targets[0]
+    got = {f.key: f.severity for f in t.findings}
+    for pattern, sev in expected.items():
+        hits = [k for k in got if fnmatch.fnmatchcase(k, pattern)]
+        assert hits, f"missing {pattern}; got {got}"
+        assert all(got[k] == sev for k in hits), f"{pattern}: expected {sev}, got {[(k, got[k]) for k in hits]}"
+    for key, sev in got.items():
+        if sev != "info":
+            assert any(fnmatch.fnmatchcase(key, p) for p in expected), f"unexpected finding {key}={sev}"
+    assert report.verdict == verdict, (report.verdict, got, [(c.id, c.reason) for c in t.incomplete_checks()])
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture(gitfix, name):
+    verdict, expected, extra = EXPECTED[name]
+    report = audit(gitfix.path(name), **options(gitfix, name, extra))
+    assert_findings(report, expected, verdict)
+
+
+@pytest.mark.parametrize("name", sorted(OFFLINE))
+def test_fixture_offline(gitfix, name):
+    verdict, expected = OFFLINE[name]
+    report = audit(gitfix.path(name), network="none", **gitfix.R)
+    assert_findings(report, expected, verdict)
+
+
+def test_t_validate_without_reference_is_suspect(gitfix):
+    report = audit(gitfix.path("t-validate"))
+    assert_findings(report, {"T1:worktree": "medium", "T2:stat-dirty": "medium"}, "suspect")
+
+
+def test_reftable_blocks_git_and_fixed_routes_but_times_run(gitfix):
+    t = audit(gitfix.path("reftable"), **gitfix.R).targets[0]
+    status = {c.id: c.status for c in t.checks}
+    assert all(status[f"G{i}"] == "incomplete" for i in range(1, 15))
+    assert status["F1"] == status["F2"] == "incomplete"
+    assert status["T1"] == status["T2"] == "ran"
+    assert t.routes["git"] == t.routes["fixed-content"] == "incomplete"
+    assert not t.complete
+
+
+def test_backdated_commit_is_found_whatever_its_date(gitfix):
+    t = audit(gitfix.path("backdated"), **gitfix.R).targets[0]
+    g6 = next(f for f in t.findings if f.key == "G6:refs")
+    rec = g6.evidence["items"][0]
+    assert rec["date_vs_base"] == "same-second"
+    assert rec["descends_from_base"] is True
+    assert rec["holds_fixed_blob"] is True and rec["paths"] == ["src/calc.py"]
+
+
+def test_pseudo_fetch_head_marks_the_fix_commit(gitfix):
+    t = audit(gitfix.path("pseudo"), **gitfix.R).targets[0]
+    fh = next(f for f in t.findings if f.key == "G4:FETCH_HEAD")
+    items = fh.evidence["items"]
+    assert len(items) == 2 and not any(i["object_present"] for i in items)
+    assert [i["is_fix_commit"] for i in items].count(True) == 1
+    assert any("feature" in i["description"] for i in items if i["is_fix_commit"])
+
+
+def test_graph_lists_two_absent_commits_one_is_the_fix(gitfix):
+    t = audit(gitfix.path("graph"), **gitfix.R).targets[0]
+    g12 = next(f for f in t.findings if f.check == "G12")
+    assert g12.evidence["total"] == 2
+    assert [i["is_fix_commit"] for i in g12.evidence["items"]].count(True) == 1
+    assert g12.evidence["items"][0]["commit_time"] == "2020-04-01T10:00:00Z"
+
+
+def test_packed_tag_is_packed_only(gitfix):
+    t = audit(gitfix.path("packed-tag"), **gitfix.R).targets[0]
+    g1 = next(f for f in t.findings if f.key == "G1:refs/tags")
+    assert [(i["ref"], i["packed_only"]) for i in g1.evidence["items"]] == [("refs/tags/v2.0", True)]
+
+
+def test_storage_labels(gitfix):
+    for name, storage in (("unreach-loose", "loose"), ("cruft", "cruft:"), ("unreach-pack", "pack:"),
+                          ("alt", "alternate:")):
+        t = audit(gitfix.path(name), **gitfix.R).targets[0]
+        g5 = [f for f in t.findings if f.check == "G5"]
+        assert g5 and all(f.evidence["storage"].startswith(storage) for f in g5), (name, [f.key for f in g5])
+
+
+def test_swb4_without_reference_grades_future_history_high(gitfix):
+    t = audit(gitfix.path("swb4"), base=gitfix.base).targets[0]
+    g6 = next(f for f in t.findings if f.key == "G6:refs")
+    assert g6.severity == "high"
+    assert {c.id: c.status for c in t.checks}["F1"] == "not_applicable"
+
+
+def test_base_missing_is_reported_and_audit_continues(gitfix):
+    t = audit(gitfix.path("ctl-fresh"), base="1234567890abcdef1234567890abcdef12345678").targets[0]
+    keys = {f.key: f.severity for f in t.findings}
+    assert keys.get("G14:base_missing") == "medium"
+    assert t.base["missing"] == "1234567890abcdef1234567890abcdef12345678"
+
+
+def test_unreachable_set_matches_git_fsck(gitfix):
+    """§4 G5 cross-check: `git fsck --unreachable` (reflogs count as roots) lists the same objects."""
+    from conftest import git
+
+    from overlap.audit.context import Ctx  # noqa: F401  (import check only)
+
+    for name in ("unreach-pack", "unreach-loose", "cruft", "stash-drop", "dangling", "reflog"):
+        path = gitfix.L / name
+        out = git("fsck", "--unreachable", "--no-progress", cwd=path)
+        fsck = {line.split()[2] for line in out.splitlines() if line.startswith("unreachable ")}
+        report = audit(str(path), **gitfix.R)
+        t = report.targets[0]
+        ours = set()
+        for f in t.findings:
+            if f.check == "G5":
+                ours |= set(f.evidence["commits"]["items"]) | set(f.evidence["tags"]["items"])
+        fsck_commits_tags = {o for o in fsck if git("cat-file", "-t", o, cwd=path).strip() in ("commit", "tag")}
+        assert ours == fsck_commits_tags, name
+        counts = sum(sum(f.evidence["counts"].values()) for f in t.findings if f.check == "G5")
+        assert counts == len(fsck), name
