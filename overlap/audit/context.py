@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import gitbinary as gb
 from . import gitfiles as gf
 from .gitcmd import GitError, GitRunner
 from .gitrepo import GitRepo, RepoBlocked
@@ -301,7 +302,7 @@ class Ctx:
                 uniq.append((rel, p))
         return uniq
 
-    def index(self) -> gf.Index | None:
+    def index(self) -> gb.Index | None:
         """The index parsed by the tool's own code (works even when git cannot read the repo)."""
         if not hasattr(self, "_index"):
             self._index = None
@@ -314,7 +315,7 @@ class Ctx:
                     self.index_error = str(exc)
                 if data is not None:
                     try:
-                        self._index = gf.parse_index(data, "index", hashlen=self._hashlen())
+                        self._index = gb.parse_index(data, "index", hashlen=self._hashlen())
                     except gf.ParseError as exc:
                         self.index_error = str(exc)
         return self._index

@@ -13,7 +13,7 @@ import hashlib
 import stat
 
 from .context import Ctx, Incomplete, NotApplicable, capped, short
-from .gitrepo import unhex
+from .gitfiles import unhex
 from .model import Finding, worst
 from .reference import FixedFile
 from .tree import TooLarge, read_regular

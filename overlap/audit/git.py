@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from . import gitfiles as gf
 from .context import Ctx, Incomplete, capped, cut, iso, short
-from .gitrepo import LABELS
+from .gitentries import LABELS
 from .model import SEVERITY_RANK, Finding, worst
 from .tree import walk
 

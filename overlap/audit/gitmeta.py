@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import gitbinary as gb
 from . import gitfiles as gf
 from .context import Ctx, NotApplicable, capped, cut, iso, short
 from .model import Finding, worst
@@ -148,22 +149,22 @@ def check_g12(ctx: Ctx) -> list[Finding]:
     repo = ctx.repo
     sources: list[tuple[str, list[tuple[str, int | None]]]] = []
     objinfo = repo.common / "objects" / "info"
-    graph = repo.parse(gf.parse_commit_graph, "objects/info/commit-graph", common=True)
+    graph = repo.parse(gb.parse_commit_graph, "objects/info/commit-graph", common=True)
     if graph:
         sources.append(("objects/info/commit-graph", [(g.oid, g.time) for g in graph]))
-    chain = repo.parse(gf.parse_graph_chain, "objects/info/commit-graphs/commit-graph-chain", common=True)
+    chain = repo.parse(gb.parse_graph_chain, "objects/info/commit-graphs/commit-graph-chain", common=True)
     for h in chain or []:
         rel = f"objects/info/commit-graphs/graph-{h}.graph"
-        g = repo.parse(gf.parse_commit_graph, rel, common=True)
+        g = repo.parse(gb.parse_commit_graph, rel, common=True)
         if g:
             sources.append((rel, [(c.oid, c.time) for c in g]))
-    midx = repo.parse(gf.parse_midx, "objects/pack/multi-pack-index", common=True)
+    midx = repo.parse(gb.parse_midx, "objects/pack/multi-pack-index", common=True)
     if midx:
         sources.append(("objects/pack/multi-pack-index", [(o, None) for o in midx]))
     for f in list_dir(repo.common / "objects" / "pack"):
         if f.name.endswith(".idx") and not (repo.common / "objects" / "pack" / (f.name[:-4] + ".pack")).exists():
             rel = f"objects/pack/{f.name}"
-            ids = repo.parse(gf.parse_pack_idx, rel, common=True, hashlen=repo.hexlen // 2)
+            ids = repo.parse(gb.parse_pack_idx, rel, common=True, hashlen=repo.hexlen // 2)
             if ids:
                 sources.append((rel, [(o, None) for o in ids]))
     del objinfo

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import binascii
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from . import gitbinary as gb
 from . import gitfiles as gf
 from .gitcmd import GitError, GitRunner
+from .gitentries import Entry, EntryPoints
+from .gitfiles import unhex
+from .gitobjects import CommitInfo, ObjectReader
 from .tree import TooLarge, is_dir, list_dir, read_regular, walk
 
-LABELS = ("refs", "worktree", "stash", "reflog", "index", "pseudo-ref", "replace", "unreachable")
 KNOWN_EXTENSIONS = {"noop", "noop-v1", "preciousobjects", "partialclone", "worktreeconfig", "objectformat"}
-PSEUDO_ID_FILES = ("ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE",
-                   "BISECT_HEAD", "BISECT_EXPECTED_REV")
-PSEUDO_TEXT_FILES = ("BISECT_LOG", "BISECT_START", "BISECT_TERMS", "BISECT_NAMES", "BISECT_ANCESTORS_OK")
-STATE_DIRS = ("rebase-apply", "rebase-merge", "sequencer")
 FILE_LIMIT = 64 << 20
-BATCH = 5000
 
 
 class RepoBlocked(Exception):
@@ -49,28 +47,7 @@ class Ref:
         return "/".join(parts[:2]) if parts[0] == "refs" and len(parts) > 2 else self.name
 
 
-@dataclass
-class Entry:
-    """One object ID named by an entry point (group in LABELS minus ``unreachable``)."""
-
-    group: str
-    source: str  # file relative to the git folder (and line when it has lines)
-    oid: str
-
-
-@dataclass
-class CommitInfo:
-    oid: str
-    commit: gf.Commit
-    paths: list[str] | None = None  # touched vs the first parent; None when unknown
-    rblobs: dict[str, str] = field(default_factory=dict)  # reference path -> blob id in its tree
-
-
-def unhex(h: str) -> bytes:
-    return binascii.unhexlify(h)
-
-
-class GitRepo:
+class GitRepo(EntryPoints, ObjectReader):
     """A git folder and what the audit learns about it. Call ``load(base)`` once."""
 
     def __init__(self, gitdir: Path, runner: GitRunner, *, name: str = ".git"):
@@ -97,7 +74,7 @@ class GitRepo:
         self.entries: list[Entry] = []
         self.commits: dict[str, CommitInfo] = {}  # NONBASE commits plus B, HEAD and setup commits
         self.tags: dict[str, gf.Tag] = {}
-        self.index: gf.Index | None = None
+        self.index: gb.Index | None = None
         self.index_error: str | None = None
         self.worktrees: list[str] = []
         self.alternates: list[tuple[str, str, Path | None]] = []  # (file, line, resolved dir or None)
@@ -205,6 +182,13 @@ class GitRepo:
             except gf.ParseError as exc:
                 self.parse_errors.append(str(exc))
         return out
+
+    def _read_abs(self, path: Path) -> bytes | None:
+        try:
+            return read_regular(path, FILE_LIMIT)
+        except TooLarge:
+            self.parse_errors.append(f"{path.name}: over the read limit")
+            return None
 
     def _resolve_symref(self, target: str, depth: int = 0) -> str | None:
         ref = self.refs.get(target)
@@ -397,7 +381,7 @@ class GitRepo:
                 elif (objdir / "pack" / (stem + ".promisor")).exists():
                     kind = "promisor"
                 try:
-                    ids = gf.parse_pack_idx(read_regular(f.path, 1 << 34) or b"", f.name, hashlen=self.hexlen // 2)
+                    ids = gb.parse_pack_idx(read_regular(f.path, 1 << 34) or b"", f.name, hashlen=self.hexlen // 2)
                 except (gf.ParseError, TooLarge) as exc:
                     self.parse_errors.append(str(exc))
                     continue
@@ -415,287 +399,3 @@ class GitRepo:
             self._nonbase = set(self.all) - self.hist
         return self._nonbase
 
-    # ------------------------------------------------------------------------------ entry points
-    def reflog_files(self) -> list[str]:
-        """Reflog files relative to the common dir (``logs/**``) and worktree logs."""
-        out = []
-        for root, prefix in [(self.common / "logs", "logs")] + [
-                (self.common / "worktrees" / w / "logs", f"worktrees/{w}/logs") for w in self.worktrees]:
-            for fe in walk(root) if is_dir(root) else ():
-                out.append(f"{prefix}/{fe.rel}")
-        return sorted(out)
-
-    def reflogs(self) -> dict[str, list[gf.ReflogEntry]]:
-        if not hasattr(self, "_reflogs"):
-            out = {}
-            for rel in self.reflog_files():
-                entries = self.parse(gf.parse_reflog, rel, common=True)
-                if entries is not None:
-                    out[rel] = entries
-            self._reflogs = out
-        return self._reflogs
-
-    def _load_index(self) -> None:
-        data = self.read("index")
-        if data is None:
-            return
-        try:
-            self.index = gf.parse_index(data, "index", hashlen=self.hexlen // 2)
-        except gf.ParseError as exc:
-            self.index_error = str(exc)
-
-    def pseudo_ids(self) -> list[Entry]:
-        """Object IDs named by pseudo-refs and operation state (main and worktree git folders)."""
-        out: list[Entry] = []
-        folders = [("", self.gitdir)] + [(f"worktrees/{w}/", self.common / "worktrees" / w) for w in self.worktrees]
-        for prefix, folder in folders:
-            for name in PSEUDO_ID_FILES + PSEUDO_TEXT_FILES:
-                data = self._read_abs(folder / name)
-                if data is None:
-                    continue
-                for oid in gf.find_object_ids(data):
-                    out.append(Entry("pseudo-ref", prefix + name, oid))
-            fh = self._read_abs(folder / "FETCH_HEAD")
-            if fh is not None:
-                try:
-                    for line in gf.parse_fetch_head(fh, prefix + "FETCH_HEAD"):
-                        out.append(Entry("pseudo-ref", f"{prefix}FETCH_HEAD:{line.line}", line.oid))
-                except gf.ParseError as exc:
-                    self.parse_errors.append(str(exc))
-            for d in STATE_DIRS:
-                if is_dir(folder / d):
-                    for fe in walk(folder / d):
-                        data = self._read_abs(fe.path)
-                        for oid in gf.find_object_ids(data or b""):
-                            out.append(Entry("pseudo-ref", f"{prefix}{d}/{fe.rel}", oid))
-        info = self.read("info/refs", common=True)
-        if info is not None:
-            for oid in gf.find_object_ids(info):
-                out.append(Entry("pseudo-ref", "info/refs", oid))
-        return out
-
-    def _read_abs(self, path: Path) -> bytes | None:
-        try:
-            return read_regular(path, FILE_LIMIT)
-        except TooLarge:
-            self.parse_errors.append(f"{path.name}: over the read limit")
-            return None
-
-    def _load_entries(self) -> None:
-        entries: list[Entry] = []
-        for name, ref in sorted(self.refs.items()):
-            if ref.oid is None:
-                continue
-            entries.append(Entry(ref.group, name, ref.oid))
-            if ref.group == "replace":
-                pass
-        if self.head and self.head.oid and not self.head.symref:
-            entries.append(Entry("refs", "HEAD", self.head.oid))
-        for rel, lines in self.reflogs().items():
-            group = "stash" if rel == "logs/refs/stash" else "reflog"
-            for e in lines:
-                for oid in (e.old, e.new):
-                    if oid not in gf.NULL_IDS:
-                        entries.append(Entry(group, f"{rel}:{e.line}", oid))
-        self._load_index()
-        if self.index is not None:
-            for ie in self.index.entries:
-                if ie.mode != 0o160000:
-                    entries.append(Entry("index", f"index:{ie.path}:{ie.stage}", ie.oid))
-            for path, stages in self.index.reuc:
-                for stage, oid in stages:
-                    entries.append(Entry("index", f"index:REUC:{path}:{stage}", oid))
-        for w in self.worktrees:
-            data = self.read(f"worktrees/{w}/index", common=True)
-            if data:
-                try:
-                    for ie in gf.parse_index(data, f"worktrees/{w}/index", hashlen=self.hexlen // 2).entries:
-                        if ie.mode != 0o160000:
-                            entries.append(Entry("worktree", f"worktrees/{w}/index:{ie.path}", ie.oid))
-                except gf.ParseError as exc:
-                    self.parse_errors.append(str(exc))
-        entries.extend(self.pseudo_ids())
-        self.entries = entries
-
-    def _label(self) -> None:
-        labels: dict[bytes, str] = {}
-        nonbase = self.nonbase
-        for group in LABELS[:-1]:
-            tips = sorted({e.oid for e in self.entries if e.group == group and self.has(e.oid)})
-            tips = [t for t in tips if unhex(t) in nonbase]
-            if not tips:
-                continue
-            present, _ = self._rev_list(tips, [t for t in self.hist_tips if t])
-            for oid in present:
-                if oid in nonbase and oid not in labels:
-                    labels[oid] = group
-        for oid in nonbase:
-            labels.setdefault(oid, "unreachable")
-        self.labels = labels
-
-    # ---------------------------------------------------------------------------------- objects
-    def read_objects(self, oids: list[str], *, max_size: int = 16 << 20) -> dict[str, tuple[str, bytes]]:
-        """Raw content of the given objects (``cat-file --batch``); larger or absent ones are left out."""
-        want = []
-        for o in dict.fromkeys(oids):
-            t = self.all.get(unhex(o)) if re.fullmatch(r"[0-9a-f]+", o or "") else None
-            if t and t[1] <= max_size:
-                want.append(o)
-        out: dict[str, tuple[str, bytes]] = {}
-        for i in range(0, len(want), BATCH):
-            chunk = want[i : i + BATCH]
-            res = self.runner.run(["cat-file", "--batch"], git_dir=self.gitdir,
-                                  input="".join(f"{o}\n" for o in chunk).encode())
-            data = res.stdout
-            pos = 0
-            while pos < len(data):
-                nl = data.find(b"\n", pos)
-                if nl < 0:
-                    break
-                header = data[pos:nl].split(b" ")
-                pos = nl + 1
-                if len(header) != 3:
-                    continue
-                size = int(header[2])
-                out[header[0].decode()] = (header[1].decode(), data[pos : pos + size])
-                pos += size + 1
-        return out
-
-    def _load_commits(self) -> None:
-        nonbase_commits = [o.hex() for o in self.nonbase if self.all[o][0] == "commit"]
-        tags = [o.hex() for o in self.nonbase if self.all[o][0] == "tag"]
-        extra = [x for x in [self.base, self.head.oid if self.head else None, *self.setup] if x and self.has(x)]
-        wanted = sorted(set(nonbase_commits) | set(extra))
-        raw = self.read_objects(wanted + sorted(tags))
-        for oid, (typ, data) in raw.items():
-            try:
-                if typ == "commit":
-                    self.commits[oid] = CommitInfo(oid, gf.parse_commit(data, oid))
-                elif typ == "tag":
-                    self.tags[oid] = gf.parse_tag(data, oid)
-            except gf.ParseError as exc:
-                self.parse_errors.append(str(exc))
-        # also the tags named by refs whose object sits in HIST's neighbourhood (annotated tags are never in HIST)
-        ref_tags = [r.oid for r in self.refs.values()
-                    if r.oid and self.type_of(r.oid) == "tag" and r.oid not in self.tags]
-        for oid, (_, data) in self.read_objects(ref_tags).items():
-            try:
-                self.tags[oid] = gf.parse_tag(data, oid)
-            except gf.ParseError as exc:
-                self.parse_errors.append(str(exc))
-        self._load_paths([c for c in self.commits if c != self.base])
-
-    def _load_paths(self, oids: list[str]) -> None:
-        lines, order = [], []
-        for oid in sorted(oids):
-            info = self.commits[oid]
-            parents = info.commit.parents
-            if not self.has(info.commit.tree):
-                continue
-            if parents and not (self.has(parents[0]) and self.type_of(parents[0]) == "commit"):
-                continue
-            lines.append(f"{oid} {parents[0]}" if parents else oid)
-            order.append(oid)
-        if not lines:
-            return
-        res = self.runner.run(["diff-tree", "--no-ext-diff", "--no-textconv", "--no-renames", "--stdin", "-r",
-                               "--name-only", "-z", "--root", "--always"], git_dir=self.gitdir,
-                              input="\n".join(lines).encode() + b"\n")
-        tokens = res.stdout.split(b"\0")
-        idx = 0
-        current = None
-        for tok in tokens:
-            if not tok:
-                continue
-            s = tok.decode("utf-8", "backslashreplace")
-            if idx < len(order) and s == order[idx]:
-                current = self.commits[order[idx]]
-                current.paths = []
-                idx += 1
-            elif current is not None:
-                current.paths.append(s)
-
-    def blobs_at(self, commits: list[str], paths: list[str]) -> dict[str, dict[str, str]]:
-        """For each commit, the blob IDs at ``paths`` in its tree (level by level, one batch per depth)."""
-        result: dict[str, dict[str, str]] = {c: {} for c in commits}
-        if not paths:
-            return result
-        trees: dict[str, list[tuple[int, str, str]]] = {}
-        # state: (commit, path, components left, current tree id)
-        todo = []
-        for c in commits:
-            info = self.commits.get(c)
-            if info is not None:
-                for p in paths:
-                    todo.append((c, p, p.split("/"), info.commit.tree))
-        while todo:
-            need = sorted({t for _, _, _, t in todo if t not in trees})
-            for oid, (typ, data) in self.read_objects(need).items():
-                if typ == "tree":
-                    try:
-                        trees[oid] = gf.parse_tree(data, self.hexlen // 2, oid)
-                    except gf.ParseError as exc:
-                        self.parse_errors.append(str(exc))
-            nxt = []
-            for c, p, comps, tree in todo:
-                entries = trees.get(tree)
-                if entries is None:
-                    continue
-                hit = next((e for e in entries if e[1] == comps[0]), None)
-                if hit is None:
-                    continue
-                mode, _, oid = hit
-                if len(comps) == 1:
-                    if mode != 0o40000 and mode != 0o160000:
-                        result[c][p] = oid
-                elif mode == 0o40000:
-                    nxt.append((c, p, comps[1:], oid))
-            todo = nxt
-        return result
-
-    # ------------------------------------------------------------------------------------ graph
-    def nonbase_commit_ids(self) -> list[str]:
-        return sorted(o for o in self.commits if not self.in_hist(o))
-
-    def peel(self, oid: str, depth: int = 0) -> str:
-        tag = self.tags.get(oid)
-        if tag is not None and depth < 10:
-            return self.peel(tag.object, depth + 1)
-        return oid
-
-    def reach(self, oid: str) -> set[str]:
-        """The NONBASE commits reachable from ``oid`` (tags peeled), walked in process."""
-        start = self.peel(oid)
-        out: set[str] = set()
-        stack = [start]
-        while stack:
-            c = stack.pop()
-            if c in out or self.in_hist(c) or c not in self.commits:
-                continue
-            out.add(c)
-            stack.extend(self.commits[c].commit.parents)
-        return out
-
-    def descends_from_base(self) -> set[str]:
-        """NONBASE commits that have B (or a setup commit) among their ancestors."""
-        if hasattr(self, "_desc"):
-            return self._desc
-        roots = set([self.base] if self.base else []) | set(self.setup)
-        memo: dict[str, bool] = {}
-        ids = self.nonbase_commit_ids()
-        for start in ids:
-            stack = [(start, False)]
-            while stack:
-                c, expanded = stack.pop()
-                if c in memo:
-                    continue
-                parents = self.commits[c].commit.parents if c in self.commits else []
-                if not expanded:
-                    stack.append((c, True))
-                    for p in parents:
-                        if p not in memo and p in self.commits and not self.in_hist(p):
-                            stack.append((p, False))
-                    continue
-                memo[c] = any(p in roots or memo.get(p, False) for p in parents)
-        self._desc = {c for c in ids if memo.get(c)}
-        return self._desc

@@ -1,0 +1,194 @@
+"""Reading objects of a git store for the audit (spec §4 G6): commit and tag contents through
+``cat-file --batch``, paths touched through ``diff-tree --stdin``, blobs at given paths level by level,
+and the in-process walks over NONBASE commits (reach, descends-from-base).
+
+A mixin of ``gitrepo.GitRepo``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import gitfiles as gf
+from .gitfiles import unhex
+
+BATCH = 5000
+
+
+@dataclass
+class CommitInfo:
+    oid: str
+    commit: gf.Commit
+    paths: list[str] | None = None  # touched vs the first parent; None when unknown
+    rblobs: dict[str, str] = field(default_factory=dict)  # reference path -> blob id in its tree
+
+
+class ObjectReader:
+    """Mixin: needs ``all``, ``runner``, ``gitdir``, ``hexlen``, ``nonbase``, ``in_hist``, ``has``, ``type_of``."""
+
+    def read_objects(self, oids: list[str], *, max_size: int = 16 << 20) -> dict[str, tuple[str, bytes]]:
+        """Raw content of the given objects (``cat-file --batch``); larger or absent ones are left out."""
+        want = []
+        for o in dict.fromkeys(oids):
+            t = self.all.get(unhex(o)) if re.fullmatch(r"[0-9a-f]+", o or "") else None
+            if t and t[1] <= max_size:
+                want.append(o)
+        out: dict[str, tuple[str, bytes]] = {}
+        for i in range(0, len(want), BATCH):
+            chunk = want[i : i + BATCH]
+            res = self.runner.run(["cat-file", "--batch"], git_dir=self.gitdir,
+                                  input="".join(f"{o}\n" for o in chunk).encode())
+            data = res.stdout
+            pos = 0
+            while pos < len(data):
+                nl = data.find(b"\n", pos)
+                if nl < 0:
+                    break
+                header = data[pos:nl].split(b" ")
+                pos = nl + 1
+                if len(header) != 3:
+                    continue
+                size = int(header[2])
+                out[header[0].decode()] = (header[1].decode(), data[pos : pos + size])
+                pos += size + 1
+        return out
+
+    def _load_commits(self) -> None:
+        nonbase_commits = [o.hex() for o in self.nonbase if self.all[o][0] == "commit"]
+        tags = [o.hex() for o in self.nonbase if self.all[o][0] == "tag"]
+        extra = [x for x in [self.base, self.head.oid if self.head else None, *self.setup] if x and self.has(x)]
+        wanted = sorted(set(nonbase_commits) | set(extra))
+        raw = self.read_objects(wanted + sorted(tags))
+        for oid, (typ, data) in raw.items():
+            try:
+                if typ == "commit":
+                    self.commits[oid] = CommitInfo(oid, gf.parse_commit(data, oid))
+                elif typ == "tag":
+                    self.tags[oid] = gf.parse_tag(data, oid)
+            except gf.ParseError as exc:
+                self.parse_errors.append(str(exc))
+        # also the tags named by refs whose object sits in HIST's neighbourhood (annotated tags are never in HIST)
+        ref_tags = [r.oid for r in self.refs.values()
+                    if r.oid and self.type_of(r.oid) == "tag" and r.oid not in self.tags]
+        for oid, (_, data) in self.read_objects(ref_tags).items():
+            try:
+                self.tags[oid] = gf.parse_tag(data, oid)
+            except gf.ParseError as exc:
+                self.parse_errors.append(str(exc))
+        self._load_paths([c for c in self.commits if c != self.base])
+
+    def _load_paths(self, oids: list[str]) -> None:
+        lines, order = [], []
+        for oid in sorted(oids):
+            info = self.commits[oid]
+            parents = info.commit.parents
+            if not self.has(info.commit.tree):
+                continue
+            if parents and not (self.has(parents[0]) and self.type_of(parents[0]) == "commit"):
+                continue
+            lines.append(f"{oid} {parents[0]}" if parents else oid)
+            order.append(oid)
+        if not lines:
+            return
+        res = self.runner.run(["diff-tree", "--no-ext-diff", "--no-textconv", "--no-renames", "--stdin", "-r",
+                               "--name-only", "-z", "--root", "--always"], git_dir=self.gitdir,
+                              input="\n".join(lines).encode() + b"\n")
+        tokens = res.stdout.split(b"\0")
+        idx = 0
+        current = None
+        for tok in tokens:
+            if not tok:
+                continue
+            s = tok.decode("utf-8", "backslashreplace")
+            if idx < len(order) and s == order[idx]:
+                current = self.commits[order[idx]]
+                current.paths = []
+                idx += 1
+            elif current is not None:
+                current.paths.append(s)
+
+    def blobs_at(self, commits: list[str], paths: list[str]) -> dict[str, dict[str, str]]:
+        """For each commit, the blob IDs at ``paths`` in its tree (level by level, one batch per depth)."""
+        result: dict[str, dict[str, str]] = {c: {} for c in commits}
+        if not paths:
+            return result
+        trees: dict[str, list[tuple[int, str, str]]] = {}
+        # state: (commit, path, components left, current tree id)
+        todo = []
+        for c in commits:
+            info = self.commits.get(c)
+            if info is not None:
+                for p in paths:
+                    todo.append((c, p, p.split("/"), info.commit.tree))
+        while todo:
+            need = sorted({t for _, _, _, t in todo if t not in trees})
+            for oid, (typ, data) in self.read_objects(need).items():
+                if typ == "tree":
+                    try:
+                        trees[oid] = gf.parse_tree(data, self.hexlen // 2, oid)
+                    except gf.ParseError as exc:
+                        self.parse_errors.append(str(exc))
+            nxt = []
+            for c, p, comps, tree in todo:
+                entries = trees.get(tree)
+                if entries is None:
+                    continue
+                hit = next((e for e in entries if e[1] == comps[0]), None)
+                if hit is None:
+                    continue
+                mode, _, oid = hit
+                if len(comps) == 1:
+                    if mode != 0o40000 and mode != 0o160000:
+                        result[c][p] = oid
+                elif mode == 0o40000:
+                    nxt.append((c, p, comps[1:], oid))
+            todo = nxt
+        return result
+
+    # ------------------------------------------------------------------------------------ graph
+    def nonbase_commit_ids(self) -> list[str]:
+        return sorted(o for o in self.commits if not self.in_hist(o))
+
+    def peel(self, oid: str, depth: int = 0) -> str:
+        tag = self.tags.get(oid)
+        if tag is not None and depth < 10:
+            return self.peel(tag.object, depth + 1)
+        return oid
+
+    def reach(self, oid: str) -> set[str]:
+        """The NONBASE commits reachable from ``oid`` (tags peeled), walked in process."""
+        start = self.peel(oid)
+        out: set[str] = set()
+        stack = [start]
+        while stack:
+            c = stack.pop()
+            if c in out or self.in_hist(c) or c not in self.commits:
+                continue
+            out.add(c)
+            stack.extend(self.commits[c].commit.parents)
+        return out
+
+    def descends_from_base(self) -> set[str]:
+        """NONBASE commits that have B (or a setup commit) among their ancestors."""
+        if hasattr(self, "_desc"):
+            return self._desc
+        roots = set([self.base] if self.base else []) | set(self.setup)
+        memo: dict[str, bool] = {}
+        ids = self.nonbase_commit_ids()
+        for start in ids:
+            stack = [(start, False)]
+            while stack:
+                c, expanded = stack.pop()
+                if c in memo:
+                    continue
+                parents = self.commits[c].commit.parents if c in self.commits else []
+                if not expanded:
+                    stack.append((c, True))
+                    for p in parents:
+                        if p not in memo and p in self.commits and not self.in_hist(p):
+                            stack.append((p, False))
+                    continue
+                memo[c] = any(p in roots or memo.get(p, False) for p in parents)
+        self._desc = {c for c in ids if memo.get(c)}
+        return self._desc
