@@ -1,0 +1,61 @@
+"""Shared fixtures for the output tests: the demo compare, and a copy of the demo data in a temp folder
+(so tests may change files without touching the package)."""
+
+import shutil
+
+import pytest
+
+from overlap.api import compare
+from overlap.demo import DEMO_ROOT, demo_data
+
+
+@pytest.fixture
+def demo_result():
+    return compare("mimo-cyber", ["cybergym"], data=demo_data())
+
+
+@pytest.fixture
+def demo_copy(tmp_path):
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO_ROOT, root)
+    return {name: root / name for name in ("mimo-cyber", "cybergym", "arvo")}
+
+
+def hub_error(name, message):
+    """A huggingface_hub error without an HTTP response (their constructors want one from a real call)."""
+    from huggingface_hub import errors
+
+    cls = getattr(errors, name)
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)
+    return exc
+
+
+class FakeHfApi:
+    """Stands in for huggingface_hub.HfApi: records calls, never touches the network."""
+
+    def __init__(self, token="hf_test", role="write", repo_exists=True):
+        self.token = token
+        self.role = role
+        self.repo_exists = repo_exists
+        self.commits = []
+
+    def whoami(self):
+        return {"name": "tester", "auth": {"accessToken": {"role": self.role}}}
+
+    def repo_info(self, repo_id, repo_type=None):
+        if not self.repo_exists:
+            raise hub_error("RepositoryNotFoundError", f"{repo_id} not found")
+        return {"id": repo_id}
+
+    def create_commit(self, repo_id, operations, **kwargs):
+        from types import SimpleNamespace
+
+        self.commits.append({"repo_id": repo_id, "operations": list(operations), **kwargs})
+        return SimpleNamespace(pr_url=f"https://huggingface.co/datasets/{repo_id}/discussions/1",
+                               commit_url="unused")
+
+
+@pytest.fixture
+def fake_api():
+    return FakeHfApi()
