@@ -354,14 +354,18 @@ def _status(exc: Exception) -> str:
     return f"HTTP {response.status_code}" if response is not None else type(exc).__name__
 
 
+def check_config_name(config_name: str) -> None:
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", config_name or ""):
+        raise InputError(f"--config {config_name!r}: give a config name such as minus-cybergym")
+
+
 def push_split(result, filtered: FilterResult, repo_id: str, config_name: str, *, token: str | None = None,
                api=None) -> str:
     """Publish the filtered split as config `config_name` of `repo_id` in one pull request (never the main
     branch). Returns the PR URL. No token / no access → OverlapError (exit 2) before anything is sent."""
     from huggingface_hub import errors as hf_errors
 
-    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", config_name or ""):
-        raise InputError(f"--config {config_name!r}: give a config name such as minus-cybergym")
+    check_config_name(config_name)
     api = api or _hub_api(token)
     check_write_access(api, repo_id)
     table = kept_table(result, filtered)

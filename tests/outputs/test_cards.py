@@ -1,0 +1,114 @@
+import json
+
+import pytest
+
+from overlap.errors import InputError, OverlapError
+from overlap.outputs.cards import (
+    begin_marker,
+    bench_record,
+    card_update,
+    end_marker,
+    push_card,
+    render_section,
+    update_card_text,
+    validate_record,
+)
+from overlap.outputs.markdown import view_of
+
+CARD = "---\nlicense: mit\n---\n# MiMo RL data\n\nRows for RL.\n"
+BASELINES = {"uniform": {"expected": 0.4, "sd": 0.6, "z": 7.6, "p": 1e-9, "observed": 5},
+             "within_project": {"expected": 1.9, "sd": 1.1, "z": 2.8, "p": 0.004},
+             "strata": [{"project": "libxml2", "observed": 2, "expected": 0.5}]}
+
+
+@pytest.fixture
+def view(demo_result):
+    return view_of(demo_result)
+
+
+def test_section_is_appended_once_and_replaced_on_rerun(view):
+    first = card_update(view, CARD).files["README.md"]
+    assert first.startswith(CARD) and first.count(begin_marker("cybergym")) == 1
+    assert "**5 of 8 cybergym tasks (62.5%)**" in first
+    assert "[.overlap/cybergym.json](.overlap/cybergym.json)" in first
+    second = card_update(view, first).files["README.md"]
+    assert second.encode() == first.encode()
+    # Text the user wrote after the section survives a re-run untouched.
+    edited = first + "\n## Citation\n\nPlease cite.\n"
+    assert card_update(view, edited).files["README.md"] == edited
+
+
+def test_section_is_replaced_in_place_with_new_numbers(view, demo_result):
+    old = CARD + "\n" + begin_marker("cybergym") + "\nold numbers\n" + end_marker("cybergym") + "\n\n## After\n"
+    new = card_update(view, old).files["README.md"]
+    assert "old numbers" not in new and new.endswith("\n## After\n") and new.startswith(CARD)
+    assert new.count(end_marker("cybergym")) == 1
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (CARD + begin_marker("cybergym") + "\n", "1 begin, 0 end"),
+    (CARD + end_marker("cybergym") + "\n", "0 begin, 1 end"),
+    (CARD + (begin_marker("cybergym") + "\nx\n" + end_marker("cybergym") + "\n") * 2, "2 begin, 2 end"),
+    (CARD + end_marker("cybergym") + "\n" + begin_marker("cybergym") + "\n", "comes before its begin"),
+    (CARD + begin_marker("cybergym") + "\n" + begin_marker("sec-bench") + "\n" + end_marker("cybergym"),
+     "contains markers of 'sec-bench'"),
+])
+def test_broken_markers_are_refused(view, text, message):
+    with pytest.raises(InputError, match=message):
+        update_card_text(text, "cybergym", render_section(view, "cybergym"), "README.md")
+
+
+def test_other_benches_sections_are_left_alone(view):
+    other = begin_marker("sec-bench") + "\nkept\n" + end_marker("sec-bench") + "\n"
+    out = card_update(view, CARD + "\n" + other).files["README.md"]
+    assert other in out and out.index(other) < out.index(begin_marker("cybergym"))
+
+
+def test_record_validates_against_its_schema(view, demo_result):
+    record = bench_record(view, "cybergym")
+    validate_record(record)
+    assert record["schema_version"] == 1
+    assert len(record["pairs"]) == 6 and record["counts"]["bench_items_matched"] == 5
+    assert record["bench_ids"] == sorted(set(demo_result.benches[0].pairs["bench_id"]))
+    translated = [p for p in record["pairs"] if p["match_type"] == "translated"][0]
+    assert translated["kinds"] == ["ossfuzz"] and translated["train_raw"] != translated["bench_raw"]
+    import jsonschema
+
+    broken = json.loads(json.dumps(record))
+    broken["pairs"][0]["match_type"] = "fuzzy"
+    with pytest.raises(jsonschema.ValidationError):
+        validate_record(broken)
+
+
+def test_baselines_and_evidence_reach_the_card_and_record(demo_result):
+    demo_result.benches[0].sections["baselines"] = BASELINES
+    demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same"]
+    view = view_of(demo_result)
+    section = render_section(view, "cybergym")
+    assert "Expected by chance: uniform 0.4 (p = 1e-09); within project 1.9 (p = 0.004)." in section
+    record = bench_record(view, "cybergym")
+    validate_record(record)
+    assert record["baselines"] == BASELINES
+    assert record["pairs"][0]["evidence"] == {"crash_grade": "same"}
+    assert record["pairs"][4]["evidence"] == {}
+
+
+def test_push_is_one_pr_commit_with_both_files(view, fake_api):
+    update = card_update(view, CARD)
+    url = push_card(update, "XiaomiMiMo/MiMo-V2.6-RL-oss", api=fake_api)
+    assert url.endswith("/discussions/1")
+    (commit,) = fake_api.commits
+    assert commit["create_pr"] is True and commit["repo_type"] == "dataset"
+    assert [op.path_in_repo for op in commit["operations"]] == ["README.md", ".overlap/cybergym.json"]
+    assert "Provenance:" in commit["commit_description"]
+    assert "sunblaze-ucb/cybergym" in commit["commit_description"]
+
+
+def test_push_without_token_sends_nothing(view, monkeypatch):
+    from conftest import FakeHfApi
+
+    monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
+    api = FakeHfApi(token=None)
+    with pytest.raises(OverlapError, match="no Hugging Face token"):
+        push_card(card_update(view, CARD), "me/data", api=api)
+    assert api.commits == []

@@ -1,0 +1,119 @@
+"""The filter / card / report commands, registered on a tiny app the way overlap/cli.py registers them."""
+
+import json
+
+import pandas as pd
+import pytest
+import typer
+from fixtures import data_args
+from typer.testing import CliRunner
+
+from overlap.cli import handles_errors
+from overlap.cli_outputs import card, filter_cmd, report
+from overlap.outputs import markdown, splits
+from overlap.outputs.report import write_compare_report
+
+app = typer.Typer()
+app.command("filter")(handles_errors(filter_cmd))
+app.command("card")(handles_errors(card))
+app.command("report")(handles_errors(report))
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def saved(demo_result, tmp_path):
+    out = write_compare_report(demo_result, tmp_path / "result")
+    markdown.write_report_extras(demo_result, out, reports=False)
+    return out
+
+
+def test_filter_writes_the_split_and_prints_counts(demo_copy, tmp_path):
+    out = tmp_path / "split"
+    result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", out)
+    assert result.exit_code == 0, result.stderr
+    assert "rows read: 10  removed: 6  kept: 4 (of which 0 without an id, kept)" in result.stdout
+    assert "  dup:ossfuzz: 1\n  id:ossfuzz: 6\n" in result.stdout
+    assert f"written to {out}" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt",
+                                                     "filter.json", "removed.csv", "train.parquet"]
+    assert len(pd.read_parquet(out / "train.parquet")) == 4
+
+
+def test_filter_drop_option_and_bad_reason(demo_copy, tmp_path):
+    result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "s", "--drop", "dup")
+    assert result.exit_code == 0 and "removed: 1  kept: 9" in result.stdout
+    bad = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "t", "--drop", "ngram:13")
+    assert bad.exit_code == 2 and "no 'ngram_13' column" in bad.stderr and not (tmp_path / "t").exists()
+
+
+def test_filter_push_needs_a_token(demo_copy, tmp_path, monkeypatch):
+    from conftest import FakeHfApi
+
+    monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
+    monkeypatch.setattr(splits, "_hub_api", lambda token: FakeHfApi(token=None))
+    result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "s",
+                 "--push-to-hub", "me/mimo")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("overlap: error: no Hugging Face token")
+    assert not (tmp_path / "s").exists()  # refused before any work
+
+
+def test_filter_push_prints_the_pr_url(demo_copy, tmp_path, monkeypatch, fake_api):
+    pushed = []
+    monkeypatch.setattr(splits, "_hub_api", lambda token: fake_api)
+    monkeypatch.setattr(splits, "_push_with_datasets",
+                        lambda table, repo, config, token, desc: pushed.append(config) or "https://hf.test/pr/7")
+    result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "s",
+                 "--push-to-hub", "me/mimo")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.endswith("pull request: https://hf.test/pr/7\n") and pushed == ["minus-cybergym"]
+
+
+def test_card_writes_locally_and_is_idempotent(saved, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# MiMo\n")
+    first = run("card", saved, "--card", readme, "--out", tmp_path / "c1")
+    assert first.exit_code == 0, first.stderr
+    assert first.stdout.splitlines() == [str(tmp_path / "c1" / "README.md"),
+                                         str(tmp_path / "c1" / ".overlap" / "cybergym.json")]
+    assert readme.read_text() == "# MiMo\n"  # the input card is never modified
+    second = run("card", saved, "--card", tmp_path / "c1" / "README.md", "--out", tmp_path / "c2")
+    assert second.exit_code == 0
+    for name in ("README.md", ".overlap/cybergym.json"):
+        assert (tmp_path / "c1" / name).read_bytes() == (tmp_path / "c2" / name).read_bytes()
+    assert json.loads((tmp_path / "c1" / ".overlap" / "cybergym.json").read_text())["schema_version"] == 1
+
+
+def test_card_refuses_broken_markers(saved, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# MiMo\n<!-- overlap:begin cybergym -->\nhalf a section\n")
+    result = run("card", saved, "--card", readme, "--out", tmp_path / "c")
+    assert result.exit_code == 2
+    assert "broken overlap markers for 'cybergym' (1 begin, 0 end)" in result.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_card_push_prints_pr_url(saved, tmp_path, monkeypatch, fake_api):
+    monkeypatch.setattr(splits, "_hub_api", lambda token: fake_api)
+    readme = tmp_path / "README.md"
+    readme.write_text("# MiMo\n")
+    result = run("card", saved, "--card", readme, "--push")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "https://huggingface.co/datasets/XiaomiMiMo/MiMo-V2.6-RL-oss/discussions/1\n"
+    assert not (saved / "card").exists() and len(fake_api.commits) == 1
+
+
+def test_report_command(saved):
+    result = run("report", saved)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [str(saved / "report.md"), str(saved / "report.html")]
+    assert "Matched pairs, side by side" in (saved / "report.md").read_text()
+
+
+def test_report_on_a_folder_without_summary(tmp_path):
+    result = run("report", tmp_path)
+    assert result.exit_code == 2 and "no summary.json" in result.stderr

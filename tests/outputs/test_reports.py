@@ -1,0 +1,89 @@
+import base64
+import re
+import sys
+
+import pytest
+
+from overlap.outputs import markdown
+from overlap.outputs.html import PLOTS_SKIPPED, render_html, write_reports
+from overlap.outputs.markdown import Note, Section, load_result, register_section, render_markdown, view_of
+from overlap.outputs.report import write_compare_report
+
+BASELINES = {"uniform": {"expected": 0.4, "sd": 0.6, "z": 7.6, "p": 1e-9},
+             "within_project": {"expected": 1.9, "sd": 1.1, "z": 2.8, "p": 0.004},
+             "strata": [{"project": "libxml2", "observed": 2, "expected": 0.5},
+                        {"project": "harfbuzz", "observed": 1, "expected": 0.7}]}
+
+
+def images(html):
+    return re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)
+
+
+@pytest.fixture
+def saved(demo_result, tmp_path):
+    """A result folder as `overlap compare --out` writes it once the lead calls write_report_extras."""
+    out = write_compare_report(demo_result, tmp_path / "result")
+    markdown.write_report_extras(demo_result, out, reports=False)
+    return out
+
+
+def test_html_is_self_contained_with_plots(demo_result):
+    demo_result.benches[0].sections["baselines"] = BASELINES
+    html = render_html(view_of(demo_result))
+    svgs = images(html)
+    assert len(svgs) == 3  # shares, chance null, per-project observed vs expected
+    assert all(base64.b64decode(s).lstrip().startswith(b"<?xml") for s in svgs)
+    assert "<svg" in base64.b64decode(svgs[1]).decode() and "observed 5" in base64.b64decode(svgs[1]).decode()
+    assert not re.search(r'(src|href)="(?!data:)', html)  # no external assets
+    assert "<link" not in html and "<script" not in html
+    for text in ("Summary by benchmark", "Chance baselines", "within_project", "Matched pairs, side by side",
+                 "arvo_42471002", "xsltEvalXPathPredicate", "Provenance", "6b61165a71600cb6"):
+        assert text in html
+
+
+def test_plots_skipped_without_matplotlib(demo_result, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
+    html = render_html(view_of(demo_result))
+    assert PLOTS_SKIPPED in html and not images(html)
+    assert "Summary by benchmark" in html
+
+
+def test_sections_absent_are_skipped_and_present_are_shown(demo_result):
+    plain = render_markdown(view_of(demo_result))
+    assert "Chance baselines" not in plain and "Evidence grades" not in plain
+    demo_result.benches[0].sections["baselines"] = BASELINES
+    demo_result.benches[0].sections["text"] = {"ngram": {"n": 13, "pairs_with_shared": 1}}
+    demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same"]
+    md = render_markdown(view_of(demo_result))
+    assert "### Chance baselines" in md and "| uniform | 5 | 0.4 | 0.6 | 7.6 | 1e-09 |" in md
+    assert "| libxml2 | 2 | 0.5 |" in md
+    assert "### Text" in md and "| ngram.n | 13 |" in md  # an unregistered key, shown generically
+    assert "### Evidence grades" in md and "| same | 4 |" in md and "| (empty) | 1 |" in md
+    assert "crash_grade: same" in md  # the pair's evidence in its example header
+
+
+def test_registered_section_renders_its_key(demo_result, monkeypatch):
+    monkeypatch.setattr(markdown, "SECTIONS", list(markdown.SECTIONS))
+    register_section(Section("swe", "SWE checks", lambda value, view, bench: [Note(f"{value['checked']} checked")],
+                             scope="top"))
+    demo_result.sections["swe"] = {"checked": 3}
+    md = render_markdown(view_of(demo_result))
+    assert "## SWE checks\n\n3 checked" in md
+
+
+def test_report_rerenders_from_a_saved_folder_byte_identically(demo_result, saved, tmp_path):
+    view = load_result(saved)
+    assert view.items is not None and len(view.items) == 11  # 6 train + 5 bench items in pairs / duplicates
+    write_reports(view, saved)
+    first = {n: (saved / n).read_bytes() for n in ("report.md", "report.html")}
+    write_reports(load_result(saved), saved)
+    assert first == {n: (saved / n).read_bytes() for n in ("report.md", "report.html")}
+    # The saved folder renders like the in-memory result.
+    assert first["report.md"].decode() == render_markdown(view_of(demo_result))
+    assert b"xsltEvalXPathPredicate" in first["report.html"]
+
+
+def test_folder_without_item_texts_still_renders(demo_result, tmp_path):
+    out = write_compare_report(demo_result, tmp_path / "bare")
+    md = render_markdown(load_result(out))
+    assert "ids only" in md and "arvo_42471002" in md
