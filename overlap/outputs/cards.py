@@ -198,7 +198,10 @@ def read_card(card: str | Path | None, repo_id: str | None) -> tuple[str, str]:
 
     try:
         return str(DatasetCard.load(target, repo_type="dataset")), f"hub:{target}"
-    except hf_errors.EntryNotFoundError:
+    except (hf_errors.LocalEntryNotFoundError, hf_errors.OfflineModeIsEnabled):
+        raise OverlapError(f"{target}: cannot load its dataset card (the Hub is unreachable and it is not "
+                           "cached); pass --card with a local README.md") from None
+    except hf_errors.EntryNotFoundError:  # the repo has no README.md yet: start an empty card
         return "", f"hub:{target}"
     except (hf_errors.HfHubHTTPError, OSError, ValueError) as exc:
         raise OverlapError(f"{target}: cannot load its dataset card ({type(exc).__name__}); pass --card "

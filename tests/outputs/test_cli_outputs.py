@@ -117,3 +117,29 @@ def test_report_command(saved):
 def test_report_on_a_folder_without_summary(tmp_path):
     result = run("report", tmp_path)
     assert result.exit_code == 2 and "no summary.json" in result.stderr
+
+
+def test_card_from_the_hub_offline_says_what_to_do(saved):
+    result = run("card", saved)  # no --card: the training set's Hub card, but tests are offline
+    assert result.exit_code == 2
+    assert "XiaomiMiMo/MiMo-V2.6-RL-oss: cannot load its dataset card" in result.stderr
+    assert "--card" in result.stderr
+
+
+def test_everything_renders_when_nothing_overlaps(tmp_path):
+    from fixtures import write_all
+
+    from overlap.api import compare
+
+    paths = write_all(tmp_path / "data")
+    result = compare("sec-bench:cve", ["cybergym"], data=paths)  # CVE keys vs OSS-Fuzz keys: no pair
+    out = write_compare_report(result, tmp_path / "result")
+    markdown.write_report_extras(result, out, reports=False)
+    assert run("report", out).exit_code == 0
+    assert "0 of 7 cybergym items (0.0%)" in (out / "report.md").read_text()
+    (tmp_path / "README.md").write_text("")
+    assert run("card", out, "--card", tmp_path / "README.md").exit_code == 0
+    record = json.loads((out / "card" / ".overlap" / "cybergym.json").read_text())
+    assert record["pairs"] == [] and record["counts"]["bench_items_matched"] == 0
+    filtered = run("filter", "sec-bench:cve", "cybergym", *data_args(paths), "--out", tmp_path / "split")
+    assert "rows read: 2  removed: 0  kept: 2" in filtered.stdout

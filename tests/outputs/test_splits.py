@@ -136,3 +136,26 @@ def test_push_refused_before_anything_is_sent(demo_result, monkeypatch, api_args
     monkeypatch.setattr(splits, "_push_with_datasets", lambda *a: pytest.fail("must not push"))
     with pytest.raises(OverlapError, match=message):
         push_split(demo_result, filter_split(demo_result), "me/mimo", "minus-cybergym", api=FakeHfApi(**api_args))
+
+
+def test_rows_come_back_from_a_hub_cache_and_from_a_single_file(tmp_path, monkeypatch):
+    from test_sources import _fake_hub_cache
+
+    from overlap.sources.registry import get_spec
+
+    paths = write_all(tmp_path / "data")
+    spec = get_spec("mimo-cyber")
+    cache = tmp_path / "hfcache"
+    _fake_hub_cache(cache, spec.hub_repo, spec.revision, {"cyber.parquet": paths["mimo-cyber"] / "cyber.parquet"})
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    hub_paths = {k: v for k, v in paths.items() if k != "mimo-cyber"}
+    single = dict(paths, **{"mimo-cyber": paths["mimo-cyber"] / "cyber.parquet"})
+    for data in (hub_paths, single):
+        result = compare("mimo-cyber", ["cybergym"], data=data)
+        result.train.source = None  # rebuilt from the provenance: Hub cache at the pinned revision, or the file
+        filtered = filter_split(result)
+        write_split(result, filtered, tmp_path / result.train.provenance.origin)
+        kept, removed = read_out(tmp_path / result.train.provenance.origin)
+        assert kept.num_rows + len(removed) == 7 and len(removed) == 5
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("hub", "local"))) == [
+        "hub-cache", "local-file"]
