@@ -186,8 +186,9 @@ def detect_kind(path: Path, rootfs: bool) -> str:
                     names.add(m.name.lstrip("./") if m.name.startswith("./") else m.name)
                     if i > 10_000 or "manifest.json" in names:
                         break
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise InputError(f"{path}: not a folder or a tar archive ({exc})") from None
+        except (tarfile.TarError, OSError, EOFError):
+            raise InputError(f"{path}: not a folder or a tar archive (give a repository folder or an image tar)") \
+                from None
         if "manifest.json" in names:
             return "docker-save"
         if "oci-layout" in names and "index.json" in names:

@@ -1,0 +1,119 @@
+"""The ``overlap audit`` command (§2 exit codes), tested on a small typer app that registers it the way
+overlap/cli.py does; user errors become one stderr line and exit 2, as in the lead's CLI."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from overlap.cli_audit import audit
+from overlap.errors import OverlapError
+
+
+def _handles(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except OverlapError as exc:
+            typer.echo(f"overlap: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+app = typer.Typer()
+
+
+@app.callback()
+def _main() -> None:
+    """overlap (test app)"""
+
+
+app.command("audit")(_handles(audit))
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, ["audit", *args])
+
+
+def R(gitfix) -> list[str]:
+    return ["--base", gitfix.base, "--fix", gitfix.path("fix.patch"), "--tests", gitfix.path("test.patch"),
+            "--fix-commit", gitfix.fix]
+
+
+def test_exit_codes(gitfix):
+    assert run(gitfix.path("swb5"), *R(gitfix)).exit_code == 0
+    assert run(gitfix.path("swb5"), *R(gitfix), "--fail-on", "leak").exit_code == 1
+    assert run(gitfix.path("swb5"), *R(gitfix), "--network", "none", "--fail-on", "suspect").exit_code == 0
+    assert run(gitfix.path("remote"), *R(gitfix), "--fail-on", "suspect").exit_code == 1
+    assert run(gitfix.path("remote"), *R(gitfix), "--fail-on", "leak").exit_code == 0
+    res = run(gitfix.path("reftable"), *R(gitfix), "--format", "json")
+    assert res.exit_code == 2
+    assert json.loads(res.stdout)["verdict"] == "incomplete"  # the full report is still printed
+    assert "G1" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["{L}/no-such-folder"], "no such file or folder"),
+    (["{L}/swb5", "--fix", "{L}/no-such.patch"], "no-such.patch"),
+    (["{L}/swb5", "--fix", "{L}/ids.env"], "not a unified diff"),
+    (["{L}/swb5", "--base", "no-such-branch"], "--base no-such-branch"),
+    (["{L}/swb5", "--base", "a"], "--base a"),
+    (["{L}/swb5", "--network", "offline"], "--network"),
+    (["{L}/swb5", "--format", "xml"], "--format"),
+    (["{L}/swb5", "--fail-on", "bad"], "--fail-on"),
+    (["{L}/swb5", "--limit", "bogus=1"], "unknown limit"),
+    (["{L}/swb5", "--fix-commit", "xyz"], "--fix-commit"),
+    (["{L}", "--base", "{BASE}"], "repositories"),
+    (["{L}/fix.patch"], "not a folder or a tar"),
+])
+def test_user_errors_exit_2_with_one_line(gitfix, args, needle):
+    res = run(*[a.format(L=gitfix.L, BASE=gitfix.base) for a in args])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_json_output_file_matches_stdout(gitfix, tmp_path):
+    out = tmp_path / "report.json"
+    res = run(gitfix.path("swb4"), *R(gitfix), "--format", "json", "--output", str(out))
+    assert res.exit_code == 0
+    assert out.read_text() == res.stdout
+    assert json.loads(res.stdout)["verdict"] == "leak"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".overlap-audit-")]
+
+
+def test_table_is_the_default(gitfix):
+    res = run(gitfix.path("ctl-fresh"), "--base", "HEAD", "--fix", gitfix.path("fix.patch"))
+    assert res.exit_code == 0
+    assert res.stdout.startswith("VERDICT: CLEAN")
+
+
+def test_help_documents_every_option():
+    res = CliRunner().invoke(app, ["audit", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0
+    for opt in ("--base", "--fix", "--tests", "--test-id", "--fix-commit", "--instance", "--network", "--repo-path",
+                "--image", "--platform", "--rootfs", "--format", "--output", "--fail-on", "--limit", "--git"):
+        assert opt in res.stdout, opt
+    assert "Example: overlap audit" in res.stdout
+
+
+def test_importing_the_command_loads_no_audit_module():
+    code = ("import sys, overlap.cli_audit\n"
+            "try:\n    from overlap.cli import main\n    sys.argv = ['overlap', '--help']\n    main()\n"
+            "except SystemExit:\n    pass\nexcept ImportError:\n    pass\n"
+            "print([m for m in sys.modules if m.startswith('overlap.audit')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+    code2 = "import sys, overlap.audit; print(sorted(m for m in sys.modules if m.startswith('overlap.audit')))"
+    out2 = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True).stdout
+    assert out2.strip() == "['overlap.audit']"  # the package itself is import-light
