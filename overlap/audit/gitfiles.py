@@ -40,6 +40,17 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
+def _lines(data: bytes):
+    """(line number, byte offset, line) of every non-blank line, ``\r`` stripped."""
+    offset = 0
+    for no, line in enumerate(data.split(b"\n"), 1):
+        start = offset
+        offset += len(line) + 1
+        line = line.rstrip(b"\r")
+        if line.strip():
+            yield no, start, line
+
+
 # ---------------------------------------------------------------------------------------------- refs
 @dataclass(frozen=True)
 class RefValue:
@@ -71,12 +82,8 @@ class PackedRef:
 def parse_packed_refs(data: bytes, source: str = "packed-refs") -> list[PackedRef]:
     """Read ``packed-refs`` linearly (its ``sorted`` trait is never trusted); ``^`` lines peel the tag above."""
     refs: list[PackedRef] = []
-    offset = 0
-    for no, line in enumerate(data.split(b"\n"), 1):
-        start = offset
-        offset += len(line) + 1
-        line = line.rstrip(b"\r")
-        if not line or line.startswith(b"#"):
+    for no, start, line in _lines(data):
+        if line.startswith(b"#"):
             continue
         if line.startswith(b"^"):
             if not refs or refs[-1].peeled is not None:
@@ -108,12 +115,7 @@ _IDENT_TIME = re.compile(rb"^(.*>)\s+(\d+)\s+([+-]\d{4})$")
 def parse_reflog(data: bytes, source: str) -> list[ReflogEntry]:
     """Lines ``<old> <new> <name> <<email>> <time> <tz>\\t<message>``."""
     out: list[ReflogEntry] = []
-    offset = 0
-    for no, line in enumerate(data.split(b"\n"), 1):
-        start = offset
-        offset += len(line) + 1
-        if not line.strip():
-            continue
+    for no, start, line in _lines(data):
         head, _, msg = line.partition(b"\t")
         parts = head.split(b" ", 2)
         if len(parts) < 2:
@@ -138,12 +140,7 @@ class FetchHeadLine:
 def parse_fetch_head(data: bytes, source: str = "FETCH_HEAD") -> list[FetchHeadLine]:
     """``<hex>\\t[not-for-merge]\\t<description>`` lines."""
     out = []
-    offset = 0
-    for no, line in enumerate(data.split(b"\n"), 1):
-        start = offset
-        offset += len(line) + 1
-        if not line.strip():
-            continue
+    for no, start, line in _lines(data):
         fields = line.split(b"\t", 2)
         oid = _hexid(fields[0].strip(), source, start)
         nfm = len(fields) > 1 and fields[1] == b"not-for-merge"
@@ -166,12 +163,7 @@ def find_object_ids(data: bytes) -> list[str]:
 def parse_info_refs(data: bytes, source: str = "info/refs") -> list[tuple[str, str]]:
     """``<hex>\\t<refname>`` lines left by ``update-server-info``."""
     out = []
-    offset = 0
-    for line in data.split(b"\n"):
-        start = offset
-        offset += len(line) + 1
-        if not line.strip():
-            continue
+    for _, start, line in _lines(data):
         oid, sep, name = line.partition(b"\t")
         if not sep:
             raise ParseError(source, start, "expected '<id>\\t<refname>'")
@@ -192,23 +184,16 @@ def parse_lines(data: bytes) -> list[str]:
 
 def parse_shallow(data: bytes, source: str = "shallow") -> list[str]:
     out = []
-    offset = 0
-    for line in data.split(b"\n"):
-        start = offset
-        offset += len(line) + 1
-        if line.strip():
-            out.append(_hexid(line.strip(), source, start))
+    for _, start, line in _lines(data):
+        out.append(_hexid(line.strip(), source, start))
     return out
 
 
 def parse_grafts(data: bytes, source: str = "info/grafts") -> list[tuple[str, list[str]]]:
     out = []
-    offset = 0
-    for line in data.split(b"\n"):
-        start = offset
-        offset += len(line) + 1
+    for _, start, line in _lines(data):
         line = line.strip()
-        if not line or line.startswith(b"#"):
+        if line.startswith(b"#"):
             continue
         ids = [_hexid(p, source, start) for p in line.split()]
         out.append((ids[0], ids[1:]))
