@@ -64,12 +64,22 @@ def compare(
     *,
     data: dict[str, Path] | None = None,
     mapping: OssFuzzMapping | None = None,
+    pool: str | None = "auto",
+    strata: str | None = "project",
+    permutations: int = 100_000,
+    seed: int = 0,
+    reference: str | None = None,
+    reference_range: bool = False,
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
     Datasets are given as names/specs (see `overlap datasets`) or already-loaded `Dataset`s. `data` maps
     registered names to local folders/files. The OSS-Fuzz mapping is loaded (`arvo`) only when a side
     has OSS-Fuzz ids and none is passed.
+
+    Chance baselines (`overlap.stats`): `pool` ("auto": ARVO-Meta for OSS-Fuzz sets, skipped with a reason
+    when it cannot be had; a name/path; None) stratified by the pool column `strata`, cross-checked by
+    `permutations` seeded draws; `reference` (e.g. `multi-swe-rl-discarded`) adds the SWE inclusion test.
     """
     if not benches:
         raise InputError("give at least one benchmark to compare with")
@@ -94,7 +104,7 @@ def compare(
         )
         for b in bench_ds
     ]
-    return CompareResult(
+    result = CompareResult(
         train=train_ds,
         benches=comparisons,
         train_duplicates=duplicates(train_ds),
@@ -102,6 +112,11 @@ def compare(
         mapping_provenance=mapping_provenance,
         parameters={"train": names[0], "benches": names[1:]},
     )
+    from .stats.attach import attach_baselines
+
+    attach_baselines(result, data=data, pool=pool, strata=strata, permutations=permutations, seed=seed,
+                     reference=reference, reference_range=reference_range)
+    return result
 
 
 def _share(part: int, whole: int) -> float:

@@ -120,16 +120,34 @@ def compare(
     fail_on: Annotated[str | None, typer.Option("--fail-on", metavar="N|P%",
                                                 help="Exit 1 when a benchmark has at least N matched items "
                                                      "(or P percent of its items).")] = None,
+    pool: Annotated[str, typer.Option("--pool", help="Pool for the chance baselines: auto (ARVO-Meta for "
+                                      "OSS-Fuzz sets), a registered pool, a folder or id,project file, or none.")
+                    ] = "auto",
+    strata: Annotated[str, typer.Option("--strata", help="Pool column for the within-stratum baseline "
+                                        "(project, sanitizer, crash_type, fuzzer) or none.")] = "project",
+    permutations: Annotated[int, typer.Option("--permutations", min=0,
+                                              help="Seeded permutation draws cross-checking the exact null "
+                                                   "(0 skips).")] = 100_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every random draw.")] = 0,
+    reference: Annotated[str | None, typer.Option("--reference", help="Reference set of comparable PRs for "
+                                                  "the SWE inclusion test, e.g. multi-swe-rl-discarded.")] = None,
+    reference_range: Annotated[bool, typer.Option("--reference-range", help="Inclusion test: keep only PRs "
+                                                  "within the training set's PR-number range per repo.")] = False,
 ) -> None:
-    """Join TRAIN with each BENCH on normalised source ids (OSS-Fuzz old→new, CVE) and write a report.
+    """Join TRAIN with each BENCH on normalised source ids (OSS-Fuzz old→new, CVE), add chance baselines,
+    and write a report.
 
-    Example: overlap compare mimo-cyber cybergym sec-bench --data arvo=./ARVO
+    Example: overlap compare mimo-cyber cybergym sec-bench --data arvo=./ARVO --data arvo-meta=./ARVO-Meta
     """
     from .api import compare as run_compare
     from .sources.load import parse_data_options
 
     threshold = _parse_fail_on(fail_on)
-    result = run_compare(train, bench, data=parse_data_options(data))
+    result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
+                         strata=None if strata == "none" else strata, permutations=permutations, seed=seed,
+                         reference=reference, reference_range=reference_range)
+    if result.sections.get("baselines", {}).get("status") == "not_run":
+        typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     if out is None and not no_report:
         out = Path("reports") / "__".join([result.train.name, *[b.bench.name for b in result.benches]])
     summary = _emit(result, fmt, None if no_report else out)

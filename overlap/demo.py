@@ -10,7 +10,7 @@ DEMO_ROOT = Path(__file__).resolve().parent / "data" / "demo"
 
 def demo_data() -> dict[str, Path]:
     """`--data` overrides that point the registered names at the demo folders."""
-    return {name: DEMO_ROOT / name for name in ("mimo-cyber", "cybergym", "arvo")}
+    return {name: DEMO_ROOT / name for name in ("mimo-cyber", "cybergym", "arvo", "arvo-meta")}
 
 
 def explain(summary: dict[str, Any]) -> str:

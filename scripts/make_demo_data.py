@@ -121,6 +121,43 @@ def write_task_files() -> None:
             (folder / "patch.diff").write_text(fix_diff(*PATCHES[task_id]))
 
 
+# The ARVO first-release pool the demo's bugs are drawn from (ARVO-Meta layout: one <old id>.json per bug).
+POOL_PROJECTS = ["libxml2", "libxslt", "harfbuzz", "graphicsmagick", "mruby", "lcms", "binutils", "openjpeg",
+                 "freetype2", "libpng"]
+CLUSTERFUZZ = (
+    "Detailed report: https://oss-fuzz.example/testcase?key={key}\n\nProject: {project}\n"
+    "Fuzzer: libFuzzer_{project}_fuzz\nJob Type: libfuzzer_asan_{project}\nPlatform Id: linux\n\n"
+    "Crash Type: {crash_type}\nCrash Address: 0x602000000011\nCrash State:\n{frames}  \n"
+    "Sanitizer: address (ASAN)\n\nIssue filed automatically."
+)
+
+
+def pool_bugs() -> list[tuple[int, str]]:
+    """(old id, project): the demo's own bugs plus fillers spread over the projects."""
+    own = {10055: "libxml2", 10102: "libxslt", 10340: "harfbuzz", 11873: "libpng", 12007: "graphicsmagick",
+           13555: "mruby", 14020: "lcms", 15999: "binutils", 20001: "freetype2", 99999: "openjpeg"}
+    bugs = dict(own)
+    for index in range(50):
+        bugs[10000 + 37 * index + 1] = POOL_PROJECTS[(index * 7) % len(POOL_PROJECTS)]
+    return sorted(bugs.items())
+
+
+def write_pool() -> None:
+    folder = ROOT / "arvo-meta" / "archive_data" / "meta"
+    folder.mkdir(parents=True, exist_ok=True)
+    for old_id, project in pool_bugs():
+        frames = "".join(f"  {project}_frame_{old_id % 5}_{depth}\n" for depth in range(3))
+        content = CLUSTERFUZZ.format(key=old_id, project=project, crash_type="Heap-buffer-overflow READ 1",
+                                     frames=frames)
+        record = {
+            "localId": old_id, "project": project, "fuzzer": "libfuzzer", "sanitizer": "asan",
+            "crash_type": "Heap-buffer-overflow READ 1", "severity": "High",
+            "fix_commit": f"{old_id:08x}" * 5, "repo_addr": f"https://git.example/{project}",
+            "report": {"comments": [{"localId": old_id, "content": content, "timestamp": 1535220395}]},
+        }
+        (folder / f"{old_id}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
 def write_mapping() -> None:
     path = ROOT / "arvo" / "arvo" / "oss_fuzz_mappings.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,4 +210,5 @@ if __name__ == "__main__":
     write_train()
     write_bench()
     write_task_files()
+    write_pool()
     print(f"demo data written to {ROOT}")

@@ -149,6 +149,7 @@ def test_demo_runs_offline(tmp_path):
     result = run("demo", "--out", out)
     assert result.exit_code == 0, result.stderr
     assert "plain join on the numbers finds 3 of 8" in result.stdout
+    assert "chance, within project" in result.stdout and "permutation check" in result.stdout
     assert (out / "pairs.csv").is_file()
 
 

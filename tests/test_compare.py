@@ -79,3 +79,38 @@ def test_same_dataset_twice_is_refused(cyber):
 
     with pytest.raises(InputError, match="named twice"):
         compare("cybergym", ["cybergym"], data=cyber)
+
+
+def test_demo_compare_carries_both_baselines():
+    from overlap.demo import demo_data
+
+    result = compare("mimo-cyber", ["cybergym"], data=demo_data(), permutations=2000, seed=3)
+    summary = result.summary()
+    block = summary["benches"][0]["baselines"]
+    assert block["shared_in_pool"] == 4 and block["uniform"]["pool"] == 60
+    assert block["stratified"]["by"] == "project"
+    assert block["permutation"]["draws"] == 2000 and block["permutation"]["seed"] == 3
+    assert summary["baselines"]["status"] == "ran"
+    assert summary["parameters"]["permutations"] == 2000
+
+
+def test_baselines_not_run_when_auto_pool_is_unavailable(cyber):
+    result = compare("mimo-cyber", ["cybergym"], data=cyber, permutations=0)
+    status = result.summary()["baselines"]
+    assert status["status"] == "not_run"
+    assert "arvo-meta" in status["reason"] or "ARVO-Meta" in status["reason"]
+    assert "baselines" not in result.summary()["benches"][0]
+
+
+def test_explicit_pool_must_load_and_none_skips(cyber, tmp_path):
+    import pytest
+
+    from overlap.errors import OverlapError
+
+    with pytest.raises(OverlapError):
+        compare("mimo-cyber", ["cybergym"], data=cyber, pool="arvo-meta")
+    assert "baselines" not in compare("mimo-cyber", ["cybergym"], data=cyber, pool="none").summary()
+    pool_file = tmp_path / "pool.csv"
+    pool_file.write_text("id,project\n10288,libxml2\n10400,libxslt\n11500,harfbuzz\n17777,lcms\n19999,x\n")
+    summary = compare("mimo-cyber", ["cybergym"], data=cyber, pool=str(pool_file), permutations=0).summary()
+    assert summary["benches"][0]["baselines"]["shared_in_pool"] == 3

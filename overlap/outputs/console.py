@@ -37,7 +37,26 @@ def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 cells[bench_index] = (f"{counts[side + '_items_matched']}/{counts[side + '_items']} "
                                       f"({counts['plain_' + side + '_items_matched']})")
                 rows.append([f"  {name}:{subset} matched (plain)", *cells])
+    rows += _section_rows(summary)
     return header, rows
+
+
+def _section_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Rows of optional per-benchmark sections (chance baselines, inclusion test), one column per bench."""
+    from ..stats.wiring import table_rows
+
+    benches = summary["benches"]
+    labels: dict[str, list[str]] = {}
+    for index, bench in enumerate(benches):
+        for key in ("baselines", "inclusion"):
+            if isinstance(bench.get(key), dict):
+                for label, text in table_rows(bench[key]):
+                    labels.setdefault(label, [""] * len(benches))[index] = text
+    rows = [[label, *cells] for label, cells in labels.items()]
+    status = summary.get("baselines", {})
+    if status.get("status") == "not_run":
+        rows.append(["chance baselines", *["not run: pool not available (see summary.json)"] * len(benches)])
+    return rows
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
