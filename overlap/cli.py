@@ -276,6 +276,20 @@ def demo(
         typer.echo(explain(summary))
 
 
+def _register_commands() -> None:
+    """Commands whose code lives in their own modules (each imports its heavy parts only when run)."""
+    from .cli_audit import audit
+    from .cli_outputs import card, filter_cmd, report
+
+    app.command("filter")(handles_errors(filter_cmd))
+    app.command("card")(handles_errors(card))
+    app.command("report")(handles_errors(report))
+    app.command("audit")(handles_errors(audit))
+
+
+_register_commands()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
