@@ -49,6 +49,7 @@ def filter_cmd(
 
     One copy of a bug listed twice in TRAIN is kept (the first in source order that no other reason drops).
 
+    \b
     Examples:
       overlap filter mimo-cyber cybergym --out mimo-minus-cybergym
       overlap filter mimo-cyber cybergym --drop id --push-to-hub me/mimo-rl --config minus-cybergym
@@ -57,6 +58,7 @@ def filter_cmd(
     from .outputs import splits
     from .sources.load import parse_data_options
 
+    reasons = splits.check_reasons(drop or splits.DEFAULT_REASONS)
     api = None
     if push_to_hub:  # refuse a push that cannot succeed before any work is done
         if config:
@@ -64,7 +66,7 @@ def filter_cmd(
         api = splits._hub_api(None)
         splits.check_write_access(api, push_to_hub)
     result = compare(train, bench, data=parse_data_options(data))
-    filtered = splits.filter_split(result, drop or splits.DEFAULT_REASONS)
+    filtered = splits.filter_split(result, reasons)
     benches = [b.bench.name for b in result.benches]
     out = out or Path("filtered") / f"{result.train.name}-minus-{'-'.join(benches)}"
     splits.write_split(result, filtered, out)
@@ -97,6 +99,7 @@ def card(
     `<!-- overlap:begin BENCH -->` and `<!-- overlap:end BENCH -->`, and write `.overlap/BENCH.json` with
     every pair. The input card is never modified: the result goes to --out, or to a Hub pull request.
 
+    \b
     Examples:
       overlap card reports/demo --card ./README.md
       overlap card reports/mimo-cyber__cybergym --push

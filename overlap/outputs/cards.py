@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import InputError, OverlapError
 from ..model import PAIR_COLUMNS
 from .atomic import write_text_atomic
-from .markdown import ResultView, fmt
+from .markdown import ResultView, fmt, null_models
 from .report import dumps_json
 
 SCHEMA_VERSION = 1
@@ -97,11 +97,18 @@ def bench_record(view: ResultView, bench: str) -> dict[str, Any]:
 
 
 def _baseline_line(baselines: Any) -> str:
-    if not isinstance(baselines, dict):
+    models = null_models(baselines)
+    if not models:
         return ""
-    parts = [f"{name.replace('_', ' ')} {fmt(b.get('expected'))}" + (f" (p = {fmt(b['p'])})" if "p" in b else "")
-             for name, b in sorted(baselines.items()) if isinstance(b, dict) and "expected" in b]
-    return f"Expected by chance: {'; '.join(parts)}." if parts else ""
+    observed = models[0][1].get("observed")
+    parts = []
+    for label, model in models:
+        interval = model.get("expected_interval")
+        spread = f"95% range {interval[0]}–{interval[1]}; " if isinstance(interval, list) and len(interval) == 2 else ""
+        p = model.get("p_upper", model.get("p"))
+        parts.append(f"{fmt(model.get('expected'))} ({label}; {spread}P(X ≥ {observed}) = {fmt(p)})")
+    return (f"Chance baseline: {observed} shared bugs are in the reference pool; two independent draws from "
+            f"the pool would share {' or '.join(parts)}.")
 
 
 def render_section(view: ResultView, bench: str) -> str:

@@ -50,16 +50,48 @@ def _normal_pdf(x: float, mean: float, sd: float) -> float:
     return math.exp(-0.5 * ((x - mean) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
 
 
+def exact_null(model: dict[str, Any]) -> tuple[list[int], list[float]] | None:
+    """The exact chance distribution of the overlap count, rebuilt from the counts a null reports: one
+    hypergeometric (pool, bench_in_pool, train_in_pool) or the convolution of one per stratum (pool,
+    bench, train). None when the counts are not there."""
+    import numpy as np
+    from scipy.stats import hypergeom
+
+    def pmf(pool: Any, bench: Any, train: Any):
+        try:
+            pool, bench, train = int(pool), int(bench), int(train)
+        except (TypeError, ValueError):
+            return None
+        if not 0 <= bench <= pool or not 0 <= train <= pool:
+            return None
+        return hypergeom(pool, bench, train).pmf(np.arange(min(bench, train) + 1))
+
+    strata = model.get("strata") or []
+    if strata:
+        total = np.ones(1)
+        for row in strata:
+            part = pmf(row.get("pool"), row.get("bench"), row.get("train"))
+            if part is None:
+                return None
+            total = np.convolve(total, part)
+    else:
+        total = pmf(model.get("pool"), model.get("bench_in_pool"), model.get("train_in_pool"))
+        if total is None:
+            return None
+    return list(range(len(total))), [float(p) for p in total]
+
+
 def _draw_null(ax, name: str, model: dict[str, Any]) -> None:
-    """The chance distribution of the overlap count (its pmf when given, else a normal curve from the
-    expected count and sd) with the observed count as a red line."""
+    """The chance distribution of the overlap count (exact when the counts are given, else a normal curve
+    from the expected count and sd) with the observed count as a red line."""
     observed = float(model.get("observed") or 0)
     expected = float(model.get("expected") or 0)
     sd = float(model.get("sd") or 0)
-    pmf, support = model.get("pmf"), model.get("support")
-    if isinstance(pmf, list) and pmf:
-        xs = support if isinstance(support, list) and len(support) == len(pmf) else list(range(len(pmf)))
-        ax.bar(xs, pmf, width=0.9, color=PLAIN, label="chance (exact)")
+    exact = exact_null(model)
+    if exact is not None:
+        xs, probs = exact
+        last = max(int(observed), max((x for x, p in zip(xs, probs, strict=True) if p > 1e-4), default=0)) + 1
+        ax.bar(xs[: last + 1], probs[: last + 1], width=0.85, color=PLAIN, label="chance (exact)")
     elif sd > 0:
         hi = max(observed, expected + 4 * sd) * 1.1 + 1
         lo = max(0.0, expected - 4 * sd)

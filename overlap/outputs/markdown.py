@@ -8,8 +8,10 @@ Extension point: `register_section(Section(key, title, build, scope))`. `scope="
 built from `summary["benches"][i][key]`, `scope="top"` from `summary[key]`; `build(value, view, bench)`
 returns blocks and must read keys defensively (`.get`), since producers add fields over time. A key with
 no registered section is still shown, by `generic_blocks` (scalars as a table, lists of records as
-tables), so nothing a producer adds is silently hidden. Baselines (`baselines`) are registered in
-`sections.py`-style below; add new ones next to it.
+tables), so nothing a producer adds is silently hidden. `baselines` is registered below (chance table,
+null plot with the observed count, per-project observed vs expected); register new ones next to it.
+Evidence columns that later stages add to pairs.csv get count tables (`evidence_blocks`) without any
+registration.
 """
 
 from __future__ import annotations
@@ -142,9 +144,12 @@ def write_report_extras(result, folder: Path, reports: bool = True) -> None:
 
 
 def view_of(result) -> ResultView:
-    """The in-memory view of a `CompareResult` (same content as a saved folder)."""
+    """The in-memory view of a `CompareResult`, exactly as a saved folder reads back (the summary goes
+    through the same JSON as summary.json, so key order and number types match)."""
+    from .report import dumps_json
+
     dups = pd.concat([result.train_duplicates, *[b.duplicates for b in result.benches]], ignore_index=True)
-    return ResultView(result.summary(), result.pairs, dups, pair_items(result))
+    return ResultView(json.loads(dumps_json(result.summary())), result.pairs, dups, pair_items(result))
 
 
 # --- blocks and sections --------------------------------------------------------------------------------
@@ -216,23 +221,30 @@ def fmt(value: Any) -> str:
 
 
 def generic_blocks(value: Any, view: ResultView, bench: dict | None = None, caption: str = "") -> list[Block]:
-    """Any JSON value as tables: scalars (flattened with dotted keys) in one, each list of records in its own."""
+    """Any JSON value as tables: its scalars in one table, each sub-object in its own (nested keys dotted),
+    each list of records in its own."""
     blocks: list[Block] = []
     scalars: list[list[Any]] = []
 
-    def walk(prefix: str, node: Any, depth: int) -> None:
-        if isinstance(node, dict) and depth < 3:
+    def walk(prefix: str, node: Any, depth: int, rows: list[list[Any]]) -> None:
+        if isinstance(node, dict) and depth < 4:
             for key in sorted(node):
-                walk(f"{prefix}.{key}" if prefix else str(key), node[key], depth + 1)
+                child = node[key]
+                if depth == 0 and isinstance(child, dict) and child:
+                    sub: list[list[Any]] = []
+                    blocks.append(Table(["field", "value"], sub, str(key)))
+                    walk("", child, depth + 1, sub)
+                else:
+                    walk(f"{prefix}.{key}" if prefix else str(key), child, depth + 1, rows)
         elif isinstance(node, list) and node and all(isinstance(r, dict) for r in node):
             columns = list(dict.fromkeys(k for r in node for k in r))
             blocks.append(Table(columns, [[fmt(r.get(c)) for c in columns] for r in node[:50]],
-                                caption=prefix + (f" (first 50 of {len(node)})" if len(node) > 50 else "")))
+                                prefix + (f" (first 50 of {len(node)})" if len(node) > 50 else "")))
         else:
-            scalars.append([prefix or "value", fmt(node)])
+            rows.append([prefix or "value", fmt(node)])
 
-    walk("", value, 0)
-    return ([Table(["field", "value"], scalars, caption)] if scalars else []) + blocks
+    walk("", value, 0, scalars)
+    return ([Table(["field", "value"], scalars, caption)] if scalars else []) + [b for b in blocks if b.rows]
 
 
 CORE_BENCH_KEYS = {"bench", "bench_items", "bench_items_matched", "bench_share", "by_subset", "dataset",
@@ -245,65 +257,82 @@ CORE_TOP_KEYS = {"tool", "parameters", "train", "benches", "train_items_in_any_p
 # --- section builders -------------------------------------------------------------------------------------
 
 
-def _first_key(record: dict, *names: str, contains: str = "") -> str | None:
-    for name in names:
-        if name in record:
-            return name
-    if contains:
-        return next((k for k in record if contains in k), None)
-    return None
+NULL_FIELDS = ("observed", "expected", "sd", "expected_interval", "pool", "bench_in_pool", "train_in_pool")
 
 
-def _records(value: Any) -> list[dict]:
-    """A table given as a list of records or a dict of records keyed by label."""
-    if isinstance(value, list):
-        return [r for r in value if isinstance(r, dict)]
-    if isinstance(value, dict):
-        return [{"stratum": k, **v} for k, v in value.items() if isinstance(v, dict)]
-    return []
+def null_models(value: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(label, null) for every chance null in a baselines block: any sub-dict with `expected` and an observed
+    count or a p-value (`uniform`, `stratified` → "within <by>", `inclusion`...), in a stable order."""
+    if not isinstance(value, dict):
+        return []
+    out = []
+    for name, block in sorted(value.items(), key=lambda kv: (kv[0] != "uniform", kv[0])):
+        if isinstance(block, dict) and "expected" in block and ({"observed", "p_upper", "p"} & set(block)):
+            label = f"within {block['by']}" if block.get("by") else str(block.get("null") or name)
+            out.append((label, block))
+    return out
+
+
+def _p(model: dict[str, Any]) -> Any:
+    return model.get("p_upper", model.get("p"))
+
+
+def _range(model: dict[str, Any]) -> str:
+    interval = model.get("expected_interval")
+    return f"{interval[0]}–{interval[1]}" if isinstance(interval, list) and len(interval) == 2 else ""
+
+
+def _strata_blocks(strata: list[dict], label: str) -> list[Block]:
+    name = next((k for k in ("stratum", "project", "name") if k in strata[0]), "stratum")
+    observed = next((k for k in ("shared", "observed") if k in strata[0]), None)
+    present = list(dict.fromkeys(k for r in strata for k in r))
+    preferred = [name, "pool", "bench", "train", "shared", "observed", "expected", "sd"]
+    columns = [c for c in preferred if c in present] + [c for c in present if c not in preferred]
+    blocks: list[Block] = []
+    if observed and "expected" in strata[0]:
+        drawn = [r for r in strata if _num(r.get(observed)) or _num(r.get("expected"))]
+        top = sorted(drawn, key=lambda r: (_num(r.get("expected")) - _num(r.get(observed)), str(r.get(name))))[:15]
+        blocks.append(Plot("strata", {"labels": [str(r.get(name)) for r in top],
+                                      "observed": [_num(r.get(observed)) for r in top],
+                                      "expected": [_num(r.get("expected")) for r in top]},
+                           f"observed vs expected per stratum ({label}), largest excess first"))
+    blocks.append(Table(columns, [[fmt(r.get(c)) for c in columns] for r in strata[:40]],
+                        f"{label}: per stratum" + (f" (first 40 of {len(strata)})" if len(strata) > 40 else "")))
+    return blocks
 
 
 def baselines_blocks(value: Any, view: ResultView, bench: dict | None) -> list[Block]:
-    """Chance baselines: one row per model (uniform, within-project, ...), the null with the observed
-    count marked, and the per-stratum observed vs expected table. Every field is optional."""
-    if not isinstance(value, dict):
+    """Chance baselines of one benchmark: a row per null (observed, expected, sd, 95 % range, z, exact
+    P(X ≥ observed)), the nulls drawn with the observed count marked, the per-stratum table, and the rest
+    (in-pool counts, permutation check) as plain tables. Every field is optional."""
+    models = null_models(value)
+    if not models:
         return generic_blocks(value, view, bench)
-    observed_default = (bench or {}).get("bench_items_matched")
-    models, rest, strata = [], {}, []
-    for name, block in sorted(value.items()):
-        if isinstance(block, dict) and ("expected" in block or "p" in block):
-            models.append((name, block))
-        elif name in ("strata", "by_project", "projects"):
-            strata = _records(block)
-        else:
-            rest[name] = block
-    blocks: list[Block] = []
-    if models:
-        columns = ["model", "observed", "expected", "sd", "z", "p"]
-        rows = [[name, fmt(b.get("observed", observed_default)), *[fmt(b.get(c)) for c in columns[2:]]]
-                for name, b in models]
-        blocks.append(Table(columns, rows, "observed overlap vs what independent draws would share by chance"))
-        nulls = {name: {k: b.get(k) for k in ("expected", "sd", "pmf", "support")} | {
-            "observed": b.get("observed", observed_default)} for name, b in models if b.get("expected") is not None}
-        if nulls:
-            blocks.append(Plot("null", {"models": nulls}, "chance null distribution with the observed count"))
-    if strata:
-        label = _first_key(strata[0], "project", "stratum", "name", "key") or "stratum"
-        obs = _first_key(strata[0], "observed", contains="observed")
-        exp = _first_key(strata[0], "expected", contains="expected")
-        columns = list(dict.fromkeys(k for r in strata for k in r))
-        if obs and exp:
-            strata = sorted(strata, key=lambda r: (-_num(r.get(obs)) + _num(r.get(exp)), str(r.get(label))))
-            top = strata[:15]
-            blocks.append(Plot("strata", {"labels": [str(r.get(label)) for r in top],
-                                          "observed": [_num(r.get(obs)) for r in top],
-                                          "expected": [_num(r.get(exp)) for r in top]},
-                               "observed vs expected per project"))
-        blocks.append(Table(columns, [[fmt(r.get(c)) for c in columns] for r in strata[:40]],
-                            f"per {label}: observed vs expected" + (" (first 40)" if len(strata) > 40 else "")))
-    if rest:
-        blocks += generic_blocks(rest, view, bench)
-    return blocks
+    rows = [[label, fmt(m.get("observed")), fmt(m.get("expected")), fmt(m.get("sd")), _range(m), fmt(m.get("z")),
+             fmt(_p(m))] for label, m in models]
+    blocks: list[Block] = [
+        Table(["null", "observed", "expected", "sd", "95% range", "z", "P(X ≥ observed)"], rows,
+              "observed overlap vs what independent draws from the pool would share by chance"),
+        Plot("null", {"models": {label: {k: m.get(k) for k in NULL_FIELDS} | {
+            "strata": [{k: r.get(k) for k in ("pool", "bench", "train")} for r in m.get("strata") or []
+                       if isinstance(r, dict)]} for label, m in models}},
+             "chance distribution of the overlap count; the red line is the observed count"),
+    ]
+    for label, model in models:
+        blocks += [Note(f"{label}: {note}") for note in model.get("notes") or []]
+        strata = [r for r in model.get("strata") or [] if isinstance(r, dict)]
+        if strata:
+            blocks += _strata_blocks(strata, label)
+    used = {id(m) for _, m in models}
+    rest = {k: v for k, v in value.items() if id(v) not in used}
+    return blocks + (generic_blocks(rest, view, bench) if rest else [])
+
+
+def top_baselines_blocks(value: Any, view: ResultView, bench: dict | None) -> list[Block]:
+    """The pool the baselines used (summary-level), or why they were not run."""
+    if isinstance(value, dict) and value.get("status") == "not_run":
+        return [Note(f"Chance baselines not run: {value.get('reason', 'no reason given')}", "warn")]
+    return generic_blocks(value, view, bench)
 
 
 def _num(value: Any) -> float:
@@ -314,6 +343,8 @@ def _num(value: Any) -> float:
 
 
 register_section(Section("baselines", "Chance baselines", baselines_blocks))
+register_section(Section("inclusion", "SWE inclusion test", baselines_blocks))
+register_section(Section("baselines", "Chance baselines: pool", top_baselines_blocks, scope="top"))
 
 
 def _bench_pairs(view: ResultView, name: str) -> pd.DataFrame:
@@ -420,6 +451,11 @@ def provenance_blocks(summary: dict) -> list[Block]:
         rows += _provenance_rows(b.get("dataset"), f"bench: {b.get('bench')}")
     if summary.get("mapping"):
         rows += _provenance_rows(summary["mapping"], "mapping")
+    for key in sorted(set(summary) - CORE_TOP_KEYS):  # inputs of extra sections (baseline pool, reference)
+        value = summary[key]
+        for name, part in sorted(value.items()) if isinstance(value, dict) else ():
+            if isinstance(part, dict) and isinstance(part.get("provenance"), dict):
+                rows += _provenance_rows(part, f"{key} {name}: {part.get('name', '')}".rstrip(": "))
     tool = summary.get("tool") or {}
     return [Note(f"{tool.get('name', 'overlap')} {tool.get('version', '')}; parameters: "
                  f"{fmt(summary.get('parameters') or {})}"),

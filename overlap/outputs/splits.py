@@ -71,7 +71,7 @@ class FilterResult:
         }
 
 
-def _check_reasons(reasons: Iterable[str]) -> tuple[str, ...]:
+def check_reasons(reasons: Iterable[str]) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(r.strip().lower() for r in reasons if r.strip()))
     bad = [r for r in out if not _REASON_RE.match(r)]
     if bad:
@@ -132,7 +132,7 @@ def _duplicate_components(dups: pd.DataFrame) -> list[tuple[list[str], dict[str,
 def filter_split(result, reasons: Iterable[str] = DEFAULT_REASONS, *,
                  flagged: Mapping[str, Iterable[str]] | None = None) -> FilterResult:
     """Decide which training rows to drop for a `CompareResult` (all its benchmarks) and why."""
-    asked = _check_reasons(reasons)
+    asked = check_reasons(reasons)
     train = result.train
     items = train.items
     pairs = result.pairs

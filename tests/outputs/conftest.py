@@ -3,6 +3,7 @@
 
 import shutil
 
+import pandas as pd
 import pytest
 
 from overlap.api import compare
@@ -59,3 +60,20 @@ class FakeHfApi:
 @pytest.fixture
 def fake_api():
     return FakeHfApi()
+
+
+def attach_test_baselines(result, permutations=500):
+    """Real chance baselines (overlap.stats.wiring) on a hand-made pool: every OSS-Fuzz id of the compare
+    plus 20 others, in 4 projects. Returns the per-bench blocks."""
+    from overlap.stats.wiring import cyber_baselines
+
+    datasets = [result.train, *[c.bench for c in result.benches]]
+    ids = sorted({int(v) for d in datasets for v in d.keys.loc[d.keys["kind"] == "ossfuzz", "value"]})
+    ids += [900_000_001 + i for i in range(20)]
+    pool = pd.DataFrame({"canonical_id": ids, "project": [f"p{i % 4}" for i in range(len(ids))]})
+    block = cyber_baselines(result, pool, permutations=permutations, seed=1)
+    per_bench = block.pop("benches")
+    result.sections["baselines"] = block | {"status": "ran"}
+    for comp in result.benches:
+        comp.sections["baselines"] = per_bench[comp.bench.name]
+    return per_bench

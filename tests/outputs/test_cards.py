@@ -1,6 +1,7 @@
 import json
 
 import pytest
+from conftest import attach_test_baselines
 
 from overlap.errors import InputError, OverlapError
 from overlap.outputs.cards import (
@@ -16,9 +17,6 @@ from overlap.outputs.cards import (
 from overlap.outputs.markdown import view_of
 
 CARD = "---\nlicense: mit\n---\n# MiMo RL data\n\nRows for RL.\n"
-BASELINES = {"uniform": {"expected": 0.4, "sd": 0.6, "z": 7.6, "p": 1e-9, "observed": 5},
-             "within_project": {"expected": 1.9, "sd": 1.1, "z": 2.8, "p": 0.004},
-             "strata": [{"project": "libxml2", "observed": 2, "expected": 0.5}]}
 
 
 @pytest.fixture
@@ -81,14 +79,17 @@ def test_record_validates_against_its_schema(view, demo_result):
 
 
 def test_baselines_and_evidence_reach_the_card_and_record(demo_result):
-    demo_result.benches[0].sections["baselines"] = BASELINES
+    block = attach_test_baselines(demo_result)["cybergym"]
     demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same"]
     view = view_of(demo_result)
     section = render_section(view, "cybergym")
-    assert "Expected by chance: uniform 0.4 (p = 1e-09); within project 1.9 (p = 0.004)." in section
+    uniform, within = block["uniform"], block["stratified"]
+    assert f"Chance baseline: {uniform['observed']} shared bugs are in the reference pool" in section
+    assert f"{uniform['expected']:,.4g} (uniform; 95% range {uniform['expected_interval'][0]}–" in section
+    assert f" or {within['expected']:,.4g} (within project; " in section
     record = bench_record(view, "cybergym")
     validate_record(record)
-    assert record["baselines"] == BASELINES
+    assert record["baselines"] == json.loads(json.dumps(block))
     assert record["pairs"][0]["evidence"] == {"crash_grade": "same"}
     assert record["pairs"][4]["evidence"] == {}
 

@@ -3,16 +3,13 @@ import re
 import sys
 
 import pytest
+from conftest import attach_test_baselines
 
 from overlap.outputs import markdown
 from overlap.outputs.html import PLOTS_SKIPPED, render_html, write_reports
 from overlap.outputs.markdown import Note, Section, load_result, register_section, render_markdown, view_of
 from overlap.outputs.report import write_compare_report
 
-BASELINES = {"uniform": {"expected": 0.4, "sd": 0.6, "z": 7.6, "p": 1e-9},
-             "within_project": {"expected": 1.9, "sd": 1.1, "z": 2.8, "p": 0.004},
-             "strata": [{"project": "libxml2", "observed": 2, "expected": 0.5},
-                        {"project": "harfbuzz", "observed": 1, "expected": 0.7}]}
 
 
 def images(html):
@@ -28,17 +25,26 @@ def saved(demo_result, tmp_path):
 
 
 def test_html_is_self_contained_with_plots(demo_result):
-    demo_result.benches[0].sections["baselines"] = BASELINES
+    observed = attach_test_baselines(demo_result)["cybergym"]["shared_in_pool"]
     html = render_html(view_of(demo_result))
     svgs = images(html)
     assert len(svgs) == 3  # shares, chance null, per-project observed vs expected
     assert all(base64.b64decode(s).lstrip().startswith(b"<?xml") for s in svgs)
-    assert "<svg" in base64.b64decode(svgs[1]).decode() and "observed 5" in base64.b64decode(svgs[1]).decode()
+    null_svg = base64.b64decode(svgs[1]).decode()
+    assert "<svg" in null_svg and f"observed {observed}" in null_svg and "chance (exact)" in null_svg
     assert not re.search(r'(src|href)="(?!data:)', html)  # no external assets
     assert "<link" not in html and "<script" not in html
-    for text in ("Summary by benchmark", "Chance baselines", "within_project", "Matched pairs, side by side",
+    for text in ("Summary by benchmark", "Chance baselines", "within project", "Matched pairs, side by side",
                  "arvo_42471002", "xsltEvalXPathPredicate", "Provenance", "6b61165a71600cb6"):
         assert text in html
+
+
+def test_baselines_not_run_says_why(demo_result):
+    demo_result.sections["baselines"] = {"status": "not_run", "pool": "arvo-meta", "reason": "Hub unreachable"}
+    for comp in demo_result.benches:
+        comp.sections.clear()
+    md = render_markdown(view_of(demo_result))
+    assert "Chance baselines not run: Hub unreachable" in md and "### Chance baselines" not in md
 
 
 def test_plots_skipped_without_matplotlib(demo_result, monkeypatch):
@@ -49,15 +55,22 @@ def test_plots_skipped_without_matplotlib(demo_result, monkeypatch):
 
 
 def test_sections_absent_are_skipped_and_present_are_shown(demo_result):
+    demo_result.sections.pop("baselines", None)
+    for comp in demo_result.benches:
+        comp.sections.clear()
     plain = render_markdown(view_of(demo_result))
     assert "Chance baselines" not in plain and "Evidence grades" not in plain
-    demo_result.benches[0].sections["baselines"] = BASELINES
-    demo_result.benches[0].sections["text"] = {"ngram": {"n": 13, "pairs_with_shared": 1}}
+    block = attach_test_baselines(demo_result)["cybergym"]
+    demo_result.benches[0].sections["text"] = {"ngram": {"n": 13, "pairs_with_shared": 1}, "status": "ran"}
     demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same"]
     md = render_markdown(view_of(demo_result))
-    assert "### Chance baselines" in md and "| uniform | 5 | 0.4 | 0.6 | 7.6 | 1e-09 |" in md
-    assert "| libxml2 | 2 | 0.5 |" in md
-    assert "### Text" in md and "| ngram.n | 13 |" in md  # an unregistered key, shown generically
+    uniform = block["uniform"]
+    lo, hi = uniform["expected_interval"]
+    assert "### Chance baselines" in md
+    assert f"| uniform | {uniform['observed']} | {uniform['expected']:,.4g} | {uniform['sd']:,.4g} | {lo}–{hi} |" in md
+    assert "| within project |" in md and "_within project: per stratum_" in md
+    assert "## Chance baselines: pool" in md and "| strata_by | project |" in md
+    assert "### Text" in md and "_ngram_\n\n| field | value |\n|---|---|\n| n | 13 |" in md  # unregistered: generic
     assert "### Evidence grades" in md and "| same | 4 |" in md and "| (empty) | 1 |" in md
     assert "crash_grade: same" in md  # the pair's evidence in its example header
 
