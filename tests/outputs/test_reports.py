@@ -11,7 +11,6 @@ from overlap.outputs.markdown import Note, Section, load_result, register_sectio
 from overlap.outputs.report import write_compare_report
 
 
-
 def images(html):
     return re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)
 
