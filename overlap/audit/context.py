@@ -122,7 +122,8 @@ class Ctx:
             else:
                 repo = GitRepo(self.gitdir, self.runner, name=self.path)
                 try:
-                    repo.load(self.base_arg)
+                    rpaths = self.reference.paths if not self.nested_depth else set()
+                    repo.load(self.base_arg, rpaths)
                     self._repo = repo
                     self._prepare_reference(repo)
                 except RepoBlocked as exc:
@@ -163,10 +164,6 @@ class Ctx:
 
         scratch = self.runner.scratch or (self.private / "scratch")
         compute_fixed(ref, base_blob, self.runner, scratch, hexlen=repo.hexlen)
-        rpaths = sorted(ref.paths | {f.path for f in ref.fixed})
-        commits = [c for c in repo.commits if c != base]
-        for c, blobs in repo.blobs_at(commits, rpaths).items():
-            repo.commits[c].rblobs = blobs
 
     # -------------------------------------------------------------------------------- grading
     def sha_only(self) -> str:

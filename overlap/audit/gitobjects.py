@@ -21,6 +21,7 @@ class CommitInfo:
     oid: str
     commit: gf.Commit
     paths: list[str] | None = None  # touched vs the first parent; None when unknown
+    rchanges: dict[str, str | None] | None = None  # reference path -> new blob (None: deleted) in that diff
     rblobs: dict[str, str] = field(default_factory=dict)  # reference path -> blob id in its tree
 
 
@@ -79,6 +80,7 @@ class ObjectReader:
         self._load_paths([c for c in self.commits if c != self.base])
 
     def _load_paths(self, oids: list[str]) -> None:
+        """Paths each commit touches vs its first parent, and the new blob IDs at the reference paths."""
         lines, order = [], []
         for oid in sorted(oids):
             info = self.commits[oid]
@@ -92,21 +94,70 @@ class ObjectReader:
         if not lines:
             return
         res = self.runner.run(["diff-tree", "--no-ext-diff", "--no-textconv", "--no-renames", "--stdin", "-r",
-                               "--name-only", "-z", "--root", "--always"], git_dir=self.gitdir,
+                               "--raw", "-z", "--root", "--always"], git_dir=self.gitdir,
                               input="\n".join(lines).encode() + b"\n")
-        tokens = res.stdout.split(b"\0")
+        rpaths = self.rpaths
+        tokens = iter(res.stdout.split(b"\0"))
         idx = 0
         current = None
         for tok in tokens:
-            if not tok:
-                continue
-            s = tok.decode("utf-8", "backslashreplace")
-            if idx < len(order) and s == order[idx]:
-                current = self.commits[order[idx]]
-                current.paths = []
-                idx += 1
-            elif current is not None:
-                current.paths.append(s)
+            if tok.startswith(b":") and current is not None:
+                meta = tok.split(b" ")
+                path = next(tokens, b"").decode("utf-8", "backslashreplace")
+                current.paths.append(path)
+                if path in rpaths and len(meta) >= 4:
+                    new = meta[3].decode("ascii", "replace")
+                    current.rchanges[path] = None if set(new) == {"0"} else new
+            elif tok:
+                s = tok.decode("utf-8", "backslashreplace")
+                if idx < len(order) and s == order[idx]:
+                    current = self.commits[order[idx]]
+                    current.paths, current.rchanges = [], {}
+                    idx += 1
+
+    def compute_rblobs(self, paths: list[str] | set[str]) -> None:
+        """Blob IDs at the reference paths in every loaded commit's tree, without reading whole trees.
+
+        A commit's blobs are its first parent's, updated by its own diff-tree changes; the trees are read
+        (level by level) only for the boundary: parents outside the loaded set and commits without a diff.
+        """
+        paths = sorted(set(paths))
+        if not paths:
+            return
+        loaded = self.commits
+        boundary = set()
+        for c, info in loaded.items():
+            parents = info.commit.parents
+            if info.rchanges is None:
+                boundary.add(c)
+            elif parents and parents[0] not in loaded:
+                boundary.add(parents[0])
+        base_map = self.blobs_at(sorted(boundary), paths)
+        done: dict[str, dict[str, str]] = {}
+        for start in sorted(loaded):
+            stack = [start]
+            while stack:
+                c = stack[-1]
+                if c in done:
+                    stack.pop()
+                    continue
+                info = loaded[c]
+                parent = info.commit.parents[0] if info.commit.parents else None
+                if info.rchanges is not None and parent in loaded and parent not in done:
+                    stack.append(parent)
+                    continue
+                stack.pop()
+                if info.rchanges is None:
+                    blobs = dict(base_map.get(c, {}))
+                else:
+                    blobs = dict(done[parent] if parent in loaded else base_map.get(parent, {}) if parent else {})
+                    for path, blob in info.rchanges.items():
+                        if blob is None:
+                            blobs.pop(path, None)
+                        else:
+                            blobs[path] = blob
+                done[c] = blobs
+                info.rblobs = blobs
 
     def blobs_at(self, commits: list[str], paths: list[str]) -> dict[str, dict[str, str]]:
         """For each commit, the blob IDs at ``paths`` in its tree (level by level, one batch per depth)."""

@@ -60,6 +60,7 @@ class GitRepo(EntryPoints, ObjectReader):
         self.blocked: list[str] = []
         self.config: list[tuple[str, str]] = []
         self.hexlen = 40
+        self.rpaths: set[str] = set()
         self.refs: dict[str, Ref] = {}
         self.head: Ref | None = None
         self.base: str | None = None
@@ -112,8 +113,12 @@ class GitRepo(EntryPoints, ObjectReader):
             return None
 
     # ------------------------------------------------------------------------------------ loading
-    def load(self, base: str | None) -> None:
-        """Read config, refs and objects. Raises RepoBlocked when git cannot read this repository."""
+    def load(self, base: str | None, rpaths: set[str] | frozenset[str] = frozenset()) -> None:
+        """Read config, refs and objects. Raises RepoBlocked when git cannot read this repository.
+
+        ``rpaths`` (the reference paths) are the paths whose blobs are followed through every commit.
+        """
+        self.rpaths = set(rpaths)
         self._load_config()
         if self.blocked:
             raise RepoBlocked("; ".join(self.blocked))
@@ -125,6 +130,7 @@ class GitRepo(EntryPoints, ObjectReader):
         self._load_entries()
         self._label()
         self._load_commits()
+        self.compute_rblobs(self.rpaths)
 
     def _load_config(self) -> None:
         if (self.common / "reftable").exists():
