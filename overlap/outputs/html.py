@@ -43,7 +43,7 @@ def _draw_shares(ax, data: dict[str, Any]) -> None:
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("bench items matched (%)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
 
 
 def _normal_pdf(x: float, mean: float, sd: float) -> float:
@@ -113,7 +113,7 @@ def _draw_strata(ax, data: dict[str, Any]) -> None:
     ax.set_yticks(list(y), labels)
     ax.invert_yaxis()
     ax.set_xlabel("overlapping items")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
 
 
 def draw_plot(plt, kind: str, data: dict[str, Any]) -> str:
