@@ -20,8 +20,9 @@ def test_compare_writes_report_folder_and_prints_table(cyber, tmp_path):
     result = run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--out", out)
     assert result.exit_code == 0, result.stderr
     assert "bench items matched" in result.stdout and "4 (57.1%)" in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["duplicates.csv", "pairs.csv", "summary.json",
-                                                     "train_clean_ids.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt", "duplicates.csv", "pair_items.parquet",
+        "pairs.csv", "report.html", "report.md", "summary.json", "train_clean_ids.txt"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["tool"]["name"] == "overlap"
     assert summary["mapping"]["pairs"] == 5
@@ -36,7 +37,7 @@ def test_compare_writes_report_folder_and_prints_table(cyber, tmp_path):
 def test_compare_is_deterministic(cyber, tmp_path):
     run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--out", tmp_path / "a")
     run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--out", tmp_path / "b")
-    for name in ("summary.json", "pairs.csv", "duplicates.csv", "train_clean_ids.txt"):
+    for name in sorted(p.name for p in (tmp_path / "a").iterdir()):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 

@@ -12,6 +12,12 @@ from pathlib import Path
 from ..errors import InputError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` through a temp file in the same folder and a rename."""
     path = Path(path)
@@ -20,6 +26,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a written file should follow the umask
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -39,6 +46,7 @@ def atomic_folder(out: Path) -> Iterator[Path]:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a report folder should follow the umask
     except OSError as exc:
         raise InputError(f"{out}: cannot write the report folder ({exc.strerror})") from None
     try:

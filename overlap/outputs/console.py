@@ -49,8 +49,9 @@ def _section_rows(summary: dict[str, Any]) -> list[list[str]]:
     labels: dict[str, list[str]] = {}
     for index, bench in enumerate(benches):
         for key in ("baselines", "inclusion"):
-            if isinstance(bench.get(key), dict):
-                for label, text in table_rows(bench[key]):
+            block = bench.get(key)
+            if isinstance(block, dict) and ("uniform" in block or "inclusion" in block):
+                for label, text in table_rows(block):
                     labels.setdefault(label, [""] * len(benches))[index] = text
     rows = [[label, *cells] for label, cells in labels.items()]
     status = summary.get("baselines", {})

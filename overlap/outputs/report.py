@@ -20,8 +20,13 @@ def to_csv_text(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
 
 
-def write_compare_report(result, out: Path) -> Path:
-    """Write the report folder for a `CompareResult` atomically; returns the folder."""
+def write_compare_report(result, out: Path, reports: bool = True) -> Path:
+    """Write the report folder for a `CompareResult` atomically; returns the folder.
+
+    Besides the tables it holds what `overlap report DIR` needs to re-render (pair_items.parquet), the
+    per-benchmark clean/contaminated id lists and, with `reports`, report.md and report.html."""
+    from .markdown import write_report_extras
+
     summary = result.summary()
     bench_dups = [b.duplicates for b in result.benches]
     dups = pd.concat([result.train_duplicates, *bench_dups], ignore_index=True)
@@ -31,4 +36,5 @@ def write_compare_report(result, out: Path) -> Path:
         (tmp / "duplicates.csv").write_text(to_csv_text(dups), encoding="utf-8")
         clean = result.train_clean_ids()
         (tmp / "train_clean_ids.txt").write_text("".join(f"{i}\n" for i in clean), encoding="utf-8")
+        write_report_extras(result, tmp, reports=reports)
     return Path(out)

@@ -233,9 +233,9 @@ def _read_table(path: Path):
         header = pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 16)).column_names
         options = pcsv.ConvertOptions(column_types={c: pa.string() for c in header})
         return pcsv.read_csv(path, convert_options=options)
-    from ..sources.files import _json_rows  # the adapters' own JSON reader: same rows, same count
+    from ..sources.files import read_json_rows  # the adapters' own JSON reader: same rows, same count
 
-    return pa.Table.from_pylist(_json_rows(path))
+    return pa.Table.from_pylist(read_json_rows(path))
 
 
 def read_source_table(dataset):

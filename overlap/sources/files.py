@@ -178,7 +178,7 @@ def _decode(path: Path) -> str:
         ) from None
 
 
-def _json_rows(path: Path) -> list[Any]:
+def read_json_rows(path: Path) -> list[Any]:
     text = _decode(path)
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" and stripped.startswith("["):
@@ -236,7 +236,7 @@ def read_records(path: Path, columns: Iterable[str], required: Iterable[str] = (
             raise InputError(f"{path}: the file is empty") from None
         frame = frame.replace({"": None})
         return frame.to_dict(orient="records")
-    rows = _json_rows(path)
+    rows = read_json_rows(path)
     if not isinstance(rows, list):
         raise InputError(f"{path}: expected a JSON array of objects or JSON lines")
     out = []

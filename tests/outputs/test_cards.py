@@ -1,7 +1,7 @@
 import json
 
 import pytest
-from conftest import attach_test_baselines
+from outputs_helpers import attach_test_baselines
 
 from overlap.errors import InputError, OverlapError
 from overlap.outputs.cards import (
@@ -106,7 +106,7 @@ def test_push_is_one_pr_commit_with_both_files(view, fake_api):
 
 
 def test_push_without_token_sends_nothing(view, monkeypatch):
-    from conftest import FakeHfApi
+    from outputs_helpers import FakeHfApi
 
     monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
     api = FakeHfApi(token=None)

@@ -51,7 +51,7 @@ def test_filter_drop_option_and_bad_reason(demo_copy, tmp_path):
 
 
 def test_filter_push_needs_a_token(demo_copy, tmp_path, monkeypatch):
-    from conftest import FakeHfApi
+    from outputs_helpers import FakeHfApi
 
     monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
     monkeypatch.setattr(splits, "_hub_api", lambda token: FakeHfApi(token=None))

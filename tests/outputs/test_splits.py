@@ -130,7 +130,7 @@ def test_push_opens_a_pr_through_datasets(demo_result, fake_api, monkeypatch):
     ({"repo_exists": False}, "no such Hub dataset repo"),
 ])
 def test_push_refused_before_anything_is_sent(demo_result, monkeypatch, api_args, message):
-    from conftest import FakeHfApi
+    from outputs_helpers import FakeHfApi
 
     monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
     monkeypatch.setattr(splits, "_push_with_datasets", lambda *a: pytest.fail("must not push"))
