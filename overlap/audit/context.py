@@ -81,6 +81,10 @@ class Ctx:
     git_version: str | None = None
     git_error: str | None = None
     nested_depth: int = 0
+    fsroot: Path | None = None  # rootfs mode: the root filesystem folder
+    repo_path: str | None = None  # rootfs mode: the repository's absolute path inside it
+    origin_gitdir: Path | None = None  # where the git folder sits in the input when ``gitdir`` is a copy
+    dropped_alternates: list[str] = field(default_factory=list)  # alternates lines naming no image path
 
     def __post_init__(self) -> None:
         self._repo: GitRepo | None = None
@@ -89,7 +93,7 @@ class Ctx:
         self._files: list[FileEntry] | None = None
         self._gitdirs: list[tuple[str, Path]] = []
         self.walk_notes: list[str] = []
-        self.incomplete_notes: dict[str, list[str]] = {}
+        self.exact_copies: set[str] = set()  # scanned files that F1/F2 matched exactly (F3 skips them)
 
     # ------------------------------------------------------------------------------------- git
     @property
@@ -256,27 +260,48 @@ class Ctx:
                        hint, sorted(set(related or [])))
 
     # --------------------------------------------------------------------------------- files
+    @property
+    def scope(self) -> Path | None:
+        """The folder the file scans cover: the root filesystem in rootfs mode, else the repository folder."""
+        return self.fsroot if self.fsroot is not None else self.root
+
+    def shown(self, rel: str) -> str:
+        """A scanned path as the report shows it: absolute in a root filesystem, repo-relative otherwise."""
+        return "/" + rel if self.fsroot is not None else rel
+
+    def in_worktree(self, rel: str) -> str | None:
+        """The worktree-relative path of a scanned entry, or None when it lies outside the worktree."""
+        if self.fsroot is None:
+            return rel
+        if self.root is None:
+            return None
+        prefix = str(self.root.relative_to(self.fsroot)) + "/"
+        return rel[len(prefix):] if rel.startswith(prefix) else None
+
     def files(self) -> list[FileEntry]:
-        """Every non-folder entry of the worktree outside git folders (nested git folders are recorded)."""
+        """Every non-folder entry of the scan scope outside git folders (nested git folders are recorded)."""
         if self._files is None:
             self._files = []
-            if self.root is not None:
+            scope = self.scope
+            if scope is not None:
                 gitdirs: list[tuple[str, Path]] = []
 
                 def skip(rel: str, name: str) -> bool:
-                    p = self.root / rel
-                    if self.gitdir is not None and p == self.gitdir:
+                    p = scope / rel
+                    if self.fsroot is not None and rel in ("proc", "sys", "dev"):
+                        return True
+                    if p in (self.gitdir, self.origin_gitdir):
                         return True
                     if name == ".git" or _looks_like_gitdir(p):
-                        gitdirs.append((rel, p))
+                        gitdirs.append((self.shown(rel), p))
                         return True
                     return False
 
-                for fe in walk(self.root, skip_dir=skip, notes=self.walk_notes):
+                for fe in walk(scope, skip_dir=skip, notes=self.walk_notes):
                     if fe.rel == ".git" or fe.rel.endswith("/.git"):
                         target = _gitfile_target(fe.path)
-                        if target is not None and fe.rel != ".git":
-                            gitdirs.append((fe.rel, target))
+                        if target is not None and target not in (self.gitdir, self.origin_gitdir):
+                            gitdirs.append((self.shown(fe.rel), target))
                         continue
                     self._files.append(fe)
                 self._gitdirs = gitdirs

@@ -60,13 +60,14 @@ def _places(ctx: Ctx, ff: FixedFile) -> list[dict]:
             for stage, oid in stages:
                 if oid == blob:
                     places.append({"place": "index-reuc", "path": path, "stage": stage, "severity": "critical"})
-    if ctx.root is not None and ff.size is not None:
+    if ff.size is not None:
         for fe in ctx.files():
             if not stat.S_ISREG(fe.st.st_mode) or fe.st.st_size != ff.size:
                 continue
             if _hash_file(ctx, fe.path, ff.size, repo.hexlen) == blob:
-                place = "worktree" if fe.rel == ff.path else "file"
-                places.append({"place": place, "path": fe.rel, "severity": "critical"})
+                place = "worktree" if ctx.in_worktree(fe.rel) == ff.path else "file"
+                places.append({"place": place, "path": ctx.shown(fe.rel), "severity": "critical"})
+                ctx.exact_copies.add(fe.rel)
     return places
 
 

@@ -45,6 +45,12 @@ def check_g9(ctx: Ctx) -> list[Finding]:
             f"alternate object store {cut(line, 80)}: {len(oids)} object(s) outside base history", where,
             {"file": where, "path": line, "exists": True, "objects": repo.dir_counts.get(key, 0),
              "nonbase_objects": len(oids)}, f"cat {ctx.q(where)}", related=["G5:" + key] if oids else []))
+    for line in ctx.dropped_alternates:
+        where = ctx.gp("objects/info/alternates")
+        out.append(ctx.finding("G9", line, "low", "hygiene", f"alternates line names a path not in the image: "
+                               f"{cut(line, 80)}", where, {"file": where, "path": line, "exists": False,
+                                                           "in_image": False}, f"cat {ctx.q(where)}",
+                               hint="the host path of the same name is never read"))
     http = repo.read("objects/info/http-alternates", common=True)
     if http:
         where = ctx.gp("objects/info/http-alternates")

@@ -203,6 +203,73 @@ def detect_kind(path: Path, rootfs: bool) -> str:
     return "repo"
 
 
+ROOTFS_REPOS = ("/testbed", "/app", "/workspace", "/repo", "/home/*", "/src")
+
+
+def inside(fsroot: Path, image_path: str) -> Path | None:
+    """An absolute image path as a host path under ``fsroot``, only through real folders (no symlink)."""
+    parts = [x for x in image_path.split("/") if x not in ("", ".")]
+    if ".." in parts:
+        return None
+    cur = fsroot
+    for i, part in enumerate(parts):
+        cur = cur / part
+        if i < len(parts) - 1 and not is_dir(cur):
+            return None
+    return cur if os.path.lexists(cur) and not cur.is_symlink() else None
+
+
+def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, Path | None, str | None]:
+    """(worktree, git folder, image path) of the audited repo in a root filesystem (§2 image mode)."""
+    if repo_path:
+        d = inside(fsroot, repo_path)
+        layout = repo_layout(d) if d is not None and is_dir(d) else None
+        if layout is None:
+            raise InputError(f"--repo-path {repo_path}: no git repository there inside {fsroot}")
+        return (*layout, "/" + repo_path.strip("/"))
+    for cand in ROOTFS_REPOS:
+        if cand.endswith("/*"):
+            parent = inside(fsroot, cand[:-2])
+            names = [e.name for e in list_dir(parent)] if parent is not None and is_dir(parent) else []
+            paths = [f"{cand[:-2]}/{n}" for n in names]
+        else:
+            paths = [cand]
+        for ip in paths:
+            d = inside(fsroot, ip)
+            layout = repo_layout(d) if d is not None and is_dir(d) else None
+            if layout is not None:
+                return (*layout, ip)
+    return None, None, None
+
+
+def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped: list[str]) -> Path:
+    """Copy a git folder whose alternates name image paths into the private folder, rewriting each line
+    to the copy's view of the image (§9.4): git must never read a host path named by the image."""
+    alt = gitdir / "objects" / "info" / "alternates"
+    if not alt.is_file() or alt.is_symlink():
+        return gitdir
+    copy = Path(tempfile.mkdtemp(prefix="git-", dir=private))
+    shutil.rmtree(copy)
+    shutil.copytree(gitdir, copy, symlinks=True)
+    lines = []
+    for line in alt.read_bytes().decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            objects_in_image = "/" + str((gitdir / "objects").relative_to(fsroot))
+        except ValueError:
+            objects_in_image = "/"
+        image_abs = line if line.startswith("/") else os.path.normpath(objects_in_image + "/" + line)
+        target = inside(fsroot, image_abs)
+        if target is not None and is_dir(target):
+            lines.append(str(target))
+        else:
+            dropped.append(line)
+    (copy / "objects" / "info" / "alternates").write_text("".join(f"{x}\n" for x in lines))
+    return copy
+
+
 # ------------------------------------------------------------------------------------------- run
 _SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -235,12 +302,16 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
     if not os.path.lexists(p):
         raise InputError(f"{given}: no such file or folder")
     kind = detect_kind(p, rootfs)
-    if kind != "repo":
-        raise InputError(f"{given}: {kind} targets are not supported by this version yet (only repository folders)")
+    if kind not in ("repo", "rootfs"):
+        raise InputError(f"{given}: {kind} targets are not supported by this version yet "
+                         "(repository folders and unpacked root filesystems with --rootfs are)")
     fix, tests, test_ids = list(fix), list(tests), list(test_ids)
-    layout = repo_layout(p)
-    if layout is not None:
-        targets = [(given, layout)]
+    layout = repo_layout(p) if kind == "repo" else None
+    if kind == "rootfs":
+        found = find_rootfs_repo(p, repo_path)
+        targets = [(given, found)]
+    elif layout is not None:
+        targets = [(given, (*layout, None))]
     else:
         repos = discover_repos(p)
         if not repos:
@@ -248,7 +319,7 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         if base or fix or tests or instance:
             raise InputError(f"{given}: holds {len(repos)} repositories; --base, --fix, --tests and --instance "
                              "need a single repository (audit each one separately)")
-        targets = [(os.path.join(given, str(r.relative_to(p))), repo_layout(r)) for r in repos]
+        targets = [(os.path.join(given, str(r.relative_to(p))), (*repo_layout(r), None)) for r in repos]
     reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
     base_source = "argument" if base else "HEAD"
     if base is None and reference.instance_base:
@@ -268,10 +339,17 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         except GitError as exc:
             git_error = f"git is not usable: {exc.reason}"
         out_targets = []
-        for display, (root, gitdir) in targets:
-            ctx = Ctx(kind="repo", path=display, root=root, gitdir=gitdir, runner=runner, private=private,
+        for display, (root, gitdir, *image_path) in targets:
+            fsroot = p if kind == "rootfs" else None
+            dropped: list[str] = []
+            origin = gitdir
+            if fsroot is not None and gitdir is not None:
+                gitdir = materialise_if_alternates(gitdir, fsroot, private, dropped)
+            ctx = Ctx(kind=kind, path=display, root=root, gitdir=gitdir, runner=runner, private=private,
                       reference=reference, network=network, limits=lim, base_arg=base, base_source=base_source,
-                      git_version=git_version, git_error=git_error)
+                      git_version=git_version, git_error=git_error, fsroot=fsroot,
+                      repo_path=image_path[0] if image_path else None, origin_gitdir=origin,
+                      dropped_alternates=dropped)
             out_targets.append(_run_target(ctx))
         inputs = _inputs(given, reference, out_targets, network, platform, lim, base_source)
         tool = {"name": "overlap", "version": __version__, "git": git_version,
@@ -283,7 +361,7 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
 
 def _run_target(ctx: Ctx) -> Target:
     results, findings = run_checks(ctx, CHECKS)
-    t = Target(kind=ctx.kind, path=ctx.path, checks=results, findings=findings)
+    t = Target(kind=ctx.kind, path=ctx.path, repo_path=ctx.repo_path, checks=results, findings=findings)
     repo = ctx._repo
     base = {"sha": None, "source": ctx.base_source, "head": None, "setup_commits": 0}
     if repo is not None:

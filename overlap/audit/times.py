@@ -100,13 +100,16 @@ def _worktree_times(ctx: Ctx) -> dict[str, tuple[float, os.stat_result]]:
                 out[e.path] = (st.st_mtime_ns / 1e9, st)
         return out
     for fe in ctx.files():
-        parts = fe.rel.split("/")
+        rel = ctx.in_worktree(fe.rel)
+        if rel is None:
+            continue
+        parts = rel.split("/")
         if any(p in SKIP_DIRS or p.endswith(".egg-info") or (p.startswith(".") and p.endswith("_cache"))
                for p in parts[:-1]):
             continue
-        if fe.rel.endswith(SKIP_SUFFIXES) or not stat.S_ISREG(fe.st.st_mode):
+        if rel.endswith(SKIP_SUFFIXES) or not stat.S_ISREG(fe.st.st_mode):
             continue
-        out[fe.rel] = (fe.st.st_mtime_ns / 1e9, fe.st)
+        out[rel] = (fe.st.st_mtime_ns / 1e9, fe.st)
     return out
 
 
