@@ -66,7 +66,7 @@ def register(spec: DatasetSpec) -> DatasetSpec:
 def _load_builtin() -> None:
     # Adapter modules register themselves on import; importing them here keeps `overlap --help` cheap
     # (the registry is only populated when a dataset is actually named).
-    from . import arvo, cyber  # noqa: F401
+    from . import arvo, arvo_meta, cyber, swe  # noqa: F401
 
 
 def all_specs() -> list[DatasetSpec]:

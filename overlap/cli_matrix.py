@@ -1,0 +1,61 @@
+"""`overlap matrix`: every benchmark against every other. A plain function with typer options; the app in
+`overlap.cli` registers it (`app.command()(matrix)`). Heavy modules load inside the function only."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+class MatrixFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+
+
+def matrix(
+    benches: Annotated[list[str], typer.Argument(
+        help="Two or more benchmarks: names from `overlap datasets` (NAME, NAME@REV, NAME:SUBSET), Hub ids or "
+             "local files/folders.")],
+    data: Annotated[list[str] | None, typer.Option(
+        "--data", "-d", metavar="NAME=PATH",
+        help="Use a local folder laid out like the dataset's repo, or a single file, for NAME.")] = None,
+    fmt: Annotated[MatrixFormat, typer.Option("--format", "-f", help="What to print on stdout (csv: one row per "
+                                                                     "benchmark and other benchmark).")]
+    = MatrixFormat.table,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write a report folder (summary.json, "
+                                                                 "cells.csv, couples.csv, pairs.csv).")] = None,
+) -> None:
+    """Compare every benchmark with every other by pull-request / source identity: for each two, the pair
+    kinds and the repos both hold; for each benchmark, how many of its items are in each other one (and
+    their share) and in at least one / two others. A benchmark is not compared with its own subset.
+
+    Example: overlap matrix multi-swe-bench swe-polybench swe-bench-multilingual swe-bench swe-bench-pro
+    """
+    from .errors import OverlapError
+
+    try:
+        from .matrix import matrix as run_matrix
+        from .matrix import print_matrix, render_matrix, write_matrix_report
+        from .sources.load import parse_data_options
+
+        result = run_matrix(benches, data=parse_data_options(data))
+        if out is not None:
+            write_matrix_report(result, out)
+        text = render_matrix(result, fmt.value)
+    except OverlapError as exc:
+        typer.echo(f"overlap: error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from None
+    if text is None:
+        from rich.console import Console
+
+        print_matrix(result, Console(file=sys.stdout, soft_wrap=False, width=max(120, Console().width)))
+    else:
+        sys.stdout.write(text)
+    if out is not None:
+        typer.echo(f"report written to {out}", err=True)

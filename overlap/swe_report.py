@@ -1,0 +1,330 @@
+"""SWE sections of a compare: what each pull-request key finds, the overlap by pair kind, shares, subsets,
+per-repo breakdown, suggested renames and repo presence.
+
+A pair (train item, bench item) from the key join gets one **pair kind**:
+
+| kind | what matched | counted in the overlap |
+|---|---|---|
+| `same_pr_same_base` | base commit + PR (`base_pr`) | yes |
+| `same_pr_other_base` | canonical repo + PR, both base commits known and different | yes (fix relation reported) |
+| `same_pr_base_unknown` | canonical repo + PR, a side has no base commit | yes |
+| `same_base_identical_fix_no_pr` | base commit, a side has no PR number (SWE-bench Pro), identical fix | yes |
+| `same_base_no_pr_other_fix` | base commit, a side has no PR number, fix not identical / not comparable | no |
+| `same_base_other_pr` | base commit only: both sides have PR numbers and they differ | no |
+
+`classify_pairs` adds `pair_kind`, `counted`, `fix_relation` and `fix_reason` to a pair table (other stages,
+e.g. text, add their own columns to the same table); `swe_sections(result)` is the JSON-ready summary.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import pandas as pd
+
+SWE_KINDS = ("repo_pr", "repo_pr_exact", "base_pr", "base")
+COUNTED_KINDS = ("same_pr_same_base", "same_pr_other_base", "same_pr_base_unknown", "same_base_identical_fix_no_pr")
+REPORTED_KINDS = ("same_base_no_pr_other_fix", "same_base_other_pr")
+PAIR_KINDS = COUNTED_KINDS + REPORTED_KINDS
+# Kinds whose fix relation is worked out (the others are decided by the keys alone).
+FIX_KINDS = ("same_pr_other_base", "same_pr_base_unknown", "same_base_no_pr")
+CLASS_COLUMNS = ("pair_kind", "counted", "fix_relation", "fix_reason")
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def is_swe(dataset) -> bool:
+    """True when the dataset has pull-request keys (or is an SWE set whose rows gave none)."""
+    kinds = set(dataset.keys["kind"].unique())
+    return bool(kinds & set(SWE_KINDS)) or "pr" in dataset.items.columns
+
+
+# --- pair kinds ---------------------------------------------------------------------------------------
+
+
+def _fields(dataset) -> pd.DataFrame:
+    columns = [c for c in ("item_id", "repo", "project", "pr", "base_commit") if c in dataset.items.columns]
+    frame = dataset.items[columns].set_index("item_id")
+    for column in ("repo", "project", "pr", "base_commit"):
+        if column not in frame.columns:
+            frame[column] = pd.NA
+    return frame
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def _base_kinds(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> list[str | None]:
+    """Pair kinds from the matched key kinds and the two items' PR / base fields (vectorised)."""
+    import numpy as np
+
+    if pairs.empty:
+        return []
+    kinds = pairs["kinds"].astype(str).str.split(";")
+    has = {k: kinds.map(lambda ks, k=k: k in ks).to_numpy(dtype=bool) for k in ("base_pr", "repo_pr", "base")}
+    base_unknown = (pairs["train_id"].map(tf["base_commit"]).isna()
+                    | pairs["bench_id"].map(bf["base_commit"]).isna()).to_numpy(dtype=bool)
+    pr_unknown = (pairs["train_id"].map(tf["pr"]).isna() | pairs["bench_id"].map(bf["pr"]).isna()).to_numpy(dtype=bool)
+    conditions = [
+        has["base_pr"],
+        has["repo_pr"] & base_unknown,
+        has["repo_pr"],
+        has["base"] & pr_unknown,
+        has["base"],
+    ]
+    choices = ["same_pr_same_base", "same_pr_base_unknown", "same_pr_other_base", "same_base_no_pr",
+               "same_base_other_pr"]
+    picked = np.select(conditions, choices, default="")
+    return [k or None for k in picked.tolist()]
+
+
+def _patch_book(dataset, item_ids: set[str]):
+    """Parsed patches of `item_ids` (fetched first for sets that load patches lazily)."""
+    from .evidence.patches import PatchBook
+    from .sources.swe import ensure_columns
+
+    if item_ids:
+        ensure_columns(dataset, item_ids, ("patch",))
+    return PatchBook.from_items(dataset.items[dataset.items["item_id"].isin(item_ids)])
+
+
+def classify_pairs(pairs: pd.DataFrame, train, bench, *, fix: bool = True) -> pd.DataFrame:
+    """The pair table with `pair_kind`, `counted`, `fix_relation`, `fix_reason` added (see the module doc).
+
+    Pairs without SWE keys (e.g. OSS-Fuzz pairs) get a null kind and are not counted here. The fix relation
+    (`overlap.evidence.patches.relate_patches`) is worked out for same-PR-other-base, same-PR-unknown-base
+    and same-base-no-PR pairs; with `fix=False`, or without the evidence module, it stays null and
+    same-base-no-PR pairs are `same_base_no_pr_other_fix` with reason `not_run`.
+    Idempotent: a table that already has `pair_kind` is returned unchanged.
+    """
+    if "pair_kind" in pairs.columns:
+        return pairs
+    out = pairs.copy().reset_index(drop=True)
+    kinds = _base_kinds(out, _fields(train), _fields(bench))
+    relation: list[str | None] = [None] * len(out)
+    reason: list[str | None] = [None] * len(out)
+    todo = [i for i, k in enumerate(kinds) if k in FIX_KINDS]
+    relate = None
+    if fix and todo:
+        try:
+            from .evidence.patches import relate_patches as relate
+        except ImportError:  # pragma: no cover - the evidence module ships with overlap
+            relate = None
+    if relate is not None:
+        train_book = _patch_book(train, {out["train_id"].iat[i] for i in todo})
+        bench_book = _patch_book(bench, {out["bench_id"].iat[i] for i in todo})
+        for i in todo:
+            rel = relate(train_book.get(out["train_id"].iat[i]), bench_book.get(out["bench_id"].iat[i]),
+                         sides=("train", "bench"))
+            relation[i], reason[i] = rel.relation, rel.reason
+    for i in todo:
+        if kinds[i] == "same_base_no_pr":
+            kinds[i] = "same_base_identical_fix_no_pr" if relation[i] == "identical" else "same_base_no_pr_other_fix"
+            if relation[i] is None:
+                reason[i] = "not_run: fix relation not worked out"
+    out["pair_kind"] = pd.array(kinds, dtype="string")
+    out["counted"] = pd.array([k in COUNTED_KINDS for k in kinds], dtype="boolean")
+    out["fix_relation"] = pd.array(relation, dtype="string")
+    out["fix_reason"] = pd.array(reason, dtype="string")
+    return out
+
+
+def classify_result(result):
+    """Classify the pairs of every benchmark of a CompareResult, in place (once); returns the result."""
+    for comp in result.benches:
+        comp.pairs = classify_pairs(comp.pairs, result.train, comp.bench)
+    return result
+
+
+# --- sections -----------------------------------------------------------------------------------------
+
+
+def _items_by(pairs: pd.DataFrame, column: str, mask) -> set[str]:
+    return set(pairs.loc[mask, column]) if len(pairs) else set()
+
+
+def _found_by_key(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> dict[str, int]:
+    if pairs.empty:
+        return {k: 0 for k in ("repo_pr_exact", "repo_pr_casefold", "repo_pr", "base_pr", "base")}
+    kinds = pairs["kinds"].str.split(";")
+    has = {k: kinds.map(lambda ks, k=k: k in ks).astype(bool) for k in SWE_KINDS}
+    t_repo = pairs["train_id"].map(tf["repo"]).astype("string").str.lower()
+    b_repo = pairs["bench_id"].map(bf["repo"]).astype("string").str.lower()
+    casefold = has["repo_pr"] & (t_repo == b_repo).fillna(False).astype(bool)
+    return {
+        "repo_pr_exact": len(_items_by(pairs, "bench_id", has["repo_pr_exact"])),
+        "repo_pr_casefold": len(_items_by(pairs, "bench_id", casefold)),
+        "repo_pr": len(_items_by(pairs, "bench_id", has["repo_pr"])),
+        "base_pr": len(_items_by(pairs, "bench_id", has["base_pr"])),
+        "base": len(_items_by(pairs, "bench_id", has["base"])),
+    }
+
+
+def _pair_kind_block(pairs: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    block = {}
+    for kind in PAIR_KINDS:
+        sel = pairs[pairs["pair_kind"] == kind] if len(pairs) else pairs
+        block[kind] = {"pairs": int(len(sel)), "bench_items": int(sel["bench_id"].nunique()),
+                       "train_items": int(sel["train_id"].nunique()), "counted": kind in COUNTED_KINDS}
+    return block
+
+
+def _fix_block(pairs: pd.DataFrame) -> dict[str, dict[str, int]]:
+    block: dict[str, dict[str, int]] = {}
+    if pairs.empty:
+        return block
+    rel = pairs[pairs["fix_relation"].notna()]
+    for kind, group in rel.groupby("pair_kind", sort=True):
+        block[str(kind)] = {str(k): int(v) for k, v in sorted(Counter(group["fix_relation"]).items())}
+    not_run = pairs[pairs["fix_reason"].fillna("").str.startswith("not_run")]
+    if len(not_run):
+        block["not_run"] = {"pairs": int(len(not_run))}
+    return block
+
+
+def _subset_block(bench, overlap_ids: set[str]) -> dict[str, dict[str, Any]]:
+    items = bench.items
+    block: dict[str, dict[str, Any]] = {}
+    for column in sorted(c for c in items.columns if c.startswith("in_")):
+        members = items.loc[items[column].fillna(False).astype(bool), "item_id"]
+        found = int(members.isin(overlap_ids).sum())
+        block[column] = {"bench_items": int(len(members)), "overlap": found, "share": _share(found, len(members)),
+                         "known": bool(items[column].notna().any())}
+    if "subset" in items.columns:
+        for subset, group in items.groupby("subset", sort=True):
+            found = int(group["item_id"].isin(overlap_ids).sum())
+            block[f"subset:{subset}"] = {"bench_items": int(len(group)), "overlap": found,
+                                         "share": _share(found, len(group)), "known": True}
+    return block
+
+
+def _repo_blocks(train, bench, counted: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    train_repos = Counter(train.items["project"].dropna()) if "project" in train.items.columns else Counter()
+    overlap_by_repo: dict[str, set[str]] = defaultdict(set)
+    bproject = bench.items.set_index("item_id")["project"] if "project" in bench.items.columns else pd.Series()
+    for b_id in set(counted["bench_id"]):
+        project = bproject.get(b_id)
+        if not _missing(project):
+            overlap_by_repo[str(project)].add(b_id)
+    rows = []
+    if "project" in bench.items.columns:
+        for project, group in bench.items.groupby("project", sort=True):
+            found = len(overlap_by_repo.get(str(project), ()))
+            rows.append({"repo": str(project), "bench_items": int(len(group)), "overlap": found,
+                         "share": _share(found, len(group)), "train_items_in_repo": int(train_repos.get(project, 0))})
+    present = [r for r in rows if r["train_items_in_repo"] > 0]
+    presence = {
+        "bench_repos": len(rows),
+        "present_in_train": len(present),
+        "share": _share(len(present), len(rows)),
+        "bench_items_in_present_repos": sum(r["bench_items"] for r in present),
+        "bench_items_without_repo": int(bench.items["project"].isna().sum()) if "project" in bench.items.columns
+        else int(len(bench.items)),
+        "absent_repos": [r["repo"] for r in rows if r["train_items_in_repo"] == 0],
+    }
+    return rows, presence
+
+
+def _suggested_renames(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> list[dict[str, Any]]:
+    """base_pr matches whose canonical repos differ: the same PR at the same commit under two names."""
+    if pairs.empty:
+        return []
+    sel = pairs[pairs["kinds"].str.split(";").map(lambda ks: "base_pr" in ks).astype(bool)]
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for t_id, b_id in zip(sel["train_id"], sel["bench_id"], strict=True):
+        t_proj, b_proj = tf.at[t_id, "project"], bf.at[b_id, "project"]
+        if _missing(t_proj) or _missing(b_proj) or t_proj == b_proj:
+            continue
+        groups[(str(t_proj), str(b_proj))].append((t_id, b_id))
+    out = []
+    for (t_proj, b_proj), members in sorted(groups.items()):
+        t_written = sorted({str(tf.at[t, "repo"]) for t, _ in members})
+        b_written = sorted({str(bf.at[b, "repo"]) for _, b in members})
+        out.append({"train_repo": t_proj, "bench_repo": b_proj, "pairs": len(members),
+                    "train_repo_as_written": t_written, "bench_repo_as_written": b_written,
+                    "example": {"train_id": members[0][0], "bench_id": members[0][1]}})
+    return out
+
+
+def _same_pr_groups(dataset) -> dict[str, int]:
+    """The same PR (canonical repo + PR) listed more than once inside one dataset (e.g. at two bases)."""
+    keys = dataset.keys[dataset.keys["kind"] == "repo_pr"]
+    counts = keys.groupby("value")["item_id"].nunique()
+    dup = counts[counts > 1]
+    return {"groups": int(len(dup)), "items": int(dup.sum())}
+
+
+def bench_section(train, bench, pairs: pd.DataFrame) -> dict[str, Any]:
+    """The SWE section of one benchmark against the training set (pairs already classified)."""
+    tf, bf = _fields(train), _fields(bench)
+    counted = pairs[pairs["counted"].fillna(False).astype(bool)] if len(pairs) else pairs
+    overlap_ids = set(counted["bench_id"])
+    n = len(bench.items)
+    by_kind = {k: int(counted.loc[counted["pair_kind"] == k, "bench_id"].nunique()) if len(counted) else 0
+               for k in COUNTED_KINDS}
+    found = _found_by_key(pairs, tf, bf)
+    by_repo, presence = _repo_blocks(train, bench, counted)
+    renames = _suggested_renames(pairs, tf, bf)
+    renamed = {r["bench_repo"] for r in renames}
+    presence["absent_but_suggested_rename"] = sorted(set(presence["absent_repos"]) & renamed)
+    return {
+        "bench": bench.name,
+        "bench_items": n,
+        "bench_items_with_pr": int(bench.items["pr"].notna().sum()) if "pr" in bench.items.columns else 0,
+        "bench_items_with_base_commit": int(bench.items["base_commit"].notna().sum())
+        if "base_commit" in bench.items.columns else 0,
+        "found_by_key": found,
+        "found_by_key_share": {k: _share(v, n) for k, v in found.items()},
+        "found_only_by_known_renames": found["repo_pr"] - found["repo_pr_casefold"],
+        "overlap": {
+            "bench_items": len(overlap_ids),
+            "share": _share(len(overlap_ids), n),
+            "train_items": int(counted["train_id"].nunique()) if len(counted) else 0,
+            "pairs": int(len(counted)),
+            "bench_items_by_kind": by_kind,
+            "definition": "bench items in a counted pair: same PR at the same base (base_pr), same PR at "
+            "another or unknown base (canonical repo + PR), or same base with identical fix where a side "
+            "has no PR number",
+        },
+        "pair_kinds": _pair_kind_block(pairs),
+        "fix_relations": _fix_block(pairs),
+        "subsets": _subset_block(bench, overlap_ids),
+        "by_repo": by_repo,
+        "repo_presence": presence,
+        "suggested_renames": renames,
+        "bench_same_pr_listed_twice": _same_pr_groups(bench),
+    }
+
+
+def swe_sections(result) -> dict[str, Any]:
+    """The SWE sections of a CompareResult (JSON-ready, deterministic): per benchmark, bench items found by
+    each key, the overlap and its share, pair kinds, fix relations, subset counts, per-repo breakdown,
+    repo presence and suggested renames; plus the train items in any counted pair.
+
+    Classifies the result's pairs in place first (see `classify_result`). Empty when no side is an SWE set.
+    """
+    if not is_swe(result.train) and not any(is_swe(c.bench) for c in result.benches):
+        return {}
+    classify_result(result)
+    benches = []
+    train_ids: set[str] = set()
+    train_ids_any: set[str] = set()
+    for comp in result.benches:
+        pairs = comp.pairs
+        benches.append(bench_section(result.train, comp.bench, pairs))
+        if len(pairs):
+            train_ids |= set(pairs.loc[pairs["counted"].fillna(False).astype(bool), "train_id"])
+            train_ids_any |= set(pairs.loc[pairs["pair_kind"].notna(), "train_id"])
+    return {
+        "train": result.train.name,
+        "train_items": int(len(result.train.items)),
+        "train_same_pr_listed_twice": _same_pr_groups(result.train),
+        "train_items_in_any_pair": len(train_ids),
+        "train_items_in_any_pair_incl_reported": len(train_ids_any),
+        "pair_kinds": {"counted": list(COUNTED_KINDS), "reported_not_counted": list(REPORTED_KINDS)},
+        "benches": benches,
+    }
