@@ -27,6 +27,8 @@ class BenchComparison:
     duplicates: pd.DataFrame
     # Extra summary sections for this benchmark (evidence, text, baselines, SWE), merged into its block.
     sections: dict[str, Any] = field(default_factory=dict)
+    # Pairs that are reported but not counted as overlap (e.g. same base commit, different PR).
+    related: pd.DataFrame | None = None
 
 
 @dataclass
@@ -43,6 +45,12 @@ class CompareResult:
     def pairs(self) -> pd.DataFrame:
         frames = [b.pairs for b in self.benches if len(b.pairs)]
         return pd.concat(frames, ignore_index=True) if frames else self.benches[0].pairs
+
+    @property
+    def related(self) -> pd.DataFrame:
+        """Pairs reported beside the overlap but not counted in it (all benchmarks)."""
+        frames = [b.related for b in self.benches if b.related is not None and len(b.related)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=self.pairs.columns)
 
     def train_clean_ids(self) -> list[str]:
         """Train ids in no pair with any benchmark, in source order."""
@@ -112,11 +120,29 @@ def compare(
         mapping_provenance=mapping_provenance,
         parameters={"train": names[0], "benches": names[1:]},
     )
+    _attach_swe(result)
     from .stats.attach import attach_baselines
 
     attach_baselines(result, data=data, pool=pool, strata=strata, permutations=permutations, seed=seed,
                      reference=reference, reference_range=reference_range)
     return result
+
+
+def _attach_swe(result: CompareResult) -> None:
+    """SWE sets: classify pairs (same PR same base, other base, …), keep the counted ones as the overlap
+    and move the reported-only ones (same base, different PR) to `related`."""
+    from .swe_report import swe_sections
+
+    sections = swe_sections(result)
+    if not sections:
+        return
+    per_bench = sections.pop("benches")
+    result.sections["swe"] = sections
+    for comp, block in zip(result.benches, per_bench, strict=True):
+        comp.sections["swe"] = block
+        counted = comp.pairs["counted"].fillna(True).astype(bool)  # non-SWE pairs (no kind) count
+        comp.related = comp.pairs[~counted].reset_index(drop=True)
+        comp.pairs = comp.pairs[counted].reset_index(drop=True)
 
 
 def _share(part: int, whole: int) -> float:

@@ -279,8 +279,10 @@ def demo(
 def _register_commands() -> None:
     """Commands whose code lives in their own modules (each imports its heavy parts only when run)."""
     from .cli_audit import audit
+    from .cli_matrix import matrix
     from .cli_outputs import card, filter_cmd, report
 
+    app.command("matrix")(handles_errors(matrix))
     app.command("filter")(handles_errors(filter_cmd))
     app.command("card")(handles_errors(card))
     app.command("report")(handles_errors(report))

@@ -64,13 +64,18 @@ def shared_keys(train: Dataset, bench: Dataset, on: str = "value") -> pd.DataFra
     return left.merge(right, on=["kind", on]).sort_values(["kind", on]).reset_index(drop=True)
 
 
+# Keys that name one task: two items sharing one are the same task listed twice. A shared base commit
+# alone (`base`) is not: many PRs start from one commit; `repo_pr_exact` and `base_pr` refine `repo_pr`.
+DUPLICATE_KINDS = ("ossfuzz", "cve", "repo_pr")
+
+
 def duplicates(dataset: Dataset) -> pd.DataFrame:
     """Groups of items of one dataset that share a canonical key (the same bug listed twice).
 
     `identical_text` says whether every named text of the group is the same (a copy) or not (the same
     bug described twice, e.g. once under its old and once under its new OSS-Fuzz id).
     """
-    keys = dataset.keys
+    keys = dataset.keys[dataset.keys["kind"].isin(DUPLICATE_KINDS)]
     counts = keys.groupby(["kind", "value"])["item_id"].transform("nunique")
     dup = keys[counts > 1]
     columns = ["dataset", "kind", "value", "items", "item_ids", "raw_values", "identical_text"]

@@ -33,6 +33,9 @@ def write_compare_report(result, out: Path, reports: bool = True) -> Path:
     with atomic_folder(out) as tmp:
         (tmp / "summary.json").write_text(dumps_json(summary), encoding="utf-8")
         (tmp / "pairs.csv").write_text(to_csv_text(result.pairs), encoding="utf-8")
+        related = result.related
+        if len(related):
+            (tmp / "related.csv").write_text(to_csv_text(related), encoding="utf-8")
         (tmp / "duplicates.csv").write_text(to_csv_text(dups), encoding="utf-8")
         clean = result.train_clean_ids()
         (tmp / "train_clean_ids.txt").write_text("".join(f"{i}\n" for i in clean), encoding="utf-8")

@@ -12,14 +12,20 @@ from typer.testing import CliRunner
 
 from overlap.api import compare
 from overlap.cli import app
+from overlap.join import join
 from overlap.outputs.report import dumps_json
-from overlap.swe_report import classify_pairs, classify_result, swe_sections
+from overlap.swe_report import classify_pairs, classify_result
 
 BENCHES = ["multi-swe-bench", "swe-polybench", "swe-bench-multilingual"]
 
 
 def data_args(data) -> list[str]:
     return [arg for name, path in data.items() for arg in ("--data", f"{name}={path}")]
+
+
+def swe_sections(result):
+    """The SWE sections compare attached (top level + one block per benchmark), as swe_report builds them."""
+    return {**result.sections["swe"], "benches": [c.sections["swe"] for c in result.benches]}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +45,9 @@ def test_cli_compare_runs_on_the_swe_folders(swe_data, tmp_path):
     assert run.exit_code == 0, run.output
     summary = json.loads(run.stdout)
     assert [b["bench"] for b in summary["benches"]] == BENCHES
-    assert [b["bench_items_matched"] for b in summary["benches"]] == [6, 4, 4]  # any key, incl. same base other PR
+    # counted pairs only: Multilingual's same-base-other-PR pair is in related.csv, not in the overlap
+    assert [b["bench_items_matched"] for b in summary["benches"]] == [6, 4, 3]
+    assert (tmp_path / "report" / "related.csv").read_text().count("same_base_other_pr") == 1
     assert (tmp_path / "report" / "pairs.csv").is_file()
 
 
@@ -125,7 +133,7 @@ def test_pro_pairs_need_the_same_fix(swe_data):
 def test_classification_without_fix_relation(swe_data):
     result = compare("swe-rebench-v2", ["swe-bench-pro"], data=swe_data)
     comp = result.benches[0]
-    pairs = classify_pairs(comp.pairs, result.train, comp.bench, fix=False)
+    pairs = classify_pairs(join(result.train, comp.bench), result.train, comp.bench, fix=False)
     assert pairs["pair_kind"].tolist() == ["same_base_no_pr_other_fix"] * 2
     assert not pairs["counted"].any()
     assert pairs["fix_reason"].str.startswith("not_run").all()
