@@ -11,6 +11,11 @@ import pandas as pd
 
 from .model import Dataset, empty_pairs, make_pairs
 
+# Keys that name one task: two items sharing one are the same task (listed twice inside a dataset, or
+# the plain join's match when the raw values agree). A shared base commit alone (`base`) is not: many PRs
+# start from one commit; `repo_pr_exact` and `base_pr` only refine `repo_pr`.
+TASK_KINDS = ("ossfuzz", "cve", "repo_pr")
+
 
 def _matches(train_keys: pd.DataFrame, bench_keys: pd.DataFrame, on: str) -> pd.DataFrame:
     """One row per matching (train key, bench key)."""
@@ -22,13 +27,17 @@ def _matches(train_keys: pd.DataFrame, bench_keys: pd.DataFrame, on: str) -> pd.
 
 
 def join(train: Dataset, bench: Dataset, on: str = "value") -> pd.DataFrame:
-    """Pairs of (train item, bench item) sharing a key. `on="value"` is the normalised join,
-    `on="raw"` the plain join on ids as written.
+    """Pairs of (train item, bench item) sharing a key. `on="value"` is the normalised join over every
+    key kind, `on="raw"` the plain join: task ids as written (TASK_KINDS), as a naive script would join.
 
     `match_type` is `exact` when, for some matched key, the raw values agree, else `translated`
     (only the canonical ids agree, e.g. an old OSS-Fuzz id on one side, its new id on the other).
     """
-    matches = _matches(train.keys, bench.keys, on)
+    train_keys, bench_keys = train.keys, bench.keys
+    if on == "raw":
+        train_keys = train_keys[train_keys["kind"].isin(TASK_KINDS)]
+        bench_keys = bench_keys[bench_keys["kind"].isin(TASK_KINDS)]
+    matches = _matches(train_keys, bench_keys, on)
     if matches.empty:
         return empty_pairs()
     matches["exact"] = matches["train_raw"] == matches["bench_raw"]
@@ -64,9 +73,6 @@ def shared_keys(train: Dataset, bench: Dataset, on: str = "value") -> pd.DataFra
     return left.merge(right, on=["kind", on]).sort_values(["kind", on]).reset_index(drop=True)
 
 
-# Keys that name one task: two items sharing one are the same task listed twice. A shared base commit
-# alone (`base`) is not: many PRs start from one commit; `repo_pr_exact` and `base_pr` refine `repo_pr`.
-DUPLICATE_KINDS = ("ossfuzz", "cve", "repo_pr")
 
 
 def duplicates(dataset: Dataset) -> pd.DataFrame:
@@ -75,7 +81,7 @@ def duplicates(dataset: Dataset) -> pd.DataFrame:
     `identical_text` says whether every named text of the group is the same (a copy) or not (the same
     bug described twice, e.g. once under its old and once under its new OSS-Fuzz id).
     """
-    keys = dataset.keys[dataset.keys["kind"].isin(DUPLICATE_KINDS)]
+    keys = dataset.keys[dataset.keys["kind"].isin(TASK_KINDS)]
     counts = keys.groupby(["kind", "value"])["item_id"].transform("nunique")
     dup = keys[counts > 1]
     columns = ["dataset", "kind", "value", "items", "item_ids", "raw_values", "identical_text"]

@@ -36,7 +36,8 @@ def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 cells = [""] * len(summary["benches"])
                 cells[bench_index] = (f"{counts[side + '_items_matched']}/{counts[side + '_items']} "
                                       f"({counts['plain_' + side + '_items_matched']})")
-                rows.append([f"  {name}:{subset} matched (plain)", *cells])
+                label = f"  {subset} matched (plain)" if side == "bench" else f"  {name}:{subset} matched (plain)"
+                rows.append([label, *cells])
     rows += _section_rows(summary)
     return header, rows
 
@@ -53,10 +54,35 @@ def _section_rows(summary: dict[str, Any]) -> list[list[str]]:
             if isinstance(block, dict) and ("uniform" in block or "inclusion" in block):
                 for label, text in table_rows(block):
                     labels.setdefault(label, [""] * len(benches))[index] = text
+    for index, bench in enumerate(benches):
+        for label, text in _swe_rows(bench.get("swe")):
+            labels.setdefault(label, [""] * len(benches))[index] = text
     rows = [[label, *cells] for label, cells in labels.items()]
     status = summary.get("baselines", {})
     if status.get("status") == "not_run":
         rows.append(["chance baselines", *["not run: pool not available (see summary.json)"] * len(benches)])
+    return rows
+
+
+def _swe_rows(block: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """SWE rows: bench items each key finds, the counted overlap, repo presence."""
+    if not isinstance(block, dict) or "found_by_key" not in block:
+        return []
+    found = block["found_by_key"]
+    overlap = block["overlap"]
+    presence = block.get("repo_presence", {})
+    rows = [
+        ("repo+PR: exact / folded / canonical", "{} / {} / {}".format(
+            found.get("repo_pr_exact", 0), found.get("repo_pr_casefold", 0), found.get("repo_pr", 0))),
+        ("base+PR / base only", f"{found.get('base_pr', 0)} / {found.get('base', 0)}"),
+        ("SWE overlap (counted pairs)", f"{overlap['bench_items']} ({overlap['share']:.1%})"),
+    ]
+    other = overlap.get("bench_items_by_kind", {})
+    if other.get("same_pr_other_base") or other.get("same_pr_base_unknown"):
+        rows.append(("  same PR, other/unknown base", "{} / {}".format(
+            other.get("same_pr_other_base", 0), other.get("same_pr_base_unknown", 0))))
+    if presence:
+        rows.append(("bench repos present in train", f"{presence['present_in_train']}/{presence['bench_repos']}"))
     return rows
 
 
