@@ -1,40 +1,43 @@
-"""Same-fix join and related-bug groups: pure functions of tables.
+"""Same-fix join: pure functions of Items tables.
 
 `join_fixes(train, bench)` finds (train, bench) items that share a fix, with or without a shared id.
 Candidates are items of the *same project* only, and within a project only items whose patches touch
 at least one common file (a per-project path index), so the work grows with the candidates, never
-with train × bench. Each item's patch is parsed once (`PatchBook`).
+with train x bench. Each item's patch is parsed once (`PatchBook`).
 
 `relate_pairs(pairs, ...)` adds the fix relation to already-matched pairs (one parse per item).
 
-`related_groups(records)` groups bug records (ARVO-Meta) that share a fix commit, or an identical
-ClusterFuzz crash state (project, crash type, `Crash State:` lines), and says how many records carry
-each signature: 2 = pair-specific, >= 3 = weak. Related bugs are reported, not counted as overlap.
+The related-bugs helpers live in `related.py` and are re-exported here.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from ..errors import InputError
-from .crash import canonical_crash_type, parse_clusterfuzz
-from .patches import (
-    DEFAULT_MAX_CHARS,
-    FIX_RELATIONS,
-    PatchBook,
-    PatchSource,
-    relate_patches,
+from .patches import DEFAULT_MAX_CHARS, FIX_RELATIONS, PatchBook, PatchSource, relate_patches
+from .related import (
+    COMMIT_KEY_LEN,
+    RELATED_COLUMNS,
+    RELATED_PAIR_COLUMNS,
+    BugRecord,
+    bug_record,
+    commit_key,
+    empty_table,
+    project_key,
+    related_groups,
+    related_pairs,
 )
 
 #: Relations join_fixes returns by default: the fix relations plus `partly_identical` (reported with
 #: shares_fix=False: some files of the fix agree, which is not the same fix).
 DEFAULT_KEEP = (*FIX_RELATIONS, "partly_identical")
+
+
 FIX_PAIR_COLUMNS = {
     "train_id": "string",
     "bench_id": "string",
@@ -45,38 +48,6 @@ FIX_PAIR_COLUMNS = {
     "shared_files": "int64",
     "shares_fix": "boolean",
 }
-RELATED_COLUMNS = {
-    "kind": "string",  # fix_commit | crash_state
-    "signature": "string",
-    "projects": "string",  # ';'-joined
-    "item_ids": "string",  # ';'-joined, sorted
-    "n_records": "int64",
-    "strength": "string",  # pair (2 records) | weak (>= 3)
-}
-RELATED_PAIR_COLUMNS = {
-    "item_id": "string",
-    "related_id": "string",
-    "kind": "string",
-    "signature": "string",
-    "n_records": "int64",
-    "strength": "string",
-}
-
-
-def _empty(columns: Mapping[str, str]) -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in columns.items()})
-
-
-def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
-
-
-def project_key(value: object) -> str | None:
-    """Projects are compared trimmed and lowercased; null/blank is no project."""
-    if _missing(value):
-        return None
-    key = str(value).strip().lower()
-    return key or None
 
 
 def _as_book(source, items: pd.DataFrame, column: str, max_chars: int) -> PatchBook:
@@ -93,7 +64,6 @@ def _check_items(items: pd.DataFrame, side: str) -> None:
         raise InputError(f"{side}: fix join needs column(s) {', '.join(missing)}")
 
 
-# =============================================================================================== join
 @dataclass
 class FixJoinStats:
     """What join_fixes did. same_project_pairs is the candidate space (sum over shared projects of
@@ -203,9 +173,11 @@ def join_fixes(
     stats.train_parses, stats.bench_parses = tbook.parses, bbook.parses
     stats.train_status, stats.bench_status = dict(sorted(tstatus.items())), dict(sorted(bstatus.items()))
     if not rows:
-        return FixJoin(_empty(FIX_PAIR_COLUMNS), stats)
+        return FixJoin(empty_table(FIX_PAIR_COLUMNS), stats)
     out = pd.DataFrame(rows).astype(FIX_PAIR_COLUMNS)
-    return FixJoin(out.sort_values(["project", "train_id", "bench_id"], kind="stable").reset_index(drop=True), stats)
+    return FixJoin(
+        out.sort_values(["project", "train_id", "bench_id"], kind="stable").reset_index(drop=True), stats
+    )
 
 
 def relate_pairs(
@@ -224,8 +196,16 @@ def relate_pairs(
     missing = [c for c in ("train_id", "bench_id") if c not in pairs.columns]
     if missing:
         raise InputError(f"pairs: lacks column(s) {', '.join(missing)}")
-    tbook = train_patches if isinstance(train_patches, PatchBook) else PatchBook(train_patches, max_chars=max_chars)
-    bbook = bench_patches if isinstance(bench_patches, PatchBook) else PatchBook(bench_patches, max_chars=max_chars)
+    tbook = (
+        train_patches
+        if isinstance(train_patches, PatchBook)
+        else PatchBook(train_patches, max_chars=max_chars)
+    )
+    bbook = (
+        bench_patches
+        if isinstance(bench_patches, PatchBook)
+        else PatchBook(bench_patches, max_chars=max_chars)
+    )
     rels = [
         relate_patches(tbook.get(str(t)), bbook.get(str(b)), use_lines=use_lines, sides=("train", "bench"))
         for t, b in zip(pairs["train_id"], pairs["bench_id"], strict=True)
@@ -237,149 +217,8 @@ def relate_pairs(
     return out
 
 
-# ===================================================================================== related bugs
-@dataclass(frozen=True)
-class BugRecord:
-    """One bug for the related-bugs grouping. crash_type is canonical; crash_state the raw lines."""
-
-    item_id: str
-    project: str | None = None
-    fix_commits: tuple[str, ...] = ()
-    crash_type: str | None = None
-    crash_state: tuple[str, ...] = ()
-
-
-_HEX_FULL_RE = re.compile(r"[0-9a-f]{7,64}")
-_COMMIT_URL_RE = re.compile(r"/(?:commit|commits|rev|changeset)/([0-9a-f]{7,64})\b")
-#: Fix commits are grouped on this many leading hex digits (a full and an abbreviated hash agree).
-COMMIT_KEY_LEN = 12
-
-
-def commit_key(value: object) -> str | None:
-    """A fix commit as a grouping key: lowercase hex (from a bare hash or a commit URL), first
-    COMMIT_KEY_LEN digits; None when no hash of at least 7 hex digits is found."""
-    if _missing(value):
-        return None
-    text = str(value).strip().lower()
-    if _HEX_FULL_RE.fullmatch(text):
-        return text[:COMMIT_KEY_LEN]
-    m = _COMMIT_URL_RE.search(text)
-    return m.group(1)[:COMMIT_KEY_LEN] if m else None
-
-
-def bug_record(row: Mapping, *, id_field: str | None = None) -> BugRecord:
-    """A BugRecord from an ARVO-Meta JSON object (`localId`, `project`, `fix_commit` str or list,
-    `report.comments[0].content` with `Crash Type:` / `Crash State:`, `crash_type`) or a flat mapping
-    such as a row of the arvo-meta pool table (`project`, `fix_commit`/`fix_commits` str or list,
-    `crash_report` text and/or `crash_type`, `crash_state` as list or newline-joined text).
-
-    The id is `row[id_field]` when given, else `item_id`, else `localId`."""
-    fields = (id_field,) if id_field else ("item_id", "localId")
-    item_id = next((row.get(f) for f in fields if not _missing(row.get(f))), None)
-    if item_id is None:
-        raise InputError(f"related bugs: a record has no {' or '.join(fields)}")
-    fixes = row.get("fix_commits", row.get("fix_commit"))
-    if isinstance(fixes, str) or _missing(fixes):
-        fixes = [fixes]
-    commits = tuple(dict.fromkeys(k for k in (commit_key(c) for c in fixes or ()) if k))
-
-    text = row.get("crash_report")
-    report = row.get("report")
-    if _missing(text) and isinstance(report, Mapping):
-        comments = report.get("comments") or []
-        if comments and isinstance(comments[0], Mapping):
-            text = comments[0].get("content")
-    crash_type = state = None
-    if not _missing(text) and str(text).strip():
-        sig = parse_clusterfuzz(text)
-        if sig.usable:
-            crash_type, state = sig.crash_type, sig.state
-    if crash_type is None:
-        crash_type = canonical_crash_type(row.get("crash_type") if not _missing(row.get("crash_type")) else None)
-    if not state:
-        raw_state = row.get("crash_state")
-        if _missing(raw_state):
-            raw_state = ()
-        elif isinstance(raw_state, str):
-            raw_state = raw_state.split("\n")
-        state = tuple(s.strip() for s in raw_state if isinstance(s, str) and s.strip())
-    project = row.get("project")
-    return BugRecord(
-        item_id=str(item_id),
-        project=None if _missing(project) else str(project),
-        fix_commits=commits,
-        crash_type=crash_type,
-        crash_state=tuple(state or ()),
-    )
-
-
-def related_groups(
-    records: Iterable[BugRecord | Mapping] | pd.DataFrame, *, id_field: str | None = None, min_records: int = 2
-) -> pd.DataFrame:
-    """Groups of records sharing a fix commit or an identical crash state, with at least `min_records`.
-
-    `records`: BugRecords, ARVO-Meta JSON objects, or mappings / a DataFrame such as the arvo-meta pool
-    table (then pass `id_field="canonical_id"` or `"raw_id"`); see bug_record.
-
-    Signatures: `fix_commit` = the commit key; `crash_state` = `project | type | state1 / state2 / ...`
-    (project lowercased, type canonical; records without a state or type carry none). `strength` is
-    `pair` when exactly 2 records carry the signature and `weak` when 3 or more do.
-    """
-    groups: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
-    if isinstance(records, pd.DataFrame):
-        records = records.to_dict("records")
-    for rec in records:
-        r = rec if isinstance(rec, BugRecord) else bug_record(rec, id_field=id_field)
-        for commit in r.fix_commits:
-            groups[("fix_commit", commit)][r.item_id] = r.project
-        pkey = project_key(r.project)
-        if pkey and r.crash_type and r.crash_state:
-            sig = f"{pkey} | {r.crash_type} | {' / '.join(r.crash_state)}"
-            groups[("crash_state", sig)][r.item_id] = r.project
-    rows = []
-    for (kind, sig), members in sorted(groups.items()):
-        n = len(members)
-        if n < min_records:
-            continue
-        projects = sorted({p for p in members.values() if p})
-        rows.append(
-            {
-                "kind": kind,
-                "signature": sig,
-                "projects": ";".join(projects),
-                "item_ids": ";".join(sorted(members)),
-                "n_records": n,
-                "strength": "pair" if n == 2 else ("weak" if n >= 3 else "single"),
-            }
-        )
-    if not rows:
-        return _empty(RELATED_COLUMNS)
-    return pd.DataFrame(rows).astype(RELATED_COLUMNS)
-
-
-def related_pairs(groups: pd.DataFrame, focus_ids: Iterable[str] | None = None) -> pd.DataFrame:
-    """Expand related_groups into (item_id, related_id) rows; with `focus_ids`, only rows whose
-    `item_id` is one of them (e.g. the bench items). One row per (item, related item, signature)."""
-    focus = None if focus_ids is None else {str(i) for i in focus_ids}
-    rows = []
-    for g in groups.itertuples(index=False):
-        members = str(g.item_ids).split(";")
-        for a in members:
-            if focus is not None and a not in focus:
-                continue
-            for b in members:
-                if b != a:
-                    rows.append(
-                        {
-                            "item_id": a,
-                            "related_id": b,
-                            "kind": g.kind,
-                            "signature": g.signature,
-                            "n_records": int(g.n_records),
-                            "strength": g.strength,
-                        }
-                    )
-    if not rows:
-        return _empty(RELATED_PAIR_COLUMNS)
-    out = pd.DataFrame(rows).astype(RELATED_PAIR_COLUMNS)
-    return out.sort_values(["item_id", "related_id", "kind", "signature"], kind="stable").reset_index(drop=True)
+__all__ = [
+    "COMMIT_KEY_LEN", "DEFAULT_KEEP", "FIX_PAIR_COLUMNS", "RELATED_COLUMNS", "RELATED_PAIR_COLUMNS",
+    "BugRecord", "FixJoin", "FixJoinStats", "bug_record", "commit_key", "join_fixes", "project_key",
+    "related_groups", "related_pairs", "relate_pairs",
+]  # fmt: skip

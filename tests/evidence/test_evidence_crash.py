@@ -1,9 +1,9 @@
 """Crash signatures and grades on real-format sanitizer reports, MiMo specs and ClusterFuzz text."""
 
 import random
-from pathlib import Path
 
 import pytest
+from evidence_data import DATA
 
 from overlap.evidence.crash import (
     GRADES,
@@ -22,8 +22,6 @@ from overlap.evidence.crash import (
     types_match,
 )
 
-DATA = Path(__file__).parent / "data"
-
 
 def report(name: str):
     sig = parse_sanitizer_report((DATA / name).read_text(encoding="utf-8"))
@@ -38,10 +36,12 @@ def spec(kind: str, function: str, file: str = "libxslt/tests/fuzz/fuzz.c", tool
 # A ClusterFuzz issue body as in ARVO-Meta `report.comments[0].content` (hand-made values).
 CLUSTERFUZZ_EXR = (
     "Detailed report: https://oss-fuzz.com/testcase?key=5158172004712448\n\n"
-    "Project: openexr\nFuzzer: libFuzzer_openexr_exrcheck_fuzzer\nFuzz target binary: openexr_exrcheck_fuzzer\n"
+    "Project: openexr\nFuzzer: libFuzzer_openexr_exrcheck_fuzzer\n"
+    "Fuzz target binary: openexr_exrcheck_fuzzer\n"
     "Job Type: libfuzzer_asan_openexr\nPlatform Id: linux\n\n"
     "Crash Type: Heap-buffer-overflow READ 2\nCrash Address: 0x6020000000f1\nCrash State:\n"
-    "  Imf_3_2::Xdr::read<Imf_3_2::CharPtrIO, char const*>\n  Imf_3_2::readHeader\n  Imf_3_2::InputFile::InputFile\n"
+    "  Imf_3_2::Xdr::read<Imf_3_2::CharPtrIO, char const*>\n  Imf_3_2::readHeader\n"
+    "  Imf_3_2::InputFile::InputFile\n"
     "  \nSanitizer: address (ASAN)\n\nRecommended Security Severity: Medium\n\nIssue filed automatically.\n"
 )
 CLUSTERFUZZ_TIFF = (
@@ -56,8 +56,15 @@ CLUSTERFUZZ_TIFF = (
     [
         ("foo::Bar<int>::baz(char const*) const", "baz"),
         ("void Imf_3_2::Xdr::read<Imf_3_2::CharPtrIO, char const*>(char const*&, unsigned short&)", "read"),
-        ("void ns::Foo<std::vector<int, std::allocator<int> > >::process<char>(char const*, unsigned long)", "process"),
-        ("Imf_3_2::(anonymous namespace)::readHeader(Imf_3_2::IStream&, Imf_3_2::Header&) const", "readHeader"),
+        (
+            "void ns::Foo<std::vector<int, std::allocator<int> > >::process<char>"
+            "(char const*, unsigned long)",
+            "process",
+        ),
+        (
+            "Imf_3_2::(anonymous namespace)::readHeader(Imf_3_2::IStream&, Imf_3_2::Header&) const",
+            "readHeader",
+        ),
         ("ns::Parser::parse()::$_0::operator()(int) const", "parse"),
         ("auto ns::Parser::parse(int)::'lambda'(int)::operator()<int>(int) const", "parse"),
         ("ns::Parser::parse(int)::{lambda(int)#1}::operator()(int) const", "parse"),
@@ -221,10 +228,18 @@ def test_only_unsymbolised_frames():
 
 def test_msan_and_lsan():
     m = report("msan_uninit.txt")
-    assert (m.sanitizer, m.crash_type, m.function) == ("MemorySanitizer", "use-of-uninitialized-value", "png_read_row")
+    assert (m.sanitizer, m.crash_type, m.function) == (
+        "MemorySanitizer",
+        "use-of-uninitialized-value",
+        "png_read_row",
+    )
     assert len(m.frames) == 4  # not the "created by a heap allocation" stack
     leak = report("lsan_leak.txt")
-    assert (leak.sanitizer, leak.crash_type, leak.function) == ("LeakSanitizer", "memory-leak", "jv_mem_alloc")
+    assert (leak.sanitizer, leak.crash_type, leak.function) == (
+        "LeakSanitizer",
+        "memory-leak",
+        "jv_mem_alloc",
+    )
 
 
 def test_report_without_stack_uses_summary_frame():
@@ -235,7 +250,9 @@ def test_report_without_stack_uses_summary_frame():
 
 
 def test_mimo_spec():
-    s = parse_crash_spec("AddressSanitizer: SEGV in function `xsltFuzzXPath` in file `libxslt/tests/fuzz/fuzz.c`")
+    s = parse_crash_spec(
+        "AddressSanitizer: SEGV in function `xsltFuzzXPath` in file `libxslt/tests/fuzz/fuzz.c`"
+    )
     assert (s.source, s.sanitizer, s.raw_type, s.crash_type) == ("spec", "AddressSanitizer", "SEGV", "segv")
     assert (s.function, s.file) == ("xsltFuzzXPath", "libxslt/tests/fuzz/fuzz.c")
     harness = parse_crash_spec("AddressSanitizer: heap-buffer-overflow in function `LLVMFuzzerInitialize` "
@@ -310,7 +327,11 @@ SEGV = "asan_segv.txt"
         (spec("SEGV", "decodeRow", "src/decode.c"), "asan_unsymbolised.txt", "type_only_no_frame"),
         (spec("heap-use-after-free", "xsltFreeLocale"), SEGV, "file_only"),
         (spec("heap-use-after-free", "xmlFreeDoc", "libxml2/tree.c"), SEGV, "no_match"),
-        (spec("heap-use-after-free", "decodeRow", "src/decode.c"), "asan_unsymbolised.txt", "no_match_no_frame"),
+        (
+            spec("heap-use-after-free", "decodeRow", "src/decode.c"),
+            "asan_unsymbolised.txt",
+            "no_match_no_frame",
+        ),
         (parse_sanitizer_report("no report"), SEGV, "not_run"),
         (parse_clusterfuzz(CLUSTERFUZZ_EXR), "asan_heap_overflow_cpp.txt", "type_and_frame"),
         (parse_clusterfuzz(CLUSTERFUZZ_TIFF), "ubsan_integer_overflow.txt", "type_and_frame"),
@@ -381,7 +402,9 @@ def test_control_rate_same_signature_object_is_the_same_item():
 
 
 def test_control_rate_caps_pairs_deterministically():
-    matched = [("p", spec("SEGV", f"f{i}", f"f{i}.c"), spec("SEGV", f"f{i}", f"f{i}.c"), i) for i in range(40)]
+    matched = [
+        ("p", spec("SEGV", f"f{i}", f"f{i}.c"), spec("SEGV", f"f{i}", f"f{i}.c"), i) for i in range(40)
+    ]
     a, b = control_rate(matched, max_pairs=100, seed=1), control_rate(matched, max_pairs=100, seed=1)
     assert a.sampled and a.n_pairs == 100 and a == b
     assert control_rate(matched).n_pairs == 40 * 39

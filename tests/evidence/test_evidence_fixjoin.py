@@ -1,9 +1,8 @@
 """Same-fix join over Items tables, fix relations of matched pairs, related-bug groups."""
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from evidence_data import read
 
 from overlap.errors import InputError
 from overlap.evidence.fixjoin import (
@@ -17,12 +16,6 @@ from overlap.evidence.fixjoin import (
     related_pairs,
 )
 from overlap.evidence.patches import PatchBook, parse_patch
-
-DATA = Path(__file__).parent / "data"
-
-
-def read(name: str) -> str:
-    return (DATA / name).read_text(encoding="utf-8")
 
 
 def items(rows):
@@ -89,14 +82,22 @@ def test_join_parses_each_patch_once_and_fetches_only_candidate_projects():
     book = PatchBook(fetch)
     train_book = PatchBook.from_items(SEC)
     result = join_fixes(SEC, CYBERGYM.drop(columns="patch"), train_patches=train_book, bench_patches=book)
-    assert sorted(fetched) == ["arvo:1065", "arvo:1066", "arvo:2001", "arvo:3000", "arvo:4000"]  # no arvo:5000
+    assert sorted(fetched) == [
+        "arvo:1065",
+        "arvo:1066",
+        "arvo:2001",
+        "arvo:3000",
+        "arvo:4000",
+    ]  # no arvo:5000
     assert book.parses == 5 and train_book.parses == 5  # php is never read; libxml2 x4 + jq
     assert result.stats.bench_parses == 5 and len(result.pairs) == 6
 
 
 def test_join_is_linear_in_items_not_in_pairs():
     n = 60
-    train = items([(f"t{i}", "proj", read("fix_full.diff") if i % 2 else read("other_fix.diff")) for i in range(n)])
+    train = items(
+        [(f"t{i}", "proj", read("fix_full.diff") if i % 2 else read("other_fix.diff")) for i in range(n)]
+    )
     bench = items([(f"b{i}", "proj", read("fix_code_only.diff")) for i in range(n)])
     result = join_fixes(train, bench)
     assert result.stats.train_parses == n and result.stats.bench_parses == n

@@ -2,9 +2,9 @@
 
 import random
 import re
-from pathlib import Path
 
 import pytest
+from evidence_data import read
 
 from overlap.evidence.patches import (
     FIX_RELATIONS,
@@ -15,12 +15,6 @@ from overlap.evidence.patches import (
     parse_patch,
     relate_patches,
 )
-
-DATA = Path(__file__).parent / "data"
-
-
-def read(name: str) -> str:
-    return (DATA / name).read_text(encoding="utf-8")
 
 
 def parsed(name: str) -> ParsedPatch:
@@ -54,12 +48,19 @@ def test_every_git_entry_kind():
     assert set(f) == {"added.c", "blob.bin", "gone.c", "moved2.c", "my file.c", "renamed.txt", "run.sh"}
     assert f["added.c"].change == "added" and f["added.c"].pre_blob == "0000000"
     assert f["added.c"].old_path is None and f["added.c"].added == {"new": 1}
-    assert f["gone.c"].change == "deleted" and f["gone.c"].new_path is None and f["gone.c"].removed == {"keep": 1}
+    assert (
+        f["gone.c"].change == "deleted"
+        and f["gone.c"].new_path is None
+        and f["gone.c"].removed == {"keep": 1}
+    )
     assert f["moved2.c"].change == "renamed" and f["moved2.c"].old_path == "moved.c"
     assert f["moved2.c"].hunks == 0 and f["moved2.c"].pre_blob is None  # 100% similarity: no index line
     assert f["renamed.txt"].change == "renamed" and f["renamed.txt"].old_path == "old.txt"
     assert f["renamed.txt"].post_blob == "4e14374"
-    assert f["run.sh"].change == "mode_only" and (f["run.sh"].old_mode, f["run.sh"].new_mode) == ("100644", "100755")
+    assert f["run.sh"].change == "mode_only" and (f["run.sh"].old_mode, f["run.sh"].new_mode) == (
+        "100644",
+        "100755",
+    )
     assert f["blob.bin"].binary and f["blob.bin"].pre_blob == "8352675"
     assert f["my file.c"].removed == {"int b;": 1}  # path with a space, `--- a/my file.c<TAB>`
 
@@ -93,28 +94,24 @@ def test_mercurial_changeset_diff_has_no_index_lines():
     assert [f.path for f in p.files] == ["src/parser.c"] and not p.has_index_lines
 
 
-def test_quoted_paths_are_unquoted():
+@pytest.mark.parametrize(
+    ("header_paths", "minus_plus_path", "expected"),
+    [
+        # git C-quotes names with non-ASCII bytes (octal escapes) and keeps spaces
+        ('"a/docs/caf\\303\\251 notes.txt" "b/docs/caf\\303\\251 notes.txt"',
+         '"{side}/docs/caf\\303\\251 notes.txt"', "docs/café notes.txt"),
+        # an unquoted name containing " b/": the ---/+++ lines decide
+        ("a/x b/y.c b/x b/y.c", "{side}/x b/y.c", "x b/y.c"),
+    ],
+)  # fmt: skip
+def test_awkward_paths(header_paths, minus_plus_path, expected):
     text = (
-        'diff --git "a/docs/caf\\303\\251 notes.txt" "b/docs/caf\\303\\251 notes.txt"\n'
-        "index 3b18e51..5a1d2f0 100644\n"
-        '--- "a/docs/caf\\303\\251 notes.txt"\n'
-        '+++ "b/docs/caf\\303\\251 notes.txt"\n'
+        f"diff --git {header_paths}\nindex 3b18e51..5a1d2f0 100644\n"
+        f"--- {minus_plus_path.format(side='a')}\n+++ {minus_plus_path.format(side='b')}\n"
         "@@ -1 +1 @@\n-old\n+new\n"
     )
     p = parse_patch(text)
-    assert p.ok and p.paths == {"docs/café notes.txt"}
-
-
-def test_path_containing_b_slash_is_split_by_the_minus_plus_lines():
-    text = (
-        "diff --git a/x b/y.c b/x b/y.c\n"
-        "index 3b18e51..5a1d2f0 100644\n"
-        "--- a/x b/y.c\n"
-        "+++ b/x b/y.c\n"
-        "@@ -1 +1 @@\n-old\n+new\n"
-    )
-    p = parse_patch(text)
-    assert p.ok and p.paths == {"x b/y.c"}
+    assert p.ok and p.paths == {expected}
 
 
 def test_plain_unified_diff_with_differing_top_directories():
@@ -274,7 +271,9 @@ def _last_change_end(text: str) -> int:
     return max(m.end() for m in re.finditer(r"^[-+](?!- \n)(?![-+]{2} ).*\n", text, re.MULTILINE))
 
 
-@pytest.mark.parametrize("name", ["fix_full.diff", "fix_format_patch.diff", "entries.diff", "fix_with_news.diff"])
+@pytest.mark.parametrize(
+    "name", ["fix_full.diff", "fix_format_patch.diff", "entries.diff", "fix_with_news.diff"]
+)
 def test_every_truncation_is_never_a_false_identical(name):
     text = read(name)
     whole = parsed(name)
