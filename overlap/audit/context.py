@@ -93,7 +93,7 @@ class Ctx:
         self._files: list[FileEntry] | None = None
         self._gitdirs: list[tuple[str, Path]] = []
         self.walk_notes: list[str] = []
-        self.exact_copies: set[str] = set()  # scanned files that F1/F2 matched exactly (F3 skips them)
+        self.exact_copies: dict[str, str] = {}  # scanned file -> fix|tests, matched exactly by F1/F2
 
     # ------------------------------------------------------------------------------------- git
     @property
@@ -168,6 +168,19 @@ class Ctx:
 
         scratch = self.runner.scratch or (self.private / "scratch")
         compute_fixed(ref, base_blob, self.runner, scratch, hexlen=repo.hexlen)
+
+    def base_text(self, path: str) -> str | None:
+        """B's version of a repository path (None when absent or git cannot read the repo)."""
+        cache = self.__dict__.setdefault("_base_text", {})
+        if path not in cache:
+            cache[path] = None
+            repo = self._repo
+            if repo is not None and repo.base and repo.base in repo.commits:
+                oid = repo.blobs_at([repo.base], [path])[repo.base].get(path)
+                got = repo.read_objects([oid], max_size=self.limits["scan_file_bytes"]).get(oid) if oid else None
+                if got:
+                    cache[path] = got[1].decode("utf-8", "replace")
+        return cache[path]
 
     # -------------------------------------------------------------------------------- grading
     def sha_only(self) -> str:

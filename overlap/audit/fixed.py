@@ -67,7 +67,7 @@ def _places(ctx: Ctx, ff: FixedFile) -> list[dict]:
             if _hash_file(ctx, fe.path, ff.size, repo.hexlen) == blob:
                 place = "worktree" if ctx.in_worktree(fe.rel) == ff.path else "file"
                 places.append({"place": place, "path": ctx.shown(fe.rel), "severity": "critical"})
-                ctx.exact_copies.add(fe.rel)
+                ctx.exact_copies[fe.rel] = ff.kind
     return places
 
 

@@ -271,6 +271,11 @@ class GitRepo(EntryPoints, ObjectReader):
         out = res.stdout.strip().decode("ascii", "replace")
         return out if res.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", out) else None
 
+    def rev_in_hist(self, short: str) -> bool:
+        """Whether a hex prefix names a commit of base history (an image tagged by its base is fine)."""
+        oid = self._rev_parse(short) if re.fullmatch(r"[0-9a-f]{7,64}", short) else None
+        return bool(oid and self.in_hist(oid))
+
     def _load_all(self) -> None:
         res = self.runner.run(["cat-file", "--batch-all-objects", "--unordered",
                                "--batch-check=%(objectname) %(objecttype) %(objectsize)"], git_dir=self.gitdir)

@@ -190,6 +190,7 @@ class FixedFile:
     size: int | None = None
     data: bytes | None = None
     base_blob: str | None = None
+    base_data: bytes | None = None
     status: str = "ok"  # ok | incomplete | unchanged
     reason: str | None = None
 
@@ -215,8 +216,13 @@ class Reference:
     def fixed_blobs(self, kind: str | None = None) -> dict[str, FixedFile]:
         return {f.blob: f for f in self.fixed if f.blob and f.status == "ok" and (kind is None or f.kind == kind)}
 
-    def added_lines(self) -> list[str]:
-        return [ln for s in self.fix + self.tests for fp in s.patches for h in fp.hunks for ln in h.added]
+    def added_paths(self) -> set[str]:
+        """Paths the fix creates (no old side)."""
+        return {fp.new_path for s in self.fix for fp in s.patches if fp.old_path is None and fp.new_path}
+
+    def base_texts(self) -> dict[str, str]:
+        """B's content of every patched path that was read to compute the fixed content."""
+        return {f.path: f.base_data.decode("utf-8", "replace") for f in self.fixed if f.base_data is not None}
 
 
 def _sha256(data: bytes) -> str:
@@ -352,6 +358,7 @@ def _apply_one(fp: FilePatch, ff: FixedFile, base_blob, runner: GitRunner, scrat
             ff.status, ff.reason = "incomplete", f"{fp.old_path} is not in B (or B is missing)"
             return
         ff.base_blob, old = got
+        ff.base_data = old
         target = work / fp.old_path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(old)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError
-from . import fixed, git, gitmeta, times
+from . import fixed, git, gitmeta, leftovers, times
 from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable
 from .gitcmd import GitError, GitRunner, version_tuple
 from .gitfiles import ParseError
@@ -47,9 +47,12 @@ CHECKS: tuple[Check, ...] = (
     _c("G12", {"git"}, gitmeta.check_g12), _c("G13", {"git"}, gitmeta.check_g13),
     _c("G14", {"git"}, gitmeta.check_g14), _c("G15", set(), gitmeta.check_g15),
     _c("F1", {"reference", "git"}, fixed.check_f1), _c("F2", {"reference", "git"}, fixed.check_f2),
-    _c("F3", {"reference"}, None),
+    _c("F3", {"reference"}, leftovers.check_f3),
     _c("T1", set(), times.check_t1), _c("T2", set(), times.check_t2), _c("T3", {"image"}, None),
-    *(_c(f"L{i}", {"image"} if i in (8, 11) else set(), None) for i in range(1, 12)),
+    _c("L1", set(), leftovers.check_l1), _c("L2", set(), leftovers.check_l2), _c("L3", set(), leftovers.check_l3),
+    _c("L4", set(), leftovers.check_l4), _c("L5", set(), leftovers.check_l5), _c("L6", set(), leftovers.check_l6),
+    _c("L7", set(), leftovers.check_l7), _c("L8", {"image"}, None), _c("L9", set(), leftovers.check_l9),
+    _c("L10", set(), leftovers.check_l10), _c("L11", {"image"}, None),
 )
 assert tuple(c.id for c in CHECKS) == tuple(cid for cid, _ in CHECK_IDS)
 GIT_STORE_CHECKS = tuple(c for c in CHECKS if c.id in {f"G{i}" for i in range(1, 13)})
@@ -71,10 +74,10 @@ def run_check(ctx: Ctx, check: Check) -> tuple[CheckResult, list[Finding]]:
     res = CheckResult(check.id)
     findings: list[Finding] = []
     try:
-        if check.run is None:
-            raise NotApplicable("not implemented yet")
         if "image" in check.needs and ctx.kind not in ("docker-save", "oci-layout"):
             raise NotApplicable("only for image archives")
+        if check.run is None:
+            raise NotApplicable("not implemented yet")
         if "reference" in check.needs and not ctx.reference.given:
             raise NotApplicable("no reference given (--fix, --tests or --instance)")
         if "git" in check.needs:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +44,13 @@ def build(L: Path, *scripts: str) -> None:
     body = "\n".join(f"source {SCRIPTS / s}" for s in ("prelude.sh", *scripts))
     home = L.parent / (L.name + "-home")
     home.mkdir(exist_ok=True)
-    subprocess.run(["bash", "-e", "-c", body], env=clean_env(home, L=str(L)), check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    bindir = home / "bin"  # `python3` in the recipes is this interpreter, so pyc magic numbers match
+    bindir.mkdir(exist_ok=True)
+    if not (bindir / "python3").exists():
+        (bindir / "python3").symlink_to(sys.executable)
+    env = clean_env(home, L=str(L))
+    env["PATH"] = f"{bindir}:{env['PATH']}"
+    subprocess.run(["bash", "-e", "-c", body], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def load_ids(L: Path) -> dict[str, str]:
@@ -57,7 +63,7 @@ def gitfix(tmp_path_factory) -> Fixtures:
         pytest.skip("git is not installed")
     L = tmp_path_factory.mktemp("audit") / "L"
     L.mkdir()
-    build(L, "git.sh", "times.sh")
+    build(L, "git.sh", "times.sh", "leftovers.sh")
     ids = load_ids(L)
     return Fixtures(L, ids["BASE"], ids["FIX"])
 

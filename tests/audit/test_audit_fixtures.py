@@ -197,3 +197,40 @@ def test_unreachable_set_matches_git_fsck(gitfix):
         assert ours == fsck_commits_tags, name
         counts = sum(sum(f.evidence["counts"].values()) for f in t.findings if f.check == "G5")
         assert counts == len(fsck), name
+
+
+ROOT_EXPECTED = {
+    "L1:/home/fix.patch": "critical", "L1:/home/test.patch": "critical",
+    "F3:/usr/lib/python3/site-packages/calc/calc.py": "critical",
+    "F2:tests/test_calc.py": "critical", "L2:/root/r2e_tests/test_calc.py": "critical",
+    "L3:/testbed/src/__pycache__/calc.*.pyc": "critical", "F1:src/calc.py": "critical",
+    "L4:/testbed/.pytest_cache/v/cache/nodeids": "high", "L5:/testbed/build/_calc.so": "high",
+    "L6:/tmp/test_output.log": "high", "L7:/root/.bash_history": "high", "L9:/etc/hostname": "high",
+    "L9:/.build_env/parsed_commit.json": "high", "L10:/.build_env/parsed_commit.json": "high",
+}
+
+
+def test_root_filesystem_leftovers(gitfix):
+    """§12.4 root: every leftover is found on the right check and severity."""
+    report = audit(gitfix.path("root"), rootfs=True, repo_path="/testbed", **gitfix.R)
+    assert_findings(report, ROOT_EXPECTED, "leak")
+    t = report.targets[0]
+    assert t.kind == "rootfs" and t.repo_path == "/testbed"
+    by_key = {f.key: f for f in t.findings}
+    assert by_key["L2:/root/r2e_tests/test_calc.py"].evidence["visible_through"] == ["/testbed/r2e_tests"]
+    places = {p["path"] for p in by_key["F1:src/calc.py"].evidence["items"]}
+    assert places == {"/testbed/build/lib/src/calc.py"}
+    assert by_key["L3:" + next(k[3:] for k in by_key if k.startswith("L3:"))].evidence["equals_fixed"] is True
+
+
+def test_root_filesystem_control_is_clean(gitfix):
+    report = audit(gitfix.path("ctl-root"), rootfs=True, repo_path="/testbed", **gitfix.R)
+    assert_findings(report, {}, "clean")
+    report = audit(gitfix.path("ctl-root"), rootfs=True, **gitfix.R)  # /testbed is found without --repo-path
+    assert report.targets[0].repo_path == "/testbed" and report.verdict == "clean"
+
+
+def test_root_filesystem_offline_grades_ids_low(gitfix):
+    t = audit(gitfix.path("root"), rootfs=True, network="none", **gitfix.R).targets[0]
+    sev = {f.key: f.severity for f in t.findings}
+    assert sev["L9:/etc/hostname"] == "low" and sev["L9:/.build_env/parsed_commit.json"] == "low"

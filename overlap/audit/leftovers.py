@@ -1,0 +1,401 @@
+"""Leftovers route (audit spec §7) and the file part of F3, in one pass over the scanned files.
+
+Scope: the root filesystem in rootfs mode, the repository folder (untracked and ignored files
+included) in repo mode. Each regular file up to ``scan_file_bytes`` is read once (opened as §8.3 says)
+and fed to every matcher; tracked files whose index stat data still match are not leftovers and are
+skipped. Findings are keyed ``<check>:<path as shown>``.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat
+from collections import defaultdict
+
+from . import pyc
+from .context import Ctx, NotApplicable, capped, cut
+from .matchers import distinctive_hunks, fix_only_tokens, hex_runs, holds, looks_like_diff, nodeids_in, stripped_lines
+from .model import Finding, worst
+from .tree import TooLarge, read_regular
+
+PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
+ANSWER_NAMES = {"fix.patch", "test.patch", "gold.patch", "patch.diff", "test_patch.diff"}
+HIDDEN_TEST_PLACES = ("/r2e_tests/", "/root/r2e_tests/", "/tests/", "/logs/")
+HIDDEN_TEST_FILES = ("/eval.sh", "/tmp/test_files.json")
+HISTORY_NAMES = {".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".sqlite_history",
+                 ".viminfo", ".lesshst"}
+META_NAMES = {"parsed_commit.json", "modified_files.json", "modified_entities.json", "expected_test_output.json",
+              "execution_result.json", "task_description.md"}
+TASK_KEYS = ("patch", "test_patch", "gold_patch", "fix_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
+BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib")
+BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")
+_APPLY = re.compile(r"\b(git\s+apply|git\s+am|patch\s+-p\d)\b[^\n]*")
+_SHA_CMD = re.compile(r"\bgit\s+(?:checkout|show|cherry-pick|reset\s+--hard|switch\s+--detach)\s+([0-9a-f]{7,64})\b")
+
+
+class _Scan:
+    """The one pass: findings per check id."""
+
+    def __init__(self, ctx: Ctx):
+        self.ctx = ctx
+        self.ref = ctx.reference
+        self.out: dict[str, list[Finding]] = defaultdict(list)
+        self.hunks, self.unusable = distinctive_hunks(self.ref, self.ref.base_texts()) if self.ref.given \
+            else ([], [])
+        self.tracked = self._tracked()
+        self.tokens = fix_only_tokens(self.ref, self._tracked_text()) if self.ref.fix else []
+        self.pycs: list[tuple[str, str, dict]] = []
+        self.skipped = 0
+
+    # ---------------------------------------------------------------------------------- helpers
+    def _tracked(self) -> dict:
+        index = self.ctx.index()
+        return {e.path: e for e in index.entries} if index is not None else {}
+
+    def _tracked_text(self) -> str:
+        root = self.ctx.root
+        if root is None:
+            return ""
+        parts, total = [], 0
+        for path in sorted(self.tracked):
+            try:
+                data = read_regular(root / path, self.ctx.limits["scan_file_bytes"])
+            except TooLarge:
+                continue
+            if data:
+                parts.append(data.decode("utf-8", "replace"))
+                total += len(data)
+                if total > 64 << 20:
+                    break
+        return "\n".join(parts)
+
+    def add(self, check: str, shown: str, sev: str, cls: str, title: str, evidence: dict, command: str,
+            hint: str | None = None) -> None:
+        self.out[check].append(self.ctx.finding(check, shown, sev, cls, title, shown, evidence, command, hint=hint))
+
+    def resolve(self, run: str) -> tuple[str, str] | None:
+        """L9 resolution of a hex run: (severity, what it names) or None when it names base history."""
+        ctx, fc = self.ctx, self.ref.fix_commit
+        if fc and (fc.startswith(run) or run.startswith(fc)):
+            return ctx.sha_only(), "fix commit"
+        repo = ctx._repo
+        if repo is not None:
+            if any(c.startswith(run) for c in repo.nonbase_commit_ids()):
+                return ctx.sha_only(), "non-base commit"
+            if any(e.oid.startswith(run) and not repo.has(e.oid) and not repo.in_hist(e.oid) for e in repo.entries):
+                return ctx.sha_only(), "absent commit named by a pseudo-ref"
+            if any(o.startswith(run) for o in (repo.base or "", *(repo.setup or []))) or repo.rev_in_hist(run):
+                return None
+        if run.isdigit():
+            return None
+        return "info", "unresolved (pass --fix-commit to resolve)"
+
+    def ids_graded(self, text: str) -> tuple[str | None, list[str]]:
+        """Test IDs in a text: hidden ones → high; ``path::name`` absent from B's ``path`` → medium."""
+        hidden = [i for i in self.ref.test_ids if i in text]
+        if hidden:
+            return "high", hidden
+        absent = []
+        for path, name in nodeids_in(text):
+            base = self.ctx.base_text(path)
+            if base is not None and not re.search(rf"\b{re.escape(name)}\b", base):
+                absent.append(f"{path}::{name}")
+            elif base is None and path in self.ref.paths:
+                absent.append(f"{path}::{name}")
+        return ("medium" if absent else None), absent
+
+    def patch_match(self, text: str) -> list[str]:
+        lines = stripped_lines(text, plus=True)
+        return [f"{h.kind} {h.path} {h.header}" for h in self.hunks if holds(lines, h)]
+
+    # ------------------------------------------------------------------------------------- pass
+    def run(self) -> None:
+        ctx = self.ctx
+        self.links: dict[str, str] = {}
+        for fe in ctx.files():  # symlinks first: they decide what a hidden-test folder is visible through
+            if stat.S_ISLNK(fe.st.st_mode):
+                self.symlink(fe, ctx.shown(fe.rel), ctx.in_worktree(fe.rel))
+        for fe in ctx.files():
+            shown, wt = ctx.shown(fe.rel), ctx.in_worktree(fe.rel)
+            if not stat.S_ISREG(fe.st.st_mode):
+                continue
+            entry = self.tracked.get(wt) if wt is not None else None
+            if entry is not None and entry.size == fe.st.st_size and entry.mtime_s == int(fe.st.st_mtime):
+                continue  # a tracked file as checked out: not a leftover
+            if fe.st.st_size > ctx.limits["scan_file_bytes"]:
+                self.skipped += 1
+                continue
+            try:
+                data = read_regular(fe.path, ctx.limits["scan_file_bytes"])
+            except TooLarge:
+                data = None
+            if data is None:
+                continue
+            self.file(fe.rel, shown, wt, data)
+        self.bytecode()
+
+    def file(self, rel: str, shown: str, wt: str | None, data: bytes) -> None:
+        name = posixpath.basename(rel)
+        text = data.decode("utf-8", "replace") if b"\0" not in data[:8192] else None
+        if name.endswith(".pyc"):
+            src = pyc.source_of(wt) if wt is not None else None
+            if src and (src in self.tracked or src in self.ref.added_paths()):
+                self.pycs.append((shown, src, {"pyc": data}))
+            return
+        if text is None:
+            self.binary(rel, shown, name, data)
+            return
+        exact = self.ctx.exact_copies.get(rel)
+        if self.hunks and not exact:
+            self.near_copy(shown, text)
+        if name.endswith(PATCH_SUFFIXES) or looks_like_diff(text):
+            self.patch(shown, name, text)
+        self.hidden_tests(shown, wt, name, exact)
+        if name in ("nodeids", "lastfailed") and "/.pytest_cache/" in "/" + rel:
+            self.cache(shown, text)
+        if name == "SOURCES.txt" and rel.rsplit("/", 2)[-2].endswith(".egg-info"):
+            added = sorted(p for p in self.ref.added_paths() if p in text.splitlines())
+            if added:
+                self.add("L5", shown, "high", "location", "egg-info SOURCES.txt lists files the fix adds",
+                         {"paths": added}, f"cat {self.ctx.q(shown)}")
+        if self.is_log(shown, name):
+            self.log(shown, text)
+        if self.ctx.fsroot is not None and self.is_history(shown, name):
+            self.history(shown, text)
+        self.metadata(shown, rel, name, text)
+
+    def symlink(self, fe, shown: str, wt: str | None) -> None:
+        if wt is None:
+            return
+        try:
+            target = os.readlink(fe.path)
+        except OSError:
+            return
+        outside = target.startswith("/") or posixpath.normpath(posixpath.join(posixpath.dirname(wt), target)) \
+            .startswith("..")
+        if outside:
+            self.links[target if target.startswith("/") else shown] = shown
+
+    def near_copy(self, shown: str, text: str) -> None:
+        lines = stripped_lines(text)
+        for kind in ("fix", "tests"):
+            mine = [h for h in self.hunks if h.kind == kind]
+            held = [h for h in mine if holds(lines, h)]
+            if held:
+                sev = "critical" if len(held) == len(mine) else "high"
+                self.add("F3", shown, sev, "content", f"{shown} holds {len(held)} of {len(mine)} {kind} hunk(s)",
+                         {"kind": kind, "hunks": [f"{h.path} {h.header}" for h in held],
+                          "lines": [cut(x, 120) for h in held for x in h.lines][: self.ctx.max_items]},
+                         f"cat {self.ctx.q(shown)}")
+
+    def patch(self, shown: str, name: str, text: str) -> None:
+        hits = self.patch_match(text) if self.hunks else []
+        touched = sorted({m.group(1) for m in re.finditer(r"^\+\+\+ [ab]/(\S+)", text, re.M)} & set(self.tracked))
+        if hits:
+            sev, title = "critical", "patch text matching the reference"
+        elif name in ANSWER_NAMES:
+            sev, title = "high", f"a patch named like an answer ({name})"
+        elif touched:
+            sev, title = "medium", "a diff touching tracked files"
+        else:
+            return
+        self.add("L1", shown, sev, "content", title, {"hunks": hits, "touches": touched[: self.ctx.max_items]},
+                 f"cat {self.ctx.q(shown)}")
+
+    def hidden_tests(self, shown: str, wt: str | None, name: str, exact: str | None) -> None:
+        known = shown.startswith(HIDDEN_TEST_PLACES) or shown in HIDDEN_TEST_FILES or name == "run_tests.sh"
+        test_named = wt is not None and wt not in self.tracked and bool(
+            re.match(r"(test_.*\.py|.*_test\.go|.*\.test\.[jt]sx?|.*Test\.java)$", name))
+        if not (known or test_named or exact == "tests"):
+            return
+        via = [ln for tgt, ln in self.links.items() if shown.startswith(tgt.rstrip("/") + "/")]
+        sev = "critical" if exact == "tests" else "high" if via else "medium"
+        self.add("L2", shown, sev, "content" if exact else "location",
+                 "hidden test file" + (" (the hidden tests themselves)" if exact == "tests" else ""),
+                 {"known_location": known, "untracked_test_file": test_named, "equals_hidden_test": exact == "tests",
+                  "visible_through": via}, f"cat {self.ctx.q(shown)}", hint=None)
+
+    def cache(self, shown: str, text: str) -> None:
+        sev, ids = self.ids_graded(text)
+        if sev:
+            self.add("L4", shown, sev, "location", f"test cache names {len(ids)} hidden or non-base test(s)",
+                     capped(ids, self.ctx.max_items), f"cat {self.ctx.q(shown)}")
+
+    @staticmethod
+    def is_log(shown: str, name: str) -> bool:
+        return (name.endswith(".log") or shown.startswith(("/var/log/", "/logs/")) or "/test-results/" in shown
+                or (name.endswith(".xml") and (name.startswith("TEST-") or name.startswith("junit"))))
+
+    def log(self, shown: str, text: str) -> None:
+        hits = self.patch_match(text) if self.hunks else []
+        sev, ids = self.ids_graded(text)
+        if hits:
+            sev = "critical"
+        if sev:
+            self.add("L6", shown, sev, "content" if hits else "location", "log names the hidden tests or the fix",
+                     {"hunks": hits, "test_ids": ids[: self.ctx.max_items]}, f"cat {self.ctx.q(shown)}")
+
+    @staticmethod
+    def is_history(shown: str, name: str) -> bool:
+        folder = posixpath.dirname(shown)
+        home = folder == "/root" or (folder.startswith("/home/") and folder.count("/") == 2)
+        return (home and name in HISTORY_NAMES) or name.endswith((".swp", ".swo"))
+
+    def history(self, shown: str, text: str) -> None:
+        lines = stripped_lines(text)
+        content = [h for h in self.hunks if holds(lines, h)]
+        _, ids = self.ids_graded(text)
+        hidden = [i for i in self.ref.test_ids if i in text]
+        cmds = [m.group(0).strip() for m in _APPLY.finditer(text)]
+        shas = [m.group(1) for m in _SHA_CMD.finditer(text) if (self.resolve(m.group(1)) or ("",))[0] in
+                ("high", "low")]
+        if content:
+            sev = "critical"
+        elif hidden or cmds or shas:
+            sev = "high"
+        else:
+            return
+        self.add("L7", shown, sev, "content" if content else "location", "shell or editor history names the answer",
+                 {"commands": [cut(c, 120) for c in cmds][: self.ctx.max_items], "test_ids": hidden,
+                  "shas": shas, "holds_hunks": len(content)}, f"cat {self.ctx.q(shown)}")
+
+    def metadata(self, shown: str, rel: str, name: str, text: str) -> None:
+        meta = name in META_NAMES or "/.build_env/" in "/" + rel
+        if not meta and name.endswith((".json", ".jsonl", ".yaml", ".yml")):
+            meta = any(re.search(rf"[\"']?\b{k}\b[\"']?\s*:", text) for k in TASK_KEYS)
+        if meta:
+            hits = self.patch_match(text.replace("\\n", "\n")) if self.hunks else []
+            self.add("L10", shown, "critical" if hits else "high", "content" if hits else "location",
+                     "task metadata file" + (" holding the reference patch" if hits else ""),
+                     {"hunks": hits}, f"cat {self.ctx.q(shown)}")
+        if meta or shown == "/etc/hostname":
+            self.sha_ids(shown, text)
+
+    def sha_ids(self, shown: str, text: str) -> None:
+        graded = [(run, self.resolve(run)) for run in hex_runs(text)]
+        graded = [(run, g) for run, g in graded if g is not None]
+        if not graded:
+            return
+        sev = worst(g[0] for _, g in graded)
+        self.add("L9", shown, sev, "metadata", f"{shown} holds commit IDs: " + ", ".join(
+            f"{run[:12]} ({g[1]})" for run, g in graded[:3]),
+            {"ids": [{"id": run, "resolves_to": g[1], "severity": g[0]} for run, g in graded][: self.ctx.max_items]},
+            f"cat {self.ctx.q(shown)}")
+
+    def binary(self, rel: str, shown: str, name: str, data: bytes) -> None:
+        if not self.tokens or not (name.endswith(BINARY_SUFFIXES) or data.startswith(BINARY_MAGIC)):
+            return
+        strings = re.findall(rb"[\x20-\x7e]{8,}", data)
+        found = sorted({t for t in self.tokens for s in strings if t.encode("utf-8", "replace") in s})
+        if found:
+            self.add("L5", shown, "high", "content", "a compiled file holds strings only the fix adds",
+                     {"tokens": [cut(t, 120) for t in found]}, f"strings {self.ctx.q(shown)} | grep -F -e "
+                     + self.ctx.q(found[0][:40]))
+
+    def bytecode(self) -> None:
+        if not self.pycs:
+            return
+        root, fixed = self.ctx.root, {f.path: f.data for f in self.ref.fixed if f.kind == "fix" and f.data}
+        items = []
+        for _, src, item in self.pycs:
+            try:
+                item["current"] = read_regular(root / src, self.ctx.limits["scan_file_bytes"]) if root else None
+            except TooLarge:
+                item["current"] = None
+            item["fixed"] = fixed.get(src)
+            items.append(item)
+        unreadable = 0
+        for (shown, src, item), res in zip(self.pycs, pyc.compare(
+                [{k: v for k, v in it.items()} for it in items]), strict=True):
+            header = pyc.read_header(item["pyc"])
+            if header is None or not header.magic_ok or "error" in res:
+                unreadable += header is not None and header.magic_ok
+                continue
+            if res.get("fixed"):
+                sev, title = "critical", f"bytecode of {src} equals the compiled fix"
+            elif item["current"] is None:
+                sev, title = ("critical" if src in self.ref.added_paths() else "medium"), f"orphan bytecode of {src}"
+            elif res.get("current") is False:
+                sev, title = "medium", f"bytecode of {src} differs from the current source"
+            else:
+                continue
+            self.add("L3", shown, sev, "content", title, {"source": src, "equals_fixed": bool(res.get("fixed")),
+                                                          "equals_current": res.get("current")},
+                     "python3 -c " + self.ctx.q(f"import dis, marshal; dis.dis(marshal.loads(open({shown!r}, "
+                                                f"'rb').read()[16:]))"))
+        self.unreadable_pyc = unreadable
+
+
+def scan(ctx: Ctx) -> _Scan:
+    if getattr(ctx, "_scan", None) is None:
+        if ctx.scope is None:
+            raise NotApplicable("no folder to scan (bare repository)")
+        s = _Scan(ctx)
+        s.run()
+        ctx._scan = s
+    return ctx._scan
+
+
+def _check(cid: str):
+    def run(ctx: Ctx) -> list[Finding]:
+        return scan(ctx).out.get(cid, [])
+
+    run.__name__ = f"check_{cid.lower()}"
+    return run
+
+
+check_l1, check_l2, check_l4, check_l5, check_l6, check_l9, check_l10 = (
+    _check(c) for c in ("L1", "L2", "L4", "L5", "L6", "L9", "L10"))
+
+
+def check_l3(ctx: Ctx) -> list[Finding]:
+    s = scan(ctx)
+    if getattr(s, "unreadable_pyc", 0):
+        from .context import Incomplete
+
+        raise Incomplete(f"{s.unreadable_pyc} pyc file(s) could not be read", s.out.get("L3", []))
+    return s.out.get("L3", [])
+
+
+def check_l7(ctx: Ctx) -> list[Finding]:
+    if ctx.fsroot is None:
+        raise NotApplicable("shell history lives outside the repository (rootfs or image mode only)")
+    return scan(ctx).out.get("L7", [])
+
+
+def check_f3(ctx: Ctx) -> list[Finding]:
+    """Near copies of the reference hunks in scanned files (and, with git, in non-base blobs)."""
+    s = scan(ctx)
+    if not s.hunks:
+        raise NotApplicable("; ".join(s.unusable) or "no usable hunk in the reference")
+    out = list(s.out.get("F3", []))
+    repo = ctx._repo
+    if repo is not None:
+        out += _store_near_copies(ctx, s)
+    return out
+
+
+def _store_near_copies(ctx: Ctx, s: _Scan) -> list[Finding]:
+    repo = ctx.repo
+    fixed = ctx.fixed_blobs()
+    limit = ctx.limits["scan_file_bytes"]
+    blobs = sorted(o.hex() for o in repo.nonbase if repo.all[o][0] == "blob" and repo.all[o][1] <= limit
+                   and o.hex() not in fixed)[:20000]
+    hits = []
+    for oid, (_, data) in repo.read_objects(blobs, max_size=limit).items():
+        if b"\0" in data[:8192]:
+            continue
+        lines = stripped_lines(data.decode("utf-8", "replace"))
+        held = [h for h in s.hunks if holds(lines, h)]
+        if held:
+            kinds = {h.kind for h in held}
+            full = any(len([h for h in held if h.kind == k]) == len([h for h in s.hunks if h.kind == k]) for k in kinds)
+            hits.append({"blob": oid, "hunks": len(held), "severity": "critical" if full else "high"})
+    if not hits:
+        return []
+    return [ctx.finding("F3", "store", worst(h["severity"] for h in hits), "content",
+                        f"{len(hits)} non-base blob(s) hold reference hunks", "object store",
+                        capped(hits, ctx.max_items), f"git cat-file -p {hits[0]['blob'][:12]}")]
+
