@@ -61,14 +61,20 @@ def _compare_file(fa: FilePatch, fb: FilePatch, use_lines: bool) -> tuple[bool |
 
 
 def relate_patches(
-    a: ParsedPatch, b: ParsedPatch, *, use_lines: bool = True, sides: tuple[str, str] = ("a", "b")
+    a: ParsedPatch | object,
+    b: ParsedPatch | object,
+    *,
+    use_lines: bool = True,
+    sides: tuple[str, str] = ("a", "b"),
 ) -> PatchRelation:
-    """Relation of parsed patch `a` to parsed patch `b` (see the module docstring).
+    """Relation of patch `a` to patch `b` (see the module docstring).
 
+    Pass ParsedPatch objects (parse each item once); anything else is parsed here with parse_patch.
     `use_lines=False` disables the changed-lines fallback: files without index lines are then
     undecided, and a pair with nothing else is `not_comparable` (`no_index_lines`). `sides` names the
     two patches in the reason text (e.g. `("train", "bench")`).
     """
+    a, b = parse_patch(a), parse_patch(b)
     for side, p in zip(sides, (a, b), strict=True):
         if not p.ok:
             return PatchRelation("not_comparable", "none", f"{p.status}: {side} patch: {p.reason}")

@@ -23,14 +23,6 @@ def parsed(name: str) -> ParsedPatch:
     return p
 
 
-def relation(a, b, **kw):
-    return relate_patches(
-        a if isinstance(a, ParsedPatch) else parse_patch(a),
-        b if isinstance(b, ParsedPatch) else parse_patch(b),
-        **kw,
-    )
-
-
 # ------------------------------------------------------------------------------------------ parsing
 def test_git_show_output_yields_one_entry_per_file_with_blobs_and_changed_lines():
     p = parsed("fix_full.diff")
@@ -68,12 +60,12 @@ def test_every_git_entry_kind():
 def test_binary_patch_with_full_index_hashes_matches_abbreviated():
     full = parsed("entries_binary.diff")
     assert len(full.by_path["blob.bin"].pre_blob) == 40
-    r = relation(full, parsed("entries.diff"))
+    r = relate_patches(full, parsed("entries.diff"))
     assert (r.relation, r.method) == ("identical", "blobs")
 
 
 def test_format_patch_and_git_show_of_one_commit_are_identical():
-    r = relation(parsed("fix_format_patch.diff"), parsed("fix_full.diff"))
+    r = relate_patches(parsed("fix_format_patch.diff"), parsed("fix_full.diff"))
     assert (r.relation, r.method, r.shared_files, r.equal_files) == ("identical", "blobs", 2, 2)
 
 
@@ -81,7 +73,7 @@ def test_crlf_line_endings_parse_like_lf():
     text = read("fix_full.diff")
     crlf = parse_patch(text.replace("\n", "\r\n"))
     assert crlf.ok
-    assert relation(crlf, parsed("fix_full.diff")).relation == "identical"
+    assert relate_patches(crlf, parsed("fix_full.diff")).relation == "identical"
     assert crlf.by_path["src/parser.c"].added == parsed("fix_full.diff").by_path["src/parser.c"].added
 
 
@@ -144,7 +136,7 @@ def test_concatenated_commits_touching_one_file_chain_blobs():
     assert both.ok and len(both.files) == 1
     f = both.files[0]
     assert (f.pre_blob, f.post_blob) == ("1111111", "3333333")
-    assert relation(both, squashed).relation == "identical"
+    assert relate_patches(both, squashed).relation == "identical"
 
 
 def test_hashes_compare_on_common_prefix_of_at_least_7():
@@ -173,7 +165,7 @@ def test_hashes_compare_on_common_prefix_of_at_least_7():
     ],
 )
 def test_relations(a, b, expected, method):
-    r = relation(parsed(a), parsed(b))
+    r = relate_patches(parsed(a), parsed(b))
     assert (r.relation, r.method) == (expected, method), r.reason
     assert r.relation in RELATIONS
     assert r.shares_fix == (expected in FIX_RELATIONS)
@@ -185,55 +177,60 @@ def test_relation_is_symmetric_up_to_direction():
              "fix_no_index.diff", "hg_changeset.diff", "backport.diff", "entries.diff"]  # fmt: skip
     for a in names:
         for b in names:
-            ab, ba = relation(parsed(a), parsed(b)).relation, relation(parsed(b), parsed(a)).relation
+            ab, ba = (
+                relate_patches(parsed(a), parsed(b)).relation,
+                relate_patches(parsed(b), parsed(a)).relation,
+            )
             assert ba == flip.get(ab, ab), (a, b, ab, ba)
 
 
 def test_both_sides_with_extra_files_is_partly_identical_never_contains():
     news_only = read("fix_with_news.diff").split("diff --git a/NEWS")[1].split("diff --git")[0]
     code_plus_news = read("fix_code_only.diff") + "diff --git a/NEWS" + news_only
-    r = relation(code_plus_news, parsed("fix_full.diff"))  # shares parser.c; each side has an extra file
+    r = relate_patches(
+        code_plus_news, parsed("fix_full.diff")
+    )  # shares parser.c; each side has an extra file
     assert (r.relation, r.method) == ("partly_identical", "blobs")
     assert r.equal_files == r.shared_files == 1 and (r.a_files, r.b_files) == (2, 2)
 
 
 def test_a_subset_is_never_identical():
-    r = relation(parsed("fix_code_only.diff"), parsed("fix_full.diff"))
+    r = relate_patches(parsed("fix_code_only.diff"), parsed("fix_full.diff"))
     assert r.relation == "contained" and r.relation != "identical"
     no_index_subset = "diff --git" + read("fix_no_index.diff").split("diff --git")[2]
-    r = relation(no_index_subset, parsed("fix_full.diff"))
+    r = relate_patches(no_index_subset, parsed("fix_full.diff"))
     assert (r.relation, r.method) == ("contained", "changed_lines")
 
 
 def test_backport_note_says_changed_lines_agree():
-    r = relation(parsed("backport.diff"), parsed("fix_code_only.diff"))
+    r = relate_patches(parsed("backport.diff"), parsed("fix_code_only.diff"))
     assert "same changed lines" in r.reason
 
 
 def test_changed_lines_fallback_can_be_switched_off():
-    r = relation(parsed("fix_no_index.diff"), parsed("fix_full.diff"), use_lines=False)
+    r = relate_patches(parsed("fix_no_index.diff"), parsed("fix_full.diff"), use_lines=False)
     assert (r.relation, r.reason_code) == ("not_comparable", "no_index_lines")
 
 
 def test_binary_entries_without_index_lines_are_not_comparable():
     text = "diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n"
-    r = relation(text, text)
+    r = relate_patches(text, text)
     assert (r.relation, r.reason_code) == ("not_comparable", "no_comparable_content")
 
 
 def test_whitespace_only_hunks_without_index_lines_are_undecided():
     text = "--- a/src/a.c\n+++ b/src/a.c\n@@ -1,2 +1,2 @@\n int x;\n-\t\n+  \n"
-    r = relation(text, text)
+    r = relate_patches(text, text)
     assert r.relation == "not_comparable"
 
 
 def test_pure_renames_and_mode_changes_compare_on_headers():
     rename = "diff --git a/old.c b/new.c\nsimilarity index 100%\nrename from old.c\nrename to new.c\n"
     other = "diff --git a/older.c b/new.c\nsimilarity index 100%\nrename from older.c\nrename to new.c\n"
-    assert relation(rename, rename).relation == "identical"
-    assert relation(rename, other).relation == "different"
+    assert relate_patches(rename, rename).relation == "identical"
+    assert relate_patches(rename, other).relation == "different"
     mode = "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
-    assert relation(mode, mode).relation == "identical"
+    assert relate_patches(mode, mode).relation == "identical"
 
 
 # -------------------------------------------------------------------------------------------- bad input
@@ -257,9 +254,9 @@ def test_pure_renames_and_mode_changes_compare_on_headers():
 def test_bad_input_is_a_status_never_an_exception(value, status):
     p = parse_patch(value)
     assert p.status == status, p.reason
-    r = relation(p, parsed("fix_full.diff"))
+    r = relate_patches(p, parsed("fix_full.diff"))
     assert r.relation == "not_comparable" and r.reason_code == status
-    assert relation(p, p).relation == "not_comparable"
+    assert relate_patches(p, p).relation == "not_comparable"
 
 
 def test_size_cap_is_reported():
@@ -346,4 +343,4 @@ def test_plain_diff_binary_lines_are_entries():
     text = "Binary files a/logo.png and b/logo.png differ\n--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n"
     p = parse_patch(text)
     assert p.ok and p.by_path["logo.png"].binary and p.by_path["x.c"].added == {"b": 1}
-    assert relation(p, "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n").relation == "contains"
+    assert relate_patches(p, "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n").relation == "contains"
