@@ -40,6 +40,7 @@ class CompareResult:
     mapping_provenance: Provenance | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
     sections: dict[str, Any] = field(default_factory=dict)  # extra top-level summary sections
+    pool: Any = None  # the chance-baseline pool, when one was loaded (its records also feed related bugs)
 
     @property
     def pairs(self) -> pd.DataFrame:
@@ -78,6 +79,8 @@ def compare(
     seed: int = 0,
     reference: str | None = None,
     reference_range: bool = False,
+    evidence: bool = True,
+    fix_join: str = "auto",
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
@@ -88,7 +91,13 @@ def compare(
     Chance baselines (`overlap.stats`): `pool` ("auto": ARVO-Meta for OSS-Fuzz sets, skipped with a reason
     when it cannot be had; a name/path; None) stratified by the pool column `strata`, cross-checked by
     `permutations` seeded draws; `reference` (e.g. `multi-swe-rl-discarded`) adds the SWE inclusion test.
+
+    Evidence (`overlap.evidence`, with `evidence`): fix relation and crash grade of every pair (per-item
+    files fetched only for the pairs that need them), pairs found by the same fix alone (`fix_join`: auto =
+    OSS-Fuzz/CVE sets, on, off), related bugs from the pool's records.
     """
+    if fix_join not in ("auto", "on", "off"):
+        raise InputError(f"--fix-join {fix_join!r}: use auto, on or off")
     if not benches:
         raise InputError("give at least one benchmark to compare with")
     train_ds = train if isinstance(train, Dataset) else load_dataset(train, data)
@@ -125,6 +134,10 @@ def compare(
 
     attach_baselines(result, data=data, pool=pool, strata=strata, permutations=permutations, seed=seed,
                      reference=reference, reference_range=reference_range)
+    if evidence:
+        from .evidence.attach import attach_evidence
+
+        attach_evidence(result, fix_join=fix_join, seed=seed)
     return result
 
 

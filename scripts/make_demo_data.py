@@ -41,6 +41,8 @@ TRAIN = [
      "`src/truetype/ttobjs.c`"),
     ("arvo_42471390", "mruby", "AddressSanitizer: heap-buffer-overflow in function `mrb_str_format` in file "
      "`src/sprintf.c`"),
+    ("arvo_10190", "libxml2", "AddressSanitizer: heap-buffer-overflow in function `xmlParseAttValueInternal` "
+     "in file `parser.c`"),
     ("arvo_401234567", "wireshark", "AddressSanitizer: global-buffer-overflow in function `dissect_pdu` in "
      "file `epan/dissectors/packet-foo.c`"),
 ]
@@ -58,6 +60,9 @@ BENCH = [
     ("arvo:13555", "mruby", "c", "Format strings with a huge width overflow the output buffer."),
     ("arvo:14020", "lcms", "c", "A malformed profile makes the interpolation read past a table."),
     ("oss-fuzz:42471120", "libpng", "c", "Fix bounds check."),
+    ("arvo:10190", "libxml2", "c", "Attribute values with many entity references overrun the normalisation "
+     "buffer."),
+    ("arvo:15999", "binutils", "c", "Disassembling a crafted object reads an uninitialised section size."),
 ]
 
 
@@ -69,6 +74,8 @@ ERRORS = {
     "arvo:10340": ("heap-use-after-free", "hb_buffer_t::sort(unsigned int, unsigned int, int (*)(hb_glyph_info_t "
                    "const*, hb_glyph_info_t const*))", "src/hb-buffer.cc", 1712),
     "arvo:13555": ("heap-buffer-overflow", "mrb_str_format", "src/sprintf.c", 901),
+    "arvo:10190": ("heap-buffer-overflow", "xmlParseAttValueInternal", "parser.c", 4101),
+    "arvo:15999": ("use-of-uninitialized-value", "bfd_section_from_shdr", "bfd/elf.c", 2210),
 }
 
 PATCHES = {
@@ -79,7 +86,17 @@ PATCHES = {
 
 
 def asan_report(kind: str, function: str, path: str, line: int) -> str:
+    """A sanitizer report in the real layout: headline, first stack, SUMMARY line."""
     headline = kind.split(" on ")[0]
+    if kind == "use-of-uninitialized-value":
+        return "\n".join([
+            "==12==WARNING: MemorySanitizer: use-of-uninitialized-value",
+            f"    #0 0x55a2 in {function} /src/project/{path}:{line}:9",
+            "    #1 0x55a3 in LLVMFuzzerTestOneInput /src/project/fuzz/fuzz_objdump.c:40:3",
+            "",
+            f"SUMMARY: MemorySanitizer: use-of-uninitialized-value /src/project/{path}:{line}:9 in {function}",
+            "",
+        ])
     return "\n".join([
         "==12==ERROR: AddressSanitizer: " + kind + (" on address 0x602000000031 at pc 0x5566 bp 0x7ffd sp 0x7ffc"
                                                      if " on " not in kind else ""),
@@ -134,8 +151,9 @@ CLUSTERFUZZ = (
 
 def pool_bugs() -> list[tuple[int, str]]:
     """(old id, project): the demo's own bugs plus fillers spread over the projects."""
-    own = {10055: "libxml2", 10102: "libxslt", 10340: "harfbuzz", 11873: "libpng", 12007: "graphicsmagick",
-           13555: "mruby", 14020: "lcms", 15999: "binutils", 20001: "freetype2", 99999: "openjpeg"}
+    own = {10190: "libxml2", 10055: "libxml2", 10102: "libxslt", 10340: "harfbuzz", 11873: "libpng",
+           12007: "graphicsmagick", 13555: "mruby", 14020: "lcms", 15999: "binutils", 20001: "freetype2",
+           99999: "openjpeg"}
     bugs = dict(own)
     for index in range(50):
         bugs[10000 + 37 * index + 1] = POOL_PROJECTS[(index * 7) % len(POOL_PROJECTS)]

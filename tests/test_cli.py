@@ -29,7 +29,8 @@ def test_compare_writes_report_folder_and_prints_table(cyber, tmp_path):
     assert summary["mapping"]["provenance"]["files"][0]["sha256"]
     assert summary["train"]["provenance"]["files"][0]["rows"] == 7
     pairs = (out / "pairs.csv").read_text().splitlines()
-    assert pairs[0] == "bench,train_id,bench_id,kinds,match_type,train_raw,bench_raw"
+    assert pairs[0] == ("bench,train_id,bench_id,kinds,match_type,train_raw,bench_raw,"
+                        "fix_relation,fix_method,fix_reason,crash_grade,crash_reason")
     assert len(pairs) == 6
     assert (out / "train_clean_ids.txt").read_text() == "arvo_19999\narvo_badid\n"
 
@@ -149,7 +150,7 @@ def test_demo_runs_offline(tmp_path):
     out = tmp_path / "demo"
     result = run("demo", "--out", out)
     assert result.exit_code == 0, result.stderr
-    assert "plain join on the numbers finds 3 of 8" in result.stdout
+    assert "plain join on the numbers finds 4 of 10" in result.stdout
     assert "chance, within project" in result.stdout and "permutation check" in result.stdout
     assert (out / "pairs.csv").is_file()
 

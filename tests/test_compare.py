@@ -87,7 +87,7 @@ def test_demo_compare_carries_both_baselines():
     result = compare("mimo-cyber", ["cybergym"], data=demo_data(), permutations=2000, seed=3)
     summary = result.summary()
     block = summary["benches"][0]["baselines"]
-    assert block["shared_in_pool"] == 4 and block["uniform"]["pool"] == 60
+    assert block["shared_in_pool"] == 6 and block["uniform"]["pool"] == 61
     assert block["stratified"]["by"] == "project"
     assert block["permutation"]["draws"] == 2000 and block["permutation"]["seed"] == 3
     assert summary["baselines"]["status"] == "ran"

@@ -85,6 +85,10 @@ class Ctx:
     repo_path: str | None = None  # rootfs mode: the repository's absolute path inside it
     origin_gitdir: Path | None = None  # where the git folder sits in the input when ``gitdir`` is a copy
     dropped_alternates: list[str] = field(default_factory=list)  # alternates lines naming no image path
+    alt_names: dict[str, str] = field(default_factory=dict)  # rewritten alternates line -> the image's path
+    image: Any = None  # image mode: the opened image (image.Image)
+    merged: Any = None  # image mode: the merged layer map (imagefs.Merged)
+    limit_hit: str | None = None  # a safety limit reached while reading the input: every check incomplete
 
     def __post_init__(self) -> None:
         self._repo: GitRepo | None = None
@@ -124,7 +128,7 @@ class Ctx:
             if self.git_error:
                 self._repo_error = self.git_error
             else:
-                repo = GitRepo(self.gitdir, self.runner, name=self.path)
+                repo = GitRepo(self.gitdir, self.runner, name=self.path, alt_names=self.alt_names)
                 try:
                     rpaths = self.reference.paths if not self.nested_depth else set()
                     repo.load(self.base_arg, rpaths)
@@ -260,6 +264,8 @@ class Ctx:
 
     # ------------------------------------------------------------------------------- findings
     def reproduce(self, command: str, where: str = "container") -> dict[str, str]:
+        if self.image is not None and where == "container":
+            return {"where": where, "cwd": self.repo_path or "/", "command": command}
         return {"where": where, "cwd": self.path, "command": command}
 
     @staticmethod
@@ -268,8 +274,8 @@ class Ctx:
 
     def finding(self, check: str, subject: str, severity: str, cls: str, title: str, where: str,
                 evidence: dict[str, Any], command: str, *, hint: str | None = None,
-                related: list[str] | None = None) -> Finding:
-        return Finding(check, subject, severity, cls, cut(title), where, evidence, self.reproduce(command),
+                related: list[str] | None = None, run_on: str = "container") -> Finding:
+        return Finding(check, subject, severity, cls, cut(title), where, evidence, self.reproduce(command, run_on),
                        hint, sorted(set(related or [])))
 
     # --------------------------------------------------------------------------------- files

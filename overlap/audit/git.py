@@ -270,6 +270,7 @@ def check_g5(ctx: Ctx) -> list[Finding]:
             groups[repo.storage.get(oid, "unknown")].append(oid)
     out = []
     for where, oids in sorted(groups.items()):
+        oids.sort()
         counts: dict[str, int] = defaultdict(int)
         commits, tags, fixed_hits, sevs = [], [], [], []
         for o in oids:

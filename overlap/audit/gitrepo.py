@@ -50,7 +50,7 @@ class Ref:
 class GitRepo(EntryPoints, ObjectReader):
     """A git folder and what the audit learns about it. Call ``load(base)`` once."""
 
-    def __init__(self, gitdir: Path, runner: GitRunner, *, name: str = ".git"):
+    def __init__(self, gitdir: Path, runner: GitRunner, *, name: str = ".git", alt_names: dict | None = None):
         self.gitdir = Path(gitdir)
         self.common = self._commondir()
         self.runner = runner
@@ -61,6 +61,7 @@ class GitRepo(EntryPoints, ObjectReader):
         self.config: list[tuple[str, str]] = []
         self.hexlen = 40
         self.rpaths: set[str] = set()
+        self.alt_names: dict[str, str] = dict(alt_names or {})
         self.refs: dict[str, Ref] = {}
         self.head: Ref | None = None
         self.base: str | None = None
@@ -357,11 +358,12 @@ class GitRepo(EntryPoints, ObjectReader):
             for line in gf.parse_lines(data or b""):
                 p = Path(line) if line.startswith("/") else objdir / line
                 ok = is_dir(p)
-                label = "objects/info/alternates" if depth == 0 else f"{objdir}/info/alternates"
-                self.alternates.append((label, line, p if ok else None))
+                shown = self.alt_names.get(line, line)  # image mode: the path as the image names it
+                label = "objects/info/alternates" if depth == 0 else "alternates of " + shown
+                self.alternates.append((label, shown, p if ok else None))
                 if ok and str(p) not in seen and depth < 5:
                     seen.add(str(p))
-                    out.append((f"alternate:{line}", p))
+                    out.append((f"alternate:{shown}", p))
                     queue.append((p, depth + 1))
         return out
 

@@ -346,8 +346,14 @@ def _check(cid: str):
     return run
 
 
-check_l1, check_l2, check_l4, check_l5, check_l6, check_l9, check_l10 = (
-    _check(c) for c in ("L1", "L2", "L4", "L5", "L6", "L9", "L10"))
+check_l1, check_l2, check_l4, check_l5, check_l6, check_l10 = (
+    _check(c) for c in ("L1", "L2", "L4", "L5", "L6", "L10"))
+
+
+def check_l9(ctx: Ctx) -> list[Finding]:
+    from .imagechecks import image_sha_findings
+
+    return scan(ctx).out.get("L9", []) + image_sha_findings(ctx)
 
 
 def check_l3(ctx: Ctx) -> list[Finding]:

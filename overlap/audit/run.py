@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError
-from . import fixed, git, gitmeta, leftovers, times
+from . import fixed, git, gitmeta, imagechecks, leftovers, times
 from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable
 from .gitcmd import GitError, GitRunner, version_tuple
 from .gitfiles import ParseError
@@ -48,11 +48,11 @@ CHECKS: tuple[Check, ...] = (
     _c("G14", {"git"}, gitmeta.check_g14), _c("G15", set(), gitmeta.check_g15),
     _c("F1", {"reference", "git"}, fixed.check_f1), _c("F2", {"reference", "git"}, fixed.check_f2),
     _c("F3", {"reference"}, leftovers.check_f3),
-    _c("T1", set(), times.check_t1), _c("T2", set(), times.check_t2), _c("T3", {"image"}, None),
+    _c("T1", set(), times.check_t1), _c("T2", set(), times.check_t2), _c("T3", {"image"}, imagechecks.check_t3),
     _c("L1", set(), leftovers.check_l1), _c("L2", set(), leftovers.check_l2), _c("L3", set(), leftovers.check_l3),
     _c("L4", set(), leftovers.check_l4), _c("L5", set(), leftovers.check_l5), _c("L6", set(), leftovers.check_l6),
-    _c("L7", set(), leftovers.check_l7), _c("L8", {"image"}, None), _c("L9", set(), leftovers.check_l9),
-    _c("L10", set(), leftovers.check_l10), _c("L11", {"image"}, None),
+    _c("L7", set(), leftovers.check_l7), _c("L8", {"image"}, imagechecks.check_l8), _c("L9", set(), leftovers.check_l9),
+    _c("L10", set(), leftovers.check_l10), _c("L11", {"image"}, imagechecks.check_l11),
 )
 assert tuple(c.id for c in CHECKS) == tuple(cid for cid, _ in CHECK_IDS)
 GIT_STORE_CHECKS = tuple(c for c in CHECKS if c.id in {f"G{i}" for i in range(1, 13)})
@@ -74,7 +74,9 @@ def run_check(ctx: Ctx, check: Check) -> tuple[CheckResult, list[Finding]]:
     res = CheckResult(check.id)
     findings: list[Finding] = []
     try:
-        if "image" in check.needs and ctx.kind not in ("docker-save", "oci-layout"):
+        if ctx.limit_hit:
+            raise Incomplete(f"the {ctx.limit_hit} limit was reached while reading the input")
+        if "image" in check.needs and ctx.image is None:
             raise NotApplicable("only for image archives")
         if check.run is None:
             raise NotApplicable("not implemented yet")
@@ -245,7 +247,8 @@ def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, 
     return None, None, None
 
 
-def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped: list[str]) -> Path:
+def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped: list[str],
+                              names: dict[str, str]) -> Path:
     """Copy a git folder whose alternates name image paths into the private folder, rewriting each line
     to the copy's view of the image (§9.4): git must never read a host path named by the image."""
     alt = gitdir / "objects" / "info" / "alternates"
@@ -267,6 +270,7 @@ def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped
         target = inside(fsroot, image_abs)
         if target is not None and is_dir(target):
             lines.append(str(target))
+            names[str(target)] = image_abs
         else:
             dropped.append(line)
     (copy / "objects" / "info" / "alternates").write_text("".join(f"{x}\n" for x in lines))
@@ -305,12 +309,15 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
     if not os.path.lexists(p):
         raise InputError(f"{given}: no such file or folder")
     kind = detect_kind(p, rootfs)
-    if kind not in ("repo", "rootfs"):
-        raise InputError(f"{given}: {kind} targets are not supported by this version yet "
-                         "(repository folders and unpacked root filesystems with --rootfs are)")
     fix, tests, test_ids = list(fix), list(tests), list(test_ids)
     layout = repo_layout(p) if kind == "repo" else None
-    if kind == "rootfs":
+    img = None
+    if kind in IMAGE_KINDS:
+        from .image import open_image
+
+        img = open_image(p, kind, image=image, platform=platform)
+        targets = [(given, (None, None, None))]
+    elif kind == "rootfs":
         found = find_rootfs_repo(p, repo_path)
         targets = [(given, found)]
     elif layout is not None:
@@ -344,15 +351,19 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         out_targets = []
         for display, (root, gitdir, *image_path) in targets:
             fsroot = p if kind == "rootfs" else None
+            merged, limit_hit = None, None
+            if img is not None:
+                merged, limit_hit, fsroot, (root, gitdir, *image_path) = _open_view(img, private, lim, repo_path)
             dropped: list[str] = []
+            alt_names: dict[str, str] = {}
             origin = gitdir
             if fsroot is not None and gitdir is not None:
-                gitdir = materialise_if_alternates(gitdir, fsroot, private, dropped)
+                gitdir = materialise_if_alternates(gitdir, fsroot, private, dropped, alt_names)
             ctx = Ctx(kind=kind, path=display, root=root, gitdir=gitdir, runner=runner, private=private,
                       reference=reference, network=network, limits=lim, base_arg=base, base_source=base_source,
                       git_version=git_version, git_error=git_error, fsroot=fsroot,
                       repo_path=image_path[0] if image_path else None, origin_gitdir=origin,
-                      dropped_alternates=dropped)
+                      dropped_alternates=dropped, alt_names=alt_names, image=img, merged=merged, limit_hit=limit_hit)
             out_targets.append(_run_target(ctx))
         inputs = _inputs(given, reference, out_targets, network, platform, lim, base_source)
         tool = {"name": "overlap", "version": __version__, "git": git_version,
@@ -362,9 +373,42 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         shutil.rmtree(private, ignore_errors=True)
 
 
+IMAGE_KINDS = ("docker-save", "oci-layout", "rootfs-tar")
+
+
+def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):
+    """Passes 1 and 2 for an image: (merged map, limit hit, view folder, repository layout in the view)."""
+    from .image import LimitHit
+    from .imagefs import materialise, merge
+
+    view = private / "view"
+    try:
+        merged = merge(img, lim)
+        materialise(img, merged, view, lim)
+    except LimitHit as exc:
+        return None, exc.name, None, (None, None, None)
+    workdir = (img.config.get("config") or {}).get("WorkingDir")
+    if repo_path is None and workdir:
+        found = find_rootfs_repo(view, None if workdir in ("", "/") else workdir) if _is_repo_in(view, workdir) \
+            else find_rootfs_repo(view, None)
+    else:
+        found = find_rootfs_repo(view, repo_path)
+    return merged, None, view, found
+
+
+def _is_repo_in(view: Path, image_path: str) -> bool:
+    d = inside(view, image_path)
+    return d is not None and is_dir(d) and repo_layout(d) is not None
+
+
 def _run_target(ctx: Ctx) -> Target:
     results, findings = run_checks(ctx, CHECKS)
     t = Target(kind=ctx.kind, path=ctx.path, repo_path=ctx.repo_path, checks=results, findings=findings)
+    if ctx.image is not None:
+        img = ctx.image
+        t.image = {"tags": img.tags, "config_digest": img.config_digest, "platform": img.platform,
+                   "layers": [{"index": x.index, "diff_id": x.diff_id, "created_by": x.created_by[:200]}
+                              for x in img.layers]}
     repo = ctx._repo
     base = {"sha": None, "source": ctx.base_source, "head": None, "setup_commits": 0}
     if repo is not None:

@@ -55,12 +55,40 @@ def _section_rows(summary: dict[str, Any]) -> list[list[str]]:
                 for label, text in table_rows(block):
                     labels.setdefault(label, [""] * len(benches))[index] = text
     for index, bench in enumerate(benches):
-        for label, text in _swe_rows(bench.get("swe")):
+        for label, text in _swe_rows(bench.get("swe")) + _evidence_rows(bench.get("evidence")):
             labels.setdefault(label, [""] * len(benches))[index] = text
     rows = [[label, *cells] for label, cells in labels.items()]
     status = summary.get("baselines", {})
     if status.get("status") == "not_run":
         rows.append(["chance baselines", *["not run: pool not available (see summary.json)"] * len(benches)])
+    return rows
+
+
+def _evidence_rows(block: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Evidence rows: fix relations, pairs found by fix alone, crash grades beside the control rate."""
+    if not isinstance(block, dict):
+        return []
+    rows = []
+    fix = block.get("fix", {})
+    if fix.get("status") == "ran":
+        rows.append(("pairs sharing the fix", f"{fix['sharing_fix']}/{fix['pairs']}"))
+    elif fix.get("reason"):
+        rows.append(("fix evidence", f"not run: {fix['reason']}"))
+    join = block.get("fix_join", {})
+    if join.get("status") == "ran":
+        rows.append(("pairs found by fix alone", str(join["pairs_added"])))
+    crash = block.get("crash", {})
+    if crash.get("status") == "ran" and crash.get("pairs"):
+        control = crash["control"]
+        strong = crash["rates"].get("type_and_frame", 0.0)
+        base = control["rates"].get("type_and_frame", 0.0)
+        rows.append(("crash type+frame: matched / control",
+                     f"{strong:.0%} / {base:.0%} ({control['pairs']} control pairs)"))
+    elif crash.get("reason"):
+        rows.append(("crash evidence", f"not run: {crash['reason']}"))
+    related = block.get("related", {})
+    if related.get("status") == "ran" and related.get("pairs"):
+        rows.append(("related bugs (not counted)", str(related["pairs"])))
     return rows
 
 

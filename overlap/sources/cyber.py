@@ -63,8 +63,10 @@ def load_mimo_cyber(source: FileSource, spec: DatasetSpec, subsets: tuple[str, .
                 project = _str_or_none(instance.get("project_name") or instance.get("project"))
             except (ValueError, AttributeError):
                 builder.problem("malformed_instance_json", item_id or where, "instance_json is not a JSON object")
+        # The prompt is the task's crash spec (one line naming type, function and file): it is both the
+        # text the model sees and the crash evidence compared with the benchmark's sanitizer report.
         if builder.add_item(item_id, where, file=relpath, row=index, project=project, text_prompt=prompt_text,
-                            text_problem_statement=statement):
+                            text_problem_statement=statement, crash_report=prompt_text):
             _add_ossfuzz_key(builder, item_id, item_id)
     source.record(relpath, path, len(rows))
     return builder.build(source)
@@ -83,8 +85,8 @@ register(
         hub_repo="XiaomiMiMo/MiMo-V2.6-RL-oss",
         revision="639865fd3374018d6cb29b9fb82dd531406fcf5f",
         files={"": "cyber.parquet"},
-        extracts="extra_info.instance_id → ossfuzz key (old or new id); prompt[0].content crash spec; "
-        "instance_json.problem_statement",
+        extracts="extra_info.instance_id → ossfuzz key (old or new id); prompt[0].content crash spec (also the "
+        "crash evidence); instance_json.problem_statement",
         adapter=load_mimo_cyber,
         aliases=("mimo", "mimo-v2.6-rl-oss"),
         detect=("extra_info",),
@@ -141,11 +143,14 @@ register(
         # subsets of that file.
         files={"": "tasks.json"},
         extracts="task_id (arvo:<old> | oss-fuzz:<new>) → ossfuzz key; project_name; "
-        "vulnerability_description",
+        "vulnerability_description; per-task patch.diff and error.txt fetched only for the pairs that need them",
         adapter=load_cybergym,
         aliases=("sunblaze-ucb/cybergym",),
         detect=("task_id", "project_name"),
-        extra={"subset_values": ("arvo", "oss-fuzz")},
+        extra={"subset_values": ("arvo", "oss-fuzz"),
+               # Fix diff and sanitizer report live per task: fetched on demand for the pairs that need them.
+               "item_files": {"patch": "patch.diff", "crash_report": "error.txt"},
+               "item_path": cybergym_task_path},
     )
 )
 

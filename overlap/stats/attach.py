@@ -31,6 +31,7 @@ def attach_baselines(result, *, data: dict[str, Path] | None = None, pool: str |
                 raise
             result.sections["baselines"] = {"status": "not_run", "pool": chosen, "reason": str(exc)}
         else:
+            result.pool = loaded
             block = cyber_baselines(result, loaded, strata=strata, permutations=permutations, seed=seed)
             _place(result, block)
     if reference is not None:

@@ -27,7 +27,7 @@ def view(demo_result):
 def test_section_is_appended_once_and_replaced_on_rerun(view):
     first = card_update(view, CARD).files["README.md"]
     assert first.startswith(CARD) and first.count(begin_marker("cybergym")) == 1
-    assert "**5 of 8 cybergym tasks (62.5%)**" in first
+    assert "**7 of 10 cybergym tasks (70.0%)**" in first
     assert "[.overlap/cybergym.json](.overlap/cybergym.json)" in first
     second = card_update(view, first).files["README.md"]
     assert second.encode() == first.encode()
@@ -66,7 +66,7 @@ def test_record_validates_against_its_schema(view, demo_result):
     record = bench_record(view, "cybergym")
     validate_record(record)
     assert record["schema_version"] == 1
-    assert len(record["pairs"]) == 6 and record["counts"]["bench_items_matched"] == 5
+    assert len(record["pairs"]) == 8 and record["counts"]["bench_items_matched"] == 7
     assert record["bench_ids"] == sorted(set(demo_result.benches[0].pairs["bench_id"]))
     translated = [p for p in record["pairs"] if p["match_type"] == "translated"][0]
     assert translated["kinds"] == ["ossfuzz"] and translated["train_raw"] != translated["bench_raw"]
@@ -80,7 +80,7 @@ def test_record_validates_against_its_schema(view, demo_result):
 
 def test_baselines_and_evidence_reach_the_card_and_record(demo_result):
     block = attach_test_baselines(demo_result)["cybergym"]
-    demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same"]
+    demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same", "same", "same"]
     view = view_of(demo_result)
     section = render_section(view, "cybergym")
     uniform, within = block["uniform"], block["stratified"]

@@ -35,17 +35,17 @@ def test_filter_writes_the_split_and_prints_counts(demo_copy, tmp_path):
     out = tmp_path / "split"
     result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", out)
     assert result.exit_code == 0, result.stderr
-    assert "rows read: 10  removed: 6  kept: 4 (of which 0 without an id, kept)" in result.stdout
-    assert "  dup:ossfuzz: 1\n  id:ossfuzz: 6\n" in result.stdout
+    assert "rows read: 11  removed: 8  kept: 3 (of which 0 without an id, kept)" in result.stdout
+    assert "  dup:ossfuzz: 1\n  id:ossfuzz: 8\n" in result.stdout
     assert f"written to {out}" in result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt",
                                                      "filter.json", "removed.csv", "train.parquet"]
-    assert len(pd.read_parquet(out / "train.parquet")) == 4
+    assert len(pd.read_parquet(out / "train.parquet")) == 3
 
 
 def test_filter_drop_option_and_bad_reason(demo_copy, tmp_path):
     result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "s", "--drop", "dup")
-    assert result.exit_code == 0 and "removed: 1  kept: 9" in result.stdout
+    assert result.exit_code == 0 and "removed: 1  kept: 10" in result.stdout
     bad = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "t", "--drop", "ngram:13")
     assert bad.exit_code == 2 and "no 'ngram_13' column" in bad.stderr and not (tmp_path / "t").exists()
 

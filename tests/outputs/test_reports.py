@@ -33,8 +33,9 @@ def test_html_is_self_contained_with_plots(demo_result):
     assert "<svg" in null_svg and f"observed {observed}" in null_svg and "chance (exact)" in null_svg
     assert not re.search(r'(src|href)="(?!data:)', html)  # no external assets
     assert "<link" not in html and "<script" not in html
+    sha = demo_result.benches[0].bench.provenance.files[0].sha256[:16]
     for text in ("Summary by benchmark", "Chance baselines", "within project", "Matched pairs, side by side",
-                 "arvo_42471002", "xsltEvalXPathPredicate", "Provenance", "6b61165a71600cb6"):
+                 "arvo_42471002", "xsltEvalXPathPredicate", "Provenance", sha):
         assert text in html
 
 
@@ -61,7 +62,7 @@ def test_sections_absent_are_skipped_and_present_are_shown(demo_result):
     assert "Chance baselines" not in plain and "Evidence grades" not in plain
     block = attach_test_baselines(demo_result)["cybergym"]
     demo_result.benches[0].sections["text"] = {"ngram": {"n": 13, "pairs_with_shared": 1}, "status": "ran"}
-    demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same"]
+    demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same", "same", "same"]
     md = render_markdown(view_of(demo_result))
     uniform = block["uniform"]
     lo, hi = uniform["expected_interval"]
@@ -70,7 +71,7 @@ def test_sections_absent_are_skipped_and_present_are_shown(demo_result):
     assert "| within project |" in md and "_within project: per stratum_" in md
     assert "## Chance baselines: pool" in md and "| strata_by | project |" in md
     assert "### Text" in md and "_ngram_\n\n| field | value |\n|---|---|\n| n | 13 |" in md  # unregistered: generic
-    assert "### Evidence grades" in md and "| same | 4 |" in md and "| (empty) | 1 |" in md
+    assert "### Evidence grades" in md and "| same | 6 |" in md and "| (empty) | 1 |" in md
     assert "crash_grade: same" in md  # the pair's evidence in its example header
 
 
@@ -85,7 +86,7 @@ def test_registered_section_renders_its_key(demo_result, monkeypatch):
 
 def test_report_rerenders_from_a_saved_folder_byte_identically(demo_result, saved, tmp_path):
     view = load_result(saved)
-    assert view.items is not None and len(view.items) == 11  # 6 train + 5 bench items in pairs / duplicates
+    assert view.items is not None and len(view.items) == 15  # 8 train + 7 bench items in pairs / duplicates
     write_reports(view, saved)
     first = {n: (saved / n).read_bytes() for n in ("report.md", "report.html")}
     write_reports(load_result(saved), saved)

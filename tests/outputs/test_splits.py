@@ -20,18 +20,18 @@ def test_kept_plus_removed_is_input_and_every_removed_row_has_a_reason(demo_resu
     write_split(demo_result, filtered, tmp_path / "out")
     kept, removed = read_out(tmp_path / "out")
     source = pq.read_table(demo_result.train.provenance.location + "/cyber.parquet")
-    assert kept.num_rows + len(removed) == source.num_rows == 10
+    assert kept.num_rows + len(removed) == source.num_rows == 11
     assert (removed["reasons"].str.len() > 0).all()
     assert kept.column_names == source.column_names  # all original columns
     kept_ids = [r["instance_id"] for r in kept.column("extra_info").to_pylist()]
-    assert kept_ids == ["arvo_42471761", "arvo_99999", "arvo_20001", "arvo_401234567"]
+    assert kept_ids == ["arvo_99999", "arvo_20001", "arvo_401234567"]
     assert kept_ids == demo_result.train_clean_ids()
     # The bug listed twice (rows 1 and 2): both copies match the bench, the second also carries dup.
     assert removed.set_index("item_id").loc["arvo_10102", "reasons"] == "dup:ossfuzz;id:ossfuzz"
     assert removed.set_index("item_id").loc["arvo_42471002", "bench_ids"] == "arvo:10102"
     info = json.loads((tmp_path / "out" / "filter.json").read_text())
-    assert info["removed_by_reason"] == {"dup:ossfuzz": 1, "id:ossfuzz": 6}
-    assert info["kept_rows"] == 4 and info["provenance"]["files"][0]["rows"] == 10
+    assert info["removed_by_reason"] == {"dup:ossfuzz": 1, "id:ossfuzz": 8}
+    assert info["kept_rows"] == 3 and info["provenance"]["files"][0]["rows"] == 11
 
 
 def test_dup_alone_keeps_the_first_copy(demo_result):
@@ -41,7 +41,7 @@ def test_dup_alone_keeps_the_first_copy(demo_result):
 
 def test_reasons_choose_what_drops(demo_result):
     assert filter_split(demo_result, ["id:cve"]).removed.empty  # the demo only has OSS-Fuzz keys
-    assert len(filter_split(demo_result, ["id:ossfuzz"]).removed) == 6
+    assert len(filter_split(demo_result, ["id:ossfuzz"]).removed) == 8
     with pytest.raises(InputError, match="unknown drop reason 'bogus'"):
         filter_split(demo_result, ["bogus"])
     with pytest.raises(InputError, match="no 'ngram_13' column"):
@@ -50,7 +50,8 @@ def test_reasons_choose_what_drops(demo_result):
 
 def test_fix_relation_and_flag_columns(demo_result):
     pairs = demo_result.benches[0].pairs
-    pairs["fix_relation"] = ["identical", "different", "not_comparable", "contains", "different", "different"]
+    pairs["fix_relation"] = ["identical", "different", "not_comparable", "contains", "different", "different",
+                            "different", "different"]
     removed = filter_split(demo_result, ["fix"]).removed
     assert removed["item_id"].tolist() == ["arvo_10055", "arvo_42471005"]
     assert set(removed["reasons"]) == {"fix"}
@@ -108,7 +109,7 @@ def test_bench_lists_partition_the_benchmark(demo_result):
     lists = bench_lists(demo_result)
     clean = lists["cybergym_clean_ids.txt"].split()
     dirty = lists["cybergym_contaminated_ids.txt"].split()
-    assert len(clean) + len(dirty) == 8 and not set(clean) & set(dirty)
+    assert len(clean) + len(dirty) == 10 and not set(clean) & set(dirty)
     assert set(dirty) == set(demo_result.benches[0].pairs["bench_id"])
 
 
@@ -120,8 +121,8 @@ def test_push_opens_a_pr_through_datasets(demo_result, fake_api, monkeypatch):
     url = push_split(demo_result, filter_split(demo_result), "me/mimo", "minus-cybergym", api=fake_api)
     assert url == "https://hf.test/pr/1"
     rows, repo, config, token, description = calls[0]
-    assert (rows, repo, config, token) == (4, "me/mimo", "minus-cybergym", "hf_test")
-    assert "XiaomiMiMo/MiMo-V2.6-RL-oss" in description and '"removed_rows": 6' in description
+    assert (rows, repo, config, token) == (3, "me/mimo", "minus-cybergym", "hf_test")
+    assert "XiaomiMiMo/MiMo-V2.6-RL-oss" in description and '"removed_rows": 8' in description
 
 
 @pytest.mark.parametrize(("api_args", "message"), [

@@ -1,0 +1,66 @@
+"""Where an item's patch or crash report comes from: its column, else a per-item file fetched on demand.
+
+A dataset whose rows carry the text (SEC-bench `patch`, `sanitizer_report`) serves it from the Items
+table; one that keeps it in per-item files (CyberGym `patch.diff`, `error.txt`) names those files in its
+registry entry (`extra["item_files"]`, `extra["item_path"]`) and they are fetched only for the items a
+check asks for. Missing texts come back as TaskFiles with the reason, which the parsers turn into
+`missing` (the check says `not_run` and why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..sources.taskfiles import TaskFile, fetch_item_files
+
+
+class ItemTexts:
+    """One text field (`patch` or `crash_report`) of one dataset's items."""
+
+    def __init__(self, dataset, field: str) -> None:
+        self.dataset = dataset
+        self.field = field
+        items = dataset.items
+        self.values: dict[str, str] = {}
+        if field in items.columns:
+            present = items[items[field].notna()]
+            self.values = dict(zip(present["item_id"], present[field], strict=True))
+        self.file_name, self.path_of = _item_file(dataset, field)
+        self.fetched: dict[str, TaskFile] = {}
+
+    @property
+    def available(self) -> bool:
+        """Whether any item can have this text at all (column values, or per-item files to fetch)."""
+        return bool(self.values) or self.file_name is not None
+
+    def why_not(self) -> str:
+        return f"{self.dataset.name} has no {self.field}"
+
+    def prefetch(self, item_ids: Iterable[str]) -> None:
+        """Fetch the per-item files of `item_ids` that the column does not already cover."""
+        if self.file_name is None:
+            return
+        todo = {i for i in item_ids if i not in self.values and i not in self.fetched}
+        if todo:
+            self.fetched.update(fetch_item_files(self.dataset, todo, self.file_name, self.path_of))
+
+    def get(self, item_id: str) -> str | TaskFile:
+        if item_id in self.values:
+            return self.values[item_id]
+        if self.file_name is None:
+            return TaskFile(None, self.why_not())
+        if item_id not in self.fetched:
+            self.prefetch([item_id])
+        return self.fetched[item_id]
+
+
+def _item_file(dataset, field: str):
+    from ..sources.registry import get_spec, is_known
+
+    adapter = getattr(dataset.provenance, "adapter", None)
+    if not adapter or not is_known(adapter):
+        return None, None
+    spec = get_spec(adapter)
+    name = spec.extra.get("item_files", {}).get(field)
+    path_of = spec.extra.get("item_path")
+    return (name, path_of) if name and path_of else (None, None)
