@@ -48,7 +48,7 @@ def build(L: Path, *scripts: str) -> None:
     bindir.mkdir(exist_ok=True)
     if not (bindir / "python3").exists():
         (bindir / "python3").symlink_to(sys.executable)
-    env = clean_env(home, L=str(L))
+    env = clean_env(home, L=str(L), FIXDIR=str(SCRIPTS))
     env["PATH"] = f"{bindir}:{env['PATH']}"
     subprocess.run(["bash", "-e", "-c", body], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -63,7 +63,7 @@ def gitfix(tmp_path_factory) -> Fixtures:
         pytest.skip("git is not installed")
     L = tmp_path_factory.mktemp("audit") / "L"
     L.mkdir()
-    build(L, "git.sh", "times.sh", "leftovers.sh")
+    build(L, "git.sh", "times.sh", "leftovers.sh", "image.sh")
     ids = load_ids(L)
     return Fixtures(L, ids["BASE"], ids["FIX"])
 

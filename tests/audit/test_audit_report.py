@@ -103,3 +103,26 @@ def test_table_layout(gitfix):
     assert all(len(ln) <= 160 for ln in lines[2:])
     inc = render_table(_report(gitfix, "reftable"), width=160)
     assert "checks not run: G1 (git cannot read the repository" in inc
+
+
+def test_json_is_identical_across_processes_and_hash_seeds(gitfix):
+    """Byte-identical JSON from two processes with different hash seeds (set iteration never leaks)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom overlap.audit import audit\n"
+            "L, base, fix = sys.argv[1:4]\n"
+            "R = dict(base=base, fix=[L + '/fix.patch'], tests=[L + '/test.patch'], fix_commit=fix)\n"
+            "for name in ('swb4', 'reflog', 'stash-drop', 'alt', 'img-alt.tar'):\n"
+            "    r = audit(L + '/' + name, **R)\n"
+            "    sys.stdout.write(r.to_json())\n"
+            "r = audit(L + '/root', rootfs=True, base=base, fix=[L + '/fix.patch'], tests=[L + '/test.patch'])\n"
+            "sys.stdout.write(r.to_json())\n")
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outs.append(subprocess.run([sys.executable, "-c", code, str(gitfix.L), gitfix.base, gitfix.fix], env=env,
+                                   capture_output=True, text=True, check=True).stdout)
+    assert outs[0] == outs[1]
+    assert "overlap-audit-" not in outs[0]

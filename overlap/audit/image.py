@@ -1,0 +1,298 @@
+"""Reading container images without Docker (audit spec §9.1, §9.2): formats, digests, layer merging.
+
+``open_image`` reads a ``docker save`` archive (legacy or Docker 25+ with an OCI layout inside) or an
+OCI image layout (folder or tar), checks every blob digest and every layer's ``diff_id`` (sha256 of the
+uncompressed tar, computed while streaming), and ``merge`` applies the layers bottom to top with OCI
+whiteouts and opaque folders (applied to lower layers only, wherever the marker sits). Decompressors
+are chosen by magic bytes; decompressed bytes are counted against ``image_bytes`` as they stream.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import posixpath
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from .tree import TooLarge, read_regular
+
+INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
+AUFS_META = (".wh..wh.plnk", ".wh..wh.aufs", ".wh..wh.orph")
+JSON_LIMIT = 64 << 20
+
+
+class LimitHit(Exception):
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+class _Hashing(io.RawIOBase):
+    """Reads through ``raw`` while hashing; optional budget of bytes (a limit name is raised past it)."""
+
+    def __init__(self, raw, budget: list[int] | None = None, limit_name: str = ""):
+        self.raw, self.sha, self.budget, self.limit_name = raw, hashlib.sha256(), budget, limit_name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        data = self.raw.read(len(b))
+        n = len(data)
+        if self.budget is not None:
+            self.budget[0] -= n
+            if self.budget[0] < 0:
+                raise LimitHit(self.limit_name)
+        self.sha.update(data)
+        b[:n] = data
+        return n
+
+
+@dataclass
+class Layer:
+    index: int
+    name: str  # member or blob path inside the archive or folder
+    digest: str | None  # blob digest to verify (compressed bytes), None for legacy layer.tar
+    diff_id: str | None
+    created_by: str = ""
+
+
+@dataclass
+class Image:
+    kind: str
+    tags: list[str]
+    config: dict
+    config_digest: str | None
+    layers: list[Layer]
+    annotations: dict[str, str] = field(default_factory=dict)
+    source: object = None
+    platform: str | None = None
+
+    def open_layer(self, layer: Layer, budget: list[int]) -> tuple[_Hashing, _Hashing, io.IOBase]:
+        """(raw hasher, uncompressed hasher, uncompressed stream) of one layer."""
+        raw = _Hashing(self.source.open(layer.name))
+        buf = io.BufferedReader(raw, 1 << 16)
+        magic = buf.peek(4)[:4]
+        if magic[:2] == b"\x1f\x8b":
+            stream = gzip.GzipFile(fileobj=buf)
+        elif magic == b"\x28\xb5\x2f\xfd":
+            try:
+                import zstandard
+            except ImportError:
+                raise LimitHit("zstd (the zstandard package is not installed)") from None
+            stream = zstandard.ZstdDecompressor().stream_reader(buf)
+        else:
+            stream = buf
+        plain = _Hashing(stream, budget, "image_bytes")
+        return raw, plain, io.BufferedReader(plain, 1 << 16)
+
+
+class _TarSource:
+    def __init__(self, path: Path):
+        try:
+            self.tar = tarfile.open(path, "r:*")
+            self.members = {}
+            for m in self.tar.getmembers():
+                self.members.setdefault(_norm(m.name) or m.name, m)
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise InputError(f"{path}: unreadable image archive ({exc})") from None
+        self.path = path
+
+    def _member(self, name: str, depth: int = 0) -> tarfile.TarInfo:
+        m = self.members.get(name)
+        if m is None:
+            raise InputError(f"{self.path}: the archive has no member {name}")
+        if m.issym() or m.islnk():
+            if depth >= 8:
+                raise InputError(f"{self.path}: member link chain too deep at {name}")
+            base = posixpath.dirname(name) if m.issym() else ""
+            target = _norm(posixpath.join(base, m.linkname))
+            if target is None:
+                raise InputError(f"{self.path}: member {name} links outside the archive")
+            return self._member(target, depth + 1)
+        if not m.isreg():
+            raise InputError(f"{self.path}: member {name} is not a regular file")
+        return m
+
+    def has(self, name: str) -> bool:
+        return name in self.members
+
+    def read_small(self, name: str) -> bytes:
+        m = self._member(name)
+        if m.size > JSON_LIMIT:
+            raise InputError(f"{self.path}: {name} is larger than {JSON_LIMIT >> 20} MiB")
+        return self.tar.extractfile(m).read()
+
+    def open(self, name: str):
+        return self.tar.extractfile(self._member(name))
+
+
+class _DirSource:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def _file(self, name: str) -> Path:
+        from .run import inside
+
+        p = inside(self.path, "/" + name)
+        if p is None or not p.is_file():
+            raise InputError(f"{self.path}: no regular file {name} in the image folder")
+        return p
+
+    def has(self, name: str) -> bool:
+        from .run import inside
+
+        p = inside(self.path, "/" + name)
+        return p is not None and p.is_file()
+
+    def read_small(self, name: str) -> bytes:
+        try:
+            data = read_regular(self._file(name), JSON_LIMIT)
+        except TooLarge:
+            raise InputError(f"{self.path}: {name} is larger than {JSON_LIMIT >> 20} MiB") from None
+        if data is None:
+            raise InputError(f"{self.path}: cannot read {name}")
+        return data
+
+    def open(self, name: str):
+        import os
+
+        fd = os.open(self._file(name), os.O_RDONLY | os.O_NOFOLLOW)
+        return os.fdopen(fd, "rb")
+
+
+class _FileSource:
+    """A rootfs tar (``docker export``): the file itself is the only layer."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def open(self, name: str):
+        import os
+
+        return os.fdopen(os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+
+
+def _norm(name: str) -> str | None:
+    """§9.2 names: one leading ``./`` or ``/`` stripped (as a prefix), normalised; None when it escapes."""
+    if name.startswith("./"):
+        name = name[2:]
+    elif name.startswith("/"):
+        name = name[1:]
+    if not name:
+        return None
+    name = posixpath.normpath(name)
+    if name == "." or name.startswith("../") or name == ".." or name.startswith("/"):
+        return None
+    return name
+
+
+def _json(source, name: str, what: str, digest: str | None = None):
+    data = source.read_small(name)
+    if digest is not None:
+        _verify(data, digest, name)
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{what} {name}: not valid JSON ({exc})") from None
+
+
+def _verify(data: bytes, digest: str, name: str) -> None:
+    alg, _, hexd = digest.partition(":")
+    if alg != "sha256":
+        raise InputError(f"{name}: unsupported digest algorithm {alg}")
+    if hashlib.sha256(data).hexdigest() != hexd:
+        raise InputError(f"{name}: content does not match its digest {digest[:19]}…")
+
+
+def _blob(digest: str) -> str:
+    alg, _, hexd = str(digest).partition(":")
+    if not alg or not hexd or "/" in hexd or ".." in hexd:
+        raise InputError(f"bad blob digest {digest!r}")
+    return f"blobs/{alg}/{hexd}"
+
+
+def open_image(path: Path, kind: str, *, image: str | None = None, platform: str | None = None) -> Image:
+    if kind == "rootfs-tar":
+        return Image("rootfs-tar", [], {}, None, [Layer(0, path.name, None, None)], source=_FileSource(path))
+    source = _TarSource(path) if path.is_file() else _DirSource(path)
+    if kind == "docker-save":
+        img = _docker_save(source, path, image)
+    else:
+        img = _oci(source, path, image, platform)
+    img.source = source
+    history = [h for h in img.config.get("history", []) if not h.get("empty_layer")]
+    for layer, h in zip(img.layers, history, strict=False):
+        layer.created_by = str(h.get("created_by", ""))
+    diff_ids = img.config.get("rootfs", {}).get("diff_ids", [])
+    for layer, d in zip(img.layers, diff_ids, strict=False):
+        layer.diff_id = d
+    return img
+
+
+def _docker_save(source, path: Path, image: str | None) -> Image:
+    manifest = _json(source, "manifest.json", str(path))
+    if not isinstance(manifest, list) or not manifest:
+        raise InputError(f"{path}: manifest.json lists no image")
+    if len(manifest) > 1 and image is None:
+        tags = [t for m in manifest for t in (m.get("RepoTags") or [m.get("Config", "?")])]
+        raise InputError(f"{path}: holds {len(manifest)} images; choose one with --image ({', '.join(tags)})")
+    chosen = manifest[0] if image is None else next(
+        (m for m in manifest if image in (m.get("RepoTags") or []) or image in str(m.get("Config", ""))), None)
+    if chosen is None:
+        raise InputError(f"{path}: no image {image!r} in manifest.json")
+    cname = str(chosen.get("Config", ""))
+    cdigest = None
+    if cname.startswith("blobs/sha256/"):
+        cdigest = "sha256:" + cname.rsplit("/", 1)[1]
+    elif cname.endswith(".json") and len(cname) == 69:
+        cdigest = "sha256:" + cname[:-5]
+    config = _json(source, cname, str(path), cdigest)
+    layers = []
+    for i, name in enumerate(chosen.get("Layers") or []):
+        digest = "sha256:" + name.rsplit("/", 1)[1] if str(name).startswith("blobs/sha256/") else None
+        layers.append(Layer(i, str(name), digest, None))
+    return Image("docker-save", list(chosen.get("RepoTags") or []), config, cdigest, layers)
+
+
+def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
+    index = _json(source, "index.json", str(path))
+    def ref_name(d: dict) -> str | None:
+        return (d.get("annotations") or {}).get("org.opencontainers.image.ref.name")
+
+    descs = index.get("manifests") or []
+    if image is not None:
+        descs = [d for d in descs if image in (ref_name(d), d.get("digest"))]
+    if not descs:
+        raise InputError(f"{path}: no image {image!r} in index.json" if image else f"{path}: index.json is empty")
+    if len(descs) > 1:
+        names = [ref_name(d) or d.get("digest") for d in descs]
+        raise InputError(f"{path}: holds {len(descs)} images; choose one with --image ({', '.join(map(str, names))})")
+    desc = descs[0]
+    annotations = dict(desc.get("annotations") or {})
+    doc = _json(source, _blob(desc["digest"]), str(path), desc["digest"])
+    chosen_platform = None
+    if desc.get("mediaType") in INDEX_TYPES or doc.get("manifests"):
+        want = platform or "linux/amd64"
+        plats = doc.get("manifests") or []
+        match = [m for m in plats if "/".join(filter(None, [(m.get("platform") or {}).get("os"),
+                                                            (m.get("platform") or {}).get("architecture")])) == want]
+        if not match and platform is None and len(plats) == 1:
+            match = plats
+        if not match:
+            raise InputError(f"{path}: no manifest for platform {want}; use --platform")
+        chosen_platform = want
+        desc = match[0]
+        doc = _json(source, _blob(desc["digest"]), str(path), desc["digest"])
+    config_desc = doc.get("config") or {}
+    config = _json(source, _blob(config_desc.get("digest", "")), str(path), config_desc.get("digest"))
+    annotations.update(doc.get("annotations") or {})
+    layers = [Layer(i, _blob(d["digest"]), d["digest"], None) for i, d in enumerate(doc.get("layers") or [])]
+    tags = [annotations["org.opencontainers.image.ref.name"]] if "org.opencontainers.image.ref.name" in annotations \
+        else []
+    return Image("oci-layout", tags, config, config_desc.get("digest"), layers, annotations, platform=chosen_platform)

@@ -1,0 +1,147 @@
+"""Image-only checks (audit spec §6 T3, §7 L8, L9 for tags, L11) over the merged map and the config."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .context import Ctx, NotApplicable, capped, cut
+from .leftovers import scan
+from .model import Finding, worst
+from .times import _grade, group_size_cap
+
+_EDITS = re.compile(r"git\s+apply|\bpatch\b|git\s+checkout|git\s+stash|sed\s+-i")
+
+
+def _image(ctx: Ctx):
+    if ctx.image is None or ctx.merged is None:
+        raise NotApplicable("only for image archives")
+    return ctx.image, ctx.merged
+
+
+def check_t3(ctx: Ctx) -> list[Finding]:
+    """Last-writing layer of each tracked file: a small group written after the bulk layer."""
+    img, merged = _image(ctx)
+    if not img.config or len(img.layers) < 2:
+        raise NotApplicable("one layer only: no layer order to read")
+    index = ctx.index()
+    if index is None or ctx.repo_path is None:
+        raise NotApplicable("no repository index in the image")
+    prefix = ctx.repo_path.strip("/") + "/"
+    layer_of = {}
+    for e in index.entries:
+        me = merged.entries.get(prefix + e.path)
+        if e.stage == 0 and me is not None and me.kind == "file":
+            layer_of[e.path] = me.layer
+    if not layer_of:
+        raise NotApplicable("no tracked file found in the image")
+    counts = Counter(layer_of.values())
+    bulk = min(counts, key=lambda layer: (-counts[layer], layer))
+    group = sorted(p for p, layer in layer_of.items() if layer > bulk)
+    if not group:
+        return []
+    created = {layer.index: layer.created_by for layer in img.layers}
+    k_max = group_size_cap(len(layer_of)) if len(layer_of) >= 3 else 1
+    items = [{"path": p, "layer": layer_of[p], "created_by": cut(created.get(layer_of[p], ""), 200),
+              "edit_command": bool(_EDITS.search(created.get(layer_of[p], "")))} for p in group]
+    layers = sorted({layer_of[p] for p in group})
+    if len(group) > k_max:
+        return [ctx.finding("T3", "layers", "info", "location",
+                            f"{len(group)} tracked files last written after the bulk layer {bulk}",
+                            f"layer {layers[0]}", {"bulk_layer": bulk, "counts": {str(k): v for k, v in
+                                                                                   sorted(counts.items())}},
+                            "docker history --no-trunc IMAGE", run_on="host",
+                            hint="legitimate post-clone edits (an install-time sed)")]
+    sev, cmp = _grade(ctx, group, set(layer_of))
+    ev = {"bulk_layer": bulk, "k_max": k_max, **capped(items, ctx.max_items), **cmp}
+    return [ctx.finding("T3", "layers", sev, "location",
+                        f"{len(group)} tracked file(s) rewritten in a later layer than the bulk ({bulk})",
+                        f"layer {layers[0]}", ev, "docker history --no-trunc IMAGE", run_on="host")]
+
+
+def _config_fields(img) -> list[tuple[str, str]]:
+    cfg = img.config.get("config") or {}
+    out = []
+    for i, h in enumerate(img.config.get("history") or []):
+        for key in ("created_by", "comment"):
+            if h.get(key):
+                out.append((f"history.{i}.{key}", str(h[key])))
+    for key in ("Env", "Cmd", "Entrypoint"):
+        for j, v in enumerate(cfg.get(key) or []):
+            out.append((f"config.{key}.{j}", str(v)))
+    for k, v in sorted((cfg.get("Labels") or {}).items()):
+        out.append((f"config.Labels.{k}", f"{k}={v}"))
+    if cfg.get("WorkingDir"):
+        out.append(("config.WorkingDir", str(cfg["WorkingDir"])))
+    for k, v in sorted(img.annotations.items()):
+        out.append((f"annotations.{k}", f"{k}={v}"))
+    return out
+
+
+def check_l8(ctx: Ctx) -> list[Finding]:
+    """Image config and history: inline patches, FAIL_TO_PASS in Env, labels and annotations."""
+    img, _ = _image(ctx)
+    if not img.config:
+        raise NotApplicable("a rootfs tar has no image config")
+    s = scan(ctx)
+    out = []
+    for field, text in _config_fields(img):
+        hits = s.patch_match(text.replace("\\n", "\n")) if s.hunks else []
+        sev, ids = s.ids_graded(text)
+        if hits:
+            sev = "critical"
+        if sev is None and re.match(r"(FAIL_TO_PASS|PASS_TO_PASS)=", text):
+            sev = "medium"
+        if sev:
+            out.append(ctx.finding("L8", field, sev, "content" if hits else "location",
+                                   f"image {field} names the hidden tests or the fix", field,
+                                   {"field": field, "text": cut(text), "hunks": hits, "test_ids": ids},
+                                   "docker inspect IMAGE", run_on="host"))
+    return out
+
+
+def image_sha_findings(ctx: Ctx) -> list[Finding]:
+    """L9 on tags and the ref.name annotation (e.g. ``task/calc:fix-9130aa3``)."""
+    if ctx.image is None:
+        return []
+    s = scan(ctx)
+    out = []
+    for tag in ctx.image.tags:
+        graded = [(run, g) for run in re.findall(r"(?<![0-9a-f])[0-9a-f]{7,64}(?![0-9a-f])", tag.split(":")[-1])
+                  if (g := s.resolve(run)) is not None]
+        if graded:
+            out.append(ctx.finding("L9", f"tag:{tag}", worst(g[0] for _, g in graded), "metadata",
+                                   f"image tag {tag} holds a commit ID: " + ", ".join(f"{r[:12]} ({g[1]})"
+                                                                                       for r, g in graded),
+                                   "image tag", {"tag": tag, "ids": [{"id": r, "resolves_to": g[1], "severity": g[0]}
+                                                                      for r, g in graded]},
+                                   "docker image ls --digests", run_on="host"))
+    return out
+
+
+def check_l11(ctx: Ctx) -> list[Finding]:
+    """Shadowed content (builder only): answer-like files hidden by a whiteout or a later layer."""
+    _, merged = _image(ctx)
+    s = scan(ctx)
+    out = []
+    for sh in merged.shadowed:
+        if not sh["interesting"]:
+            continue
+        data = merged.spooled.get(tuple(sh["src"])) if sh.get("src") else None
+        text = data.decode("utf-8", "replace") if data else ""
+        hits = s.patch_match(text) if s.hunks and text else []
+        what = "reference patch" if hits else "answer-like file"
+        out.append(ctx.finding("L11", sh["path"], "info", "content",
+                               f"{sh['path']} = {what}, written by layer {sh['layer']}, hidden by layer "
+                               f"{sh['hidden_by']} ({sh['how']})", f"layer {sh['layer']} (hidden by layer "
+                                                                   f"{sh['hidden_by']})",
+                               {"path": sh["path"], "layer": sh["layer"], "hidden_by": sh["hidden_by"],
+                                "how": sh["how"], "hunks": hits}, "builder only: extract the layer from the archive",
+                               run_on="host"))
+    if merged.skipped:
+        n = len(merged.skipped)
+        out.append(ctx.finding("L11", "archive:skipped", "info", "hygiene",
+                               f"{n} archive entr{'y was' if n == 1 else 'ies were'} skipped or relocated "
+                               "(hostile or malformed)", "archive",
+                               capped(merged.skipped, ctx.max_items), "tar -tvf IMAGE", run_on="host"))
+    return out

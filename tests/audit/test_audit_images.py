@@ -1,0 +1,188 @@
+"""Images read without Docker (§9, §12.5): formats, digests, whiteouts, alternates inside the image,
+hostile archives and a decompression bomb."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import zlib
+
+import pytest
+from test_audit_fixtures import assert_findings
+
+from overlap.audit import audit
+from overlap.audit.context import DEFAULT_LIMITS
+from overlap.audit.image import open_image
+from overlap.audit.imagefs import merge
+from overlap.errors import InputError
+
+VALIDATE = {"T1:worktree": "high", "T3:layers": "high", "L8:config.Env.0": "high",
+            "L9:tag:task/calc:fix-9130aa3": "high", "L11:/tmp/fix.patch": "info"}
+
+
+@pytest.mark.parametrize("name", ["img-validate.tar", "img-validate-oci.tar"])
+def test_validate_images(gitfix, name):
+    report = audit(gitfix.path(name), **gitfix.R)
+    assert_findings(report, VALIDATE, "leak")
+    t = report.targets[0]
+    by = {f.key: f for f in t.findings}
+    assert by["T1:worktree"].evidence["gap"] == 420.0 and by["T1:worktree"].evidence["jaccard"] == 1.0
+    t3 = by["T3:layers"].evidence
+    assert {i["path"]: i["layer"] for i in t3["items"]} == {"src/calc.py": 2, "tests/test_calc.py": 2}
+    assert all(i["edit_command"] for i in t3["items"]) and t3["jaccard"] == 1.0
+    assert by["L11:/tmp/fix.patch"].evidence["hunks"]  # the shadowed file is the reference patch
+
+
+def test_docker_and_oci_reports_agree(gitfix):
+    a = audit(gitfix.path("img-validate.tar"), **gitfix.R).to_dict()["targets"][0]
+    b = audit(gitfix.path("img-validate-oci.tar"), **gitfix.R).to_dict()["targets"][0]
+    assert (a["kind"], b["kind"]) == ("docker-save", "oci-layout")
+    assert [(f["key"], f["severity"], f["evidence"]) for f in a["findings"]] == \
+        [(f["key"], f["severity"], f["evidence"]) for f in b["findings"]]
+    assert [x["diff_id"] for x in a["image"]["layers"]] == [x["diff_id"] for x in b["image"]["layers"]]
+
+
+def test_normalised_image_is_caught_by_layers_only(gitfix):
+    report = audit(gitfix.path("img-normalised.tar"), **gitfix.R)
+    assert_findings(report, {"T3:layers": "high", "L11:/tmp/fix.patch": "info"}, "leak")
+    assert_findings(audit(gitfix.path("img-normalised.tar"), base=gitfix.base), {"T3:layers": "medium"}, "suspect")
+
+
+def test_control_image_is_clean(gitfix):
+    assert_findings(audit(gitfix.path("ctl-img.tar"), **gitfix.R), {}, "clean")
+
+
+def test_whiteouts_apply_to_lower_layers_wherever_the_marker_sits(gitfix):
+    img = open_image(gitfix.L / "img-whiteout.tar", "docker-save")
+    merged = merge(img, DEFAULT_LIMITS)
+    files = {p: e.layer for p, e in merged.entries.items() if e.kind == "file"}
+    assert files == {"a/y": 0, "d/new": 1}
+    assert {p for p, e in merged.entries.items() if e.kind == "dir"} == {"a", "d"}
+    assert sorted(s["path"] for s in merged.shadowed) == ["/a/x", "/d/old1", "/d/old2"]
+    assert ".wh..wh.plnk" not in merged.entries
+    assert [s["reason"] for s in merged.skipped] == ["bad whiteout marker"]
+
+
+def test_alternates_inside_the_image_are_rewritten(gitfix):
+    report = audit(gitfix.path("img-alt.tar"), **gitfix.R)
+    assert_findings(report, {"G9:/opt/up.git/objects": "critical", "G13:/opt/up.git": "critical",
+                             "G5:alternate:/opt/up.git/objects": "critical", "G6:unreachable": "critical",
+                             "F1:src/calc.py": "critical", "F2:tests/test_calc.py": "critical",
+                             "F1:fix-commit:*": "critical"}, "leak")
+    assert "overlap-audit-" not in report.to_json()
+
+
+def test_alternates_to_a_host_path_are_never_read(gitfix):
+    report = audit(gitfix.path("img-alt-host.tar"), **gitfix.R)
+    line = str(gitfix.L / "up/.git/objects")
+    assert_findings(report, {f"G9:{line}": "low"}, "clean")
+    own = audit(gitfix.path("ctl-img.tar"), **gitfix.R).targets[0].stats["objects_total"]
+    assert report.targets[0].stats["objects_total"] == own  # the host store next door was not read
+
+
+def test_hostile_archive_writes_nothing_outside(gitfix, tmp_path):
+    report = audit(gitfix.path("img-hostile.tar"), **gitfix.R)
+    assert report.verdict == "clean" and report.exit_code == 0
+    for up in (gitfix.L, gitfix.L.parent, gitfix.L.parent.parent):
+        assert not (up / "escape.txt").exists() and not (up / "up.txt").exists()
+    assert not (gitfix.L / "abs.txt").exists()
+    t = report.targets[0]
+    skipped = next(f for f in t.findings if f.key == "L11:archive:skipped")
+    reasons = {i["path"]: i["reason"] for i in skipped.evidence["items"]}
+    assert reasons["../../escape.txt"] == "name escapes the root"
+    assert reasons["testbed/a/../../../up.txt"] == "name escapes the root"
+    assert "character" not in json.dumps(reasons)  # devices are named by kind
+    assert any("device" in r for r in reasons.values()) and any("fifo" in r for r in reasons.values())
+    assert any("hardlink" in r for r in reasons.values())
+    assert any(p == "testbed/link/passwd" for p in reasons)  # relocated under the symlink's target, in the map
+    assert {f.key: f.severity for f in t.findings}["G9:/../../../../etc"] == "low"
+
+
+def test_digest_mismatch_is_an_input_error(gitfix, tmp_path):
+    bad = tmp_path / "bad.tar"
+    with tarfile.open(gitfix.L / "ctl-img.tar") as src, tarfile.open(bad, "w") as out:
+        for m in src.getmembers():
+            data = src.extractfile(m).read()
+            if m.name.endswith("layer.tar"):
+                data = data.replace(b"x1 = 1", b"x1 = 9")
+            m.size = len(data)
+            out.addfile(m, io.BytesIO(data))
+    with pytest.raises(InputError, match="diff_ids"):
+        audit(str(bad))
+
+
+def _bomb(path, size: int) -> None:
+    """An OCI layout tar holding one layer with one file of ``size`` zero bytes, streamed (tiny memory)."""
+    ti = tarfile.TarInfo("zeros")
+    ti.size = size
+    header = ti.tobuf(format=tarfile.PAX_FORMAT)
+    pad = (512 - size % 512) % 512
+    raw_sha = hashlib.sha256()
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunks = []
+
+    def feed(b: bytes) -> None:
+        raw_sha.update(b)
+        c = comp.compress(b)
+        if c:
+            chunks.append(c)
+
+    feed(header)
+    zero = bytes(1 << 20)
+    left = size
+    while left:
+        n = min(left, len(zero))
+        feed(zero[:n])
+        left -= n
+    feed(bytes(pad + 1024))
+    chunks.append(comp.flush())
+    gz = b"".join(chunks)
+    cfg = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                      "rootfs": {"type": "layers", "diff_ids": ["sha256:" + raw_sha.hexdigest()]},
+                      "history": [{"created_by": "zeros"}]}).encode()
+
+    def add(t, name, data):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+
+    def blob(t, data):
+        h = hashlib.sha256(data).hexdigest()
+        add(t, "blobs/sha256/" + h, data)
+        return "sha256:" + h
+
+    with tarfile.open(path, "w") as t:
+        layer = {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": blob(t, gz), "size": len(gz)}
+        config = {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": blob(t, cfg), "size": len(cfg)}
+        man = json.dumps({"schemaVersion": 2, "layers": [layer], "config": config}).encode()
+        add(t, "oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
+        add(t, "index.json", json.dumps({"schemaVersion": 2, "manifests": [{
+            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": blob(t, man), "size": len(man),
+            "annotations": {"org.opencontainers.image.ref.name": "bomb:1"}}]}).encode())
+
+
+DRIVER = """
+import json, resource, sys
+from overlap.audit import audit
+r = audit(sys.argv[1], limits=dict(a.split("=") for a in sys.argv[2:]))
+print(json.dumps({"verdict": r.verdict, "exit": r.exit_code, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "reasons": sorted({c.reason for t in r.targets for c in t.incomplete_checks()})}))
+"""
+
+
+def test_decompression_bomb_is_bounded(tmp_path):
+    bomb = tmp_path / "img-bomb.tar"
+    _bomb(bomb, 512 << 20)
+    assert bomb.stat().st_size < 2 << 20
+    for args, verdict in (([], "clean"), (["image_bytes=64M"], "incomplete")):
+        out = subprocess.run([sys.executable, "-c", DRIVER, str(bomb), *args], capture_output=True, text=True,
+                             check=True).stdout
+        res = json.loads(out)
+        assert res["verdict"] == verdict, res
+        assert res["rss"] < 200 * 1024, res  # KiB: peak RSS under 200 MiB either way
+        if verdict == "incomplete":
+            assert res["exit"] == 2 and any("image_bytes" in r for r in res["reasons"])
