@@ -1,0 +1,19 @@
+"""Text evidence: word n-gram filter view (index + scan), boilerplate, pair runs, identifiers.
+
+Submodules load lazily so the scan workers import numpy and pyarrow only (no pandas):
+``overlap.text.text_check`` / ``TextResult`` come from :mod:`overlap.text.api`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["TextResult", "text_check"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(name)
