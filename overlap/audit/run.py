@@ -181,6 +181,10 @@ def discover_repos(folder: Path, max_depth: int = 4) -> list[Path]:
     return sorted(out)
 
 
+ROOTFS_TOPS = {"bin", "etc", "usr", "lib", "lib64", "var", "root", "home", "tmp", "opt", "srv", "sbin", "app",
+               "testbed", "workspace", "repo", "src"}
+
+
 def detect_kind(path: Path, rootfs: bool) -> str:
     """§2's PATH kinds, in order."""
     if path.is_file():
@@ -188,7 +192,7 @@ def detect_kind(path: Path, rootfs: bool) -> str:
             with tarfile.open(path) as tar:
                 names = set()
                 for i, m in enumerate(tar):
-                    names.add(m.name.lstrip("./") if m.name.startswith("./") else m.name)
+                    names.add(m.name[2:] if m.name.startswith("./") else m.name.lstrip("/"))
                     if i > 10_000 or "manifest.json" in names:
                         break
         except (tarfile.TarError, OSError, EOFError):
@@ -198,6 +202,10 @@ def detect_kind(path: Path, rootfs: bool) -> str:
             return "docker-save"
         if "oci-layout" in names and "index.json" in names:
             return "oci-layout"
+        tops = {n.split("/", 1)[0] for n in names}
+        if not tops & ROOTFS_TOPS and not any(n.endswith(".git/HEAD") for n in names):
+            raise InputError(f"{path}: a tar with neither manifest.json nor oci-layout/index.json, and no root "
+                             "filesystem folders (etc, usr, bin, ...): give an image archive or a rootfs tar")
         return "rootfs-tar"
     if (path / "manifest.json").is_file():
         return "docker-save"

@@ -117,3 +117,22 @@ def test_importing_the_command_loads_no_audit_module():
     code2 = "import sys, overlap.audit; print(sorted(m for m in sys.modules if m.startswith('overlap.audit')))"
     out2 = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True).stdout
     assert out2.strip() == "['overlap.audit']"  # the package itself is import-light
+
+
+def test_ambiguous_base_is_a_usage_error(tmp_path):
+    """Two commits share the 4-digit prefix given as --base: exit 2 naming the ambiguity."""
+    from conftest import clean_env, git
+
+    repo = tmp_path / "many"
+    git("init", "-q", "-b", "main", str(repo), cwd=tmp_path)
+    stream = []
+    for i in range(1, 1501):
+        stream.append(f"commit refs/heads/main\nmark :{i}\ncommitter t <t@e> {1577872800 + i} +0000\ndata 2\nc{i % 10}\n"
+                      + (f"from :{i - 1}\n" if i > 1 else "") + "\n")
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, input="".join(stream).encode(), check=True,
+                   env=clean_env(tmp_path, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1"))
+    commits = sorted(git("rev-list", "main", cwd=repo).split())
+    prefix = next(a[:4] for a, b in zip(commits, commits[1:], strict=False) if a[:4] == b[:4])
+    res = run(str(repo), "--base", prefix)
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "ambiguous" in res.stderr and len(res.stderr.strip().splitlines()) == 1

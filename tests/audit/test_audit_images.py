@@ -186,3 +186,92 @@ def test_decompression_bomb_is_bounded(tmp_path):
         assert res["rss"] < 200 * 1024, res  # KiB: peak RSS under 200 MiB either way
         if verdict == "incomplete":
             assert res["exit"] == 2 and any("image_bytes" in r for r in res["reasons"])
+
+
+def _assert_same_findings(a, b) -> None:
+    fa = [(f["key"], f["severity"], f["evidence"]) for f in a.to_dict()["targets"][0]["findings"]]
+    fb = [(f["key"], f["severity"], f["evidence"]) for f in b.to_dict()["targets"][0]["findings"]]
+    assert fa == fb
+
+
+def test_every_image_path_kind(gitfix, tmp_path):
+    """OCI layout and docker save as folders, a Docker 25+ hybrid archive and zstd layers read the same."""
+    ref = audit(gitfix.path("img-validate-oci.tar"), **gitfix.R)
+    oci_dir = tmp_path / "oci"
+    with tarfile.open(gitfix.L / "img-validate-oci.tar") as t:
+        t.extractall(oci_dir, filter="data")
+    folder = audit(str(oci_dir), **gitfix.R)
+    assert folder.targets[0].kind == "oci-layout"
+    _assert_same_findings(ref, folder)
+    docker_dir = tmp_path / "docker"
+    with tarfile.open(gitfix.L / "img-validate.tar") as t:
+        t.extractall(docker_dir, filter="data")
+    assert audit(str(docker_dir), **gitfix.R).targets[0].kind == "docker-save"
+    # Docker 25+: an OCI layout plus a manifest.json whose Layers point into blobs/ (manifest.json wins)
+    index = json.loads((oci_dir / "index.json").read_text())
+    man = json.loads((oci_dir / "blobs/sha256" / index["manifests"][0]["digest"].split(":")[1]).read_text())
+    hybrid = tmp_path / "hybrid"
+    hybrid_tar = tmp_path / "hybrid.tar"
+    import shutil
+
+    shutil.copytree(oci_dir, hybrid)
+    (hybrid / "manifest.json").write_text(json.dumps([{
+        "Config": "blobs/sha256/" + man["config"]["digest"].split(":")[1], "RepoTags": ["task/calc:fix-9130aa3"],
+        "Layers": ["blobs/sha256/" + x["digest"].split(":")[1] for x in man["layers"]]}]))
+    with tarfile.open(hybrid_tar, "w") as t:
+        for p in sorted(hybrid.rglob("*")):
+            t.add(p, arcname=str(p.relative_to(hybrid)), recursive=False)
+    hyb = audit(str(hybrid_tar), **gitfix.R)
+    assert hyb.targets[0].kind == "docker-save"
+    _assert_same_findings(ref, hyb)
+
+
+def test_zstd_layers(gitfix, tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    oci_dir = tmp_path / "oci"
+    with tarfile.open(gitfix.L / "img-validate-oci.tar") as t:
+        t.extractall(oci_dir, filter="data")
+    blobs = oci_dir / "blobs/sha256"
+    index = json.loads((oci_dir / "index.json").read_text())
+    man_path = blobs / index["manifests"][0]["digest"].split(":")[1]
+    man = json.loads(man_path.read_text())
+    for layer in man["layers"]:
+        import gzip as gz
+
+        raw = gz.decompress((blobs / layer["digest"].split(":")[1]).read_bytes())
+        z = zstandard.ZstdCompressor().compress(raw)
+        h = hashlib.sha256(z).hexdigest()
+        (blobs / h).write_bytes(z)
+        layer.update(digest="sha256:" + h, size=len(z), mediaType="application/vnd.oci.image.layer.v1.tar+zstd")
+    data = json.dumps(man).encode()
+    h = hashlib.sha256(data).hexdigest()
+    (blobs / h).write_bytes(data)
+    index["manifests"][0].update(digest="sha256:" + h, size=len(data))
+    (oci_dir / "index.json").write_text(json.dumps(index))
+    _assert_same_findings(audit(gitfix.path("img-validate-oci.tar"), **gitfix.R), audit(str(oci_dir), **gitfix.R))
+
+
+def test_rootfs_tar(gitfix, tmp_path):
+    """A flat root filesystem tar (docker export): one layer, no config; T3 and L8 do not apply."""
+    out = tmp_path / "root.tar"
+    with tarfile.open(out, "w") as t:
+        t.add(gitfix.L / "root", arcname=".")
+    report = audit(str(out), repo_path="/testbed", **gitfix.R)
+    t = report.targets[0]
+    assert t.kind == "rootfs-tar" and report.verdict == "leak"
+    status = {c.id: c.status for c in t.checks}
+    assert status["T3"] == status["L8"] == "not_applicable"
+    keys = {f.key for f in t.findings}
+    assert {"L1:/home/fix.patch", "L7:/root/.bash_history", "F2:tests/test_calc.py"} <= keys
+
+
+def test_image_input_errors(gitfix, tmp_path):
+    not_rootfs = tmp_path / "random.tar"
+    with tarfile.open(not_rootfs, "w") as t:
+        t.add(gitfix.L / "fix.patch", arcname="fix.patch")
+    with pytest.raises(InputError, match="neither manifest.json"):
+        audit(str(not_rootfs))
+    with pytest.raises(InputError, match="no image 'nope'"):
+        audit(gitfix.path("img-validate.tar"), image="nope")
+    with pytest.raises(InputError, match="--repo-path /nowhere"):
+        audit(gitfix.path("img-validate.tar"), repo_path="/nowhere")

@@ -13,12 +13,15 @@ from overlap.audit import audit, render_table
 from overlap.audit.model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 
 FIXTURES = ["swb4", "swb5", "ctl-fresh", "reflog", "cruft", "stash", "pseudo", "worktree", "alt", "index", "graph",
-            "replace", "remote", "nested", "setup-test", "smith", "reftable", "hostile", "t-validate", "t-index"]
+            "replace", "remote", "nested", "setup-test", "smith", "reftable", "hostile", "t-validate", "t-index", "root",
+            "img-validate.tar", "img-validate-oci.tar", "img-alt.tar", "img-hostile.tar"]
 
 
 def _report(gitfix, name):
     if name == "smith":
         return audit(gitfix.path(name), base="HEAD", fix=[gitfix.path("smith-fix.patch")])
+    if name == "root":
+        return audit(gitfix.path(name), rootfs=True, **gitfix.R)
     return audit(gitfix.path(name), **gitfix.R)
 
 
