@@ -127,8 +127,8 @@ def test_ambiguous_base_is_a_usage_error(tmp_path):
     git("init", "-q", "-b", "main", str(repo), cwd=tmp_path)
     stream = []
     for i in range(1, 1501):
-        stream.append(f"commit refs/heads/main\nmark :{i}\ncommitter t <t@e> {1577872800 + i} +0000\ndata 2\nc{i % 10}\n"
-                      + (f"from :{i - 1}\n" if i > 1 else "") + "\n")
+        head = f"commit refs/heads/main\nmark :{i}\ncommitter t <t@e> {1577872800 + i} +0000\n"
+        stream.append(head + f"data 2\nc{i % 10}\n" + (f"from :{i - 1}\n" if i > 1 else "") + "\n")
     subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, input="".join(stream).encode(), check=True,
                    env=clean_env(tmp_path, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1"))
     commits = sorted(git("rev-list", "main", cwd=repo).split())

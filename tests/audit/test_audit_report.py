@@ -13,8 +13,8 @@ from overlap.audit import audit, render_table
 from overlap.audit.model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 
 FIXTURES = ["swb4", "swb5", "ctl-fresh", "reflog", "cruft", "stash", "pseudo", "worktree", "alt", "index", "graph",
-            "replace", "remote", "nested", "setup-test", "smith", "reftable", "hostile", "t-validate", "t-index", "root",
-            "img-validate.tar", "img-validate-oci.tar", "img-alt.tar", "img-hostile.tar"]
+            "replace", "remote", "nested", "setup-test", "smith", "reftable", "hostile", "t-validate", "t-index",
+            "root", "img-validate.tar", "img-validate-oci.tar", "img-alt.tar", "img-hostile.tar"]
 
 
 def _report(gitfix, name):
