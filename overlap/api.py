@@ -81,6 +81,9 @@ def compare(
     reference_range: bool = False,
     evidence: bool = True,
     fix_join: str = "auto",
+    text: list[tuple[str, str]] | None = None,
+    ngram_ns: tuple[int, ...] = (13, 8),
+    boilerplate_threshold: int | None = None,
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
@@ -95,6 +98,10 @@ def compare(
     Evidence (`overlap.evidence`, with `evidence`): fix relation and crash grade of every pair (per-item
     files fetched only for the pairs that need them), pairs found by the same fix alone (`fix_join`: auto =
     OSS-Fuzz/CVE sets, on, off), related bugs from the pool's records.
+
+    Text (`overlap.text`): for each (train field, bench field) in `text` (None: each dataset's default
+    text; []: off), what an n-gram filter (`ngram_ns`) flags among the id-matched and the rest, and the
+    pairs' longest shared runs.
     """
     if fix_join not in ("auto", "on", "off"):
         raise InputError(f"--fix-join {fix_join!r}: use auto, on or off")
@@ -138,6 +145,10 @@ def compare(
         from .evidence.attach import attach_evidence
 
         attach_evidence(result, fix_join=fix_join, seed=seed)
+    if text != []:
+        from .text.attach import attach_text
+
+        attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold)
     return result
 
 

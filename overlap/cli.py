@@ -133,6 +133,15 @@ def compare(
                                                   "the SWE inclusion test, e.g. multi-swe-rl-discarded.")] = None,
     reference_range: Annotated[bool, typer.Option("--reference-range", help="Inclusion test: keep only PRs "
                                                   "within the training set's PR-number range per repo.")] = False,
+    evidence: Annotated[bool, typer.Option("--evidence/--no-evidence", help="Fix relations, crash grades and "
+                                           "related bugs for the pairs (fetches per-task files).")] = True,
+    fix_join: Annotated[str, typer.Option("--fix-join", help="Pairs found by the same fix alone: auto "
+                                          "(OSS-Fuzz/CVE sets), on, off.")] = "auto",
+    text: Annotated[list[str] | None, typer.Option("--text", metavar="TRAIN_FIELD:BENCH_FIELD",
+                                                   help="Text fields for the n-gram and longest-run checks "
+                                                        "(repeatable; default per dataset; none = off).")] = None,
+    ngram_n: Annotated[list[int] | None, typer.Option("--ngram", min=1, help="Word n-gram sizes "
+                                                      "[default: 13, 8].")] = None,
 ) -> None:
     """Join TRAIN with each BENCH on normalised source ids (OSS-Fuzz old→new, CVE), add chance baselines,
     and write a report.
@@ -141,11 +150,13 @@ def compare(
     """
     from .api import compare as run_compare
     from .sources.load import parse_data_options
+    from .text.attach import parse_text_options
 
     threshold = _parse_fail_on(fail_on)
     result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
                          strata=None if strata == "none" else strata, permutations=permutations, seed=seed,
-                         reference=reference, reference_range=reference_range)
+                         reference=reference, reference_range=reference_range, evidence=evidence,
+                         fix_join=fix_join, text=parse_text_options(text), ngram_ns=tuple(ngram_n or (13, 8)))
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     if out is None and not no_report:
@@ -281,7 +292,9 @@ def _register_commands() -> None:
     from .cli_audit import audit
     from .cli_matrix import matrix
     from .cli_outputs import card, filter_cmd, report
+    from .cli_text import ngram
 
+    app.command("ngram")(handles_errors(ngram))
     app.command("matrix")(handles_errors(matrix))
     app.command("filter")(handles_errors(filter_cmd))
     app.command("card")(handles_errors(card))

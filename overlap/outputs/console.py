@@ -45,6 +45,7 @@ def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 def _section_rows(summary: dict[str, Any]) -> list[list[str]]:
     """Rows of optional per-benchmark sections (chance baselines, inclusion test), one column per bench."""
     from ..stats.wiring import table_rows
+    from ..text.attach import text_rows
 
     benches = summary["benches"]
     labels: dict[str, list[str]] = {}
@@ -55,7 +56,8 @@ def _section_rows(summary: dict[str, Any]) -> list[list[str]]:
                 for label, text in table_rows(block):
                     labels.setdefault(label, [""] * len(benches))[index] = text
     for index, bench in enumerate(benches):
-        for label, text in _swe_rows(bench.get("swe")) + _evidence_rows(bench.get("evidence")):
+        rows = _swe_rows(bench.get("swe")) + _evidence_rows(bench.get("evidence")) + text_rows(bench.get("text"))
+        for label, text in rows:
             labels.setdefault(label, [""] * len(benches))[index] = text
     rows = [[label, *cells] for label, cells in labels.items()]
     status = summary.get("baselines", {})

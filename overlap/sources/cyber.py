@@ -90,6 +90,7 @@ register(
         adapter=load_mimo_cyber,
         aliases=("mimo", "mimo-v2.6-rl-oss"),
         detect=("extra_info",),
+        extra={"text_field": "text_prompt"},  # the crash spec the model is given
     )
 )
 

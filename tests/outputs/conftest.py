@@ -13,7 +13,7 @@ from overlap.demo import DEMO_ROOT, demo_data
 @pytest.fixture
 def demo_result():
     # The bare compare: tests add the evidence columns they exercise themselves.
-    return compare("mimo-cyber", ["cybergym"], data=demo_data(), evidence=False)
+    return compare("mimo-cyber", ["cybergym"], data=demo_data(), evidence=False, text=[])
 
 
 @pytest.fixture

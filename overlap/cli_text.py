@@ -1,0 +1,103 @@
+"""`overlap ngram`: the text check alone, on any two datasets or local files. Heavy imports stay inside
+the command so `overlap --help` is cheap."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _frame(spec: str, field: str, id_column: str | None, data):
+    """Items of a registered dataset, or rows of a local file that no adapter recognises."""
+    import pandas as pd
+
+    from .errors import InputError
+    from .sources.files import read_records
+    from .sources.load import load_dataset
+    from .sources.registry import is_known
+    from .text.attach import _column
+
+    path = Path(spec)
+    if path.is_file() and id_column is not None:
+        rows = read_records(path, [id_column, field], required=[id_column, field])
+        if not rows:
+            raise InputError(f"{path}: the file has no rows")
+        frame = pd.DataFrame(rows, columns=[id_column, field]).rename(columns={id_column: "item_id"})
+        frame["item_id"] = frame["item_id"].astype("string")
+        return path.stem, frame, field
+    if not path.exists() and not is_known(spec.split("@")[0].split(":")[0]):
+        raise InputError(f"{spec}: not a registered dataset or an existing file")
+    dataset = load_dataset(spec, data)
+    column = _column(dataset, field, "--field")
+    return dataset.name, dataset.items[["item_id", column]], column
+
+
+def ngram(
+    train: Annotated[str, typer.Argument(help="Training set: a registered name, Hub id, or local file.")],
+    bench: Annotated[str, typer.Argument(help="Benchmark: a registered name, Hub id, or local file.")],
+    field: Annotated[str, typer.Option("--field", metavar="TRAIN_FIELD:BENCH_FIELD",
+                                       help="Text fields to compare (the `text_` prefix may be left out; a "
+                                            "local file's own column names otherwise).")],
+    data: Annotated[list[str] | None, typer.Option("--data", "-d", metavar="NAME=PATH",
+                                                   help="Local folder or file for a registered NAME.")] = None,
+    n: Annotated[list[int] | None, typer.Option("--n", "-n", min=1, help="Word n-gram sizes [default: 13, 8].")]
+    = None,
+    threshold: Annotated[int, typer.Option("--boilerplate-threshold", min=2,
+                                           help="An n-gram in at least this many bench items is boilerplate: "
+                                                "the words it covers never flag.")] = 5,
+    background: Annotated[Path | None, typer.Option("--background", help="A text file (one document per line) "
+                                                    "whose n-grams are boilerplate too.")] = None,
+    id_column: Annotated[str | None, typer.Option("--id-column", help="Id column of local files that are not "
+                                                  "registered datasets.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write flags.csv, boilerplate.csv and "
+                                             "summary.json here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+) -> None:
+    """The n-gram decontamination check alone: which train items share a word n-gram with which bench item
+    (attributed to the bench item and the span), with shared templates masked, and the bench items too
+    short to ever be flagged.
+
+    Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --field problem_statement:problem_statement
+    """
+    from .errors import InputError
+    from .outputs.atomic import atomic_folder
+    from .outputs.report import dumps_json, to_csv_text
+    from .sources.load import parse_data_options
+    from .text.api import text_check
+
+    if fmt not in ("table", "json"):
+        raise InputError(f"--format {fmt!r}: use table or json")
+    train_field, sep, bench_field = field.partition(":")
+    if not sep or not train_field or not bench_field:
+        raise InputError(f"--field {field!r}: expected TRAIN_FIELD:BENCH_FIELD")
+    overrides = parse_data_options(data)
+    train_name, train_items, t_col = _frame(train, train_field, id_column, overrides)
+    bench_name, bench_items, b_col = _frame(bench, bench_field, id_column, overrides)
+    texts = None
+    if background is not None:
+        try:
+            texts = background.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{background}: cannot read the background corpus ({exc})") from None
+    result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
+                        boilerplate_threshold=threshold, background=texts)
+    summary = {"train": train_name, "bench": bench_name} | result.summary()
+    if out is not None:
+        with atomic_folder(out) as tmp:
+            (tmp / "summary.json").write_text(dumps_json(summary), encoding="utf-8")
+            (tmp / "flags.csv").write_text(to_csv_text(result.flags), encoding="utf-8")
+            (tmp / "boilerplate.csv").write_text(to_csv_text(result.boilerplate), encoding="utf-8")
+    if fmt == "json":
+        sys.stdout.write(dumps_json(summary))
+        return
+    typer.echo(f"{train_name}.{t_col} vs {bench_name}.{b_col}")
+    for size, block in sorted(summary["flags"].items(), key=lambda kv: -int(kv[0])):
+        short = summary["bench"]["short"].get(size, 0)
+        typer.echo(f"  {size}-gram: {block['train_items_flagged']} train items flagged by "
+                   f"{block['bench_items_hit']} bench items; {block['boilerplate']['train_items']} hit only "
+                   f"boilerplate; {short} bench items shorter than {size} words can never be flagged")
+    if out is not None:
+        typer.echo(f"written to {out}", err=True)

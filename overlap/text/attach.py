@@ -1,0 +1,122 @@
+"""Attach text evidence to a compare result (in place): per (train field, bench field) the n-gram filter
+view (what a 13-gram decontamination would flag) and the pair view (longest shared run, identifiers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..errors import InputError
+
+# Default text per dataset family: the text a model trains on or is shown (crash spec, issue text).
+PREFERRED_FIELDS = ("text_problem_statement", "text_prompt", "text_description", "text_bug_description",
+                    "text_bug_report")
+
+
+def default_field(dataset) -> str | None:
+    from ..sources.registry import get_spec, is_known
+
+    adapter = getattr(dataset.provenance, "adapter", None)
+    if adapter and is_known(adapter):
+        chosen = get_spec(adapter).extra.get("text_field")
+        if chosen and chosen in dataset.items.columns:
+            return chosen
+    return next((f for f in PREFERRED_FIELDS if f in dataset.items.columns), None)
+
+
+def _column(dataset, name: str, option: str) -> str:
+    """A text field named with or without its `text_` prefix."""
+    for candidate in (name, f"text_{name}"):
+        if candidate in dataset.items.columns and candidate.startswith("text_"):
+            return candidate
+    known = ", ".join(c.removeprefix("text_") for c in dataset.text_columns) or "none"
+    raise InputError(f"{option}: {dataset.name} has no text field '{name}'; its text fields: {known}")
+
+
+def parse_text_options(values: list[str] | None) -> list[tuple[str, str]] | None:
+    """`--text TRAIN_FIELD:BENCH_FIELD` options; None = the defaults, [] = off (`--text none`)."""
+    if not values:
+        return None
+    if values == ["none"]:
+        return []
+    out = []
+    for value in values:
+        train_field, sep, bench_field = value.partition(":")
+        if not sep or not train_field or not bench_field:
+            raise InputError(f"--text {value!r}: expected TRAIN_FIELD:BENCH_FIELD, e.g. --text prompt:description")
+        out.append((train_field, bench_field))
+    return out
+
+
+def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 8),
+                boilerplate_threshold: int | None = None, workers: int | None = 2) -> None:
+    """Run the text check for every benchmark and field pair; add `text` sections, pair run columns and the
+    train items' `ngram_<n>` flags (used by `overlap filter --drop ngram:13`)."""
+    from .api import DEFAULT_BOILERPLATE_THRESHOLD, text_check
+
+    threshold = DEFAULT_BOILERPLATE_THRESHOLD if boilerplate_threshold is None else boilerplate_threshold
+    train = result.train
+    flagged: dict[int, set[str]] = {n: set() for n in ns}
+    for comp in result.benches:
+        wanted = fields
+        if wanted is None:
+            t_field, b_field = default_field(train), default_field(comp.bench)
+            if t_field is None or b_field is None:
+                missing = train.name if t_field is None else comp.bench.name
+                comp.sections["text"] = {"status": "not_run", "reason": f"{missing} has no text field"}
+                continue
+            wanted = [(t_field, b_field)]
+        blocks = []
+        for t_name, b_name in wanted:
+            t_field, b_field = _column(train, t_name, "--text"), _column(comp.bench, b_name, "--text")
+            checked = text_check(train.items[["item_id", t_field]], comp.bench.items[["item_id", b_field]],
+                                 t_field, b_field, ns=ns, boilerplate_threshold=threshold,
+                                 pairs=comp.pairs[["train_id", "bench_id"]], workers=workers)
+            blocks.append({"status": "ran"} | checked.summary())
+            for n in ns:
+                flagged[n] |= checked.flagged(n)
+            _add_run_columns(comp, checked, suffix="" if len(wanted) == 1 else f"_{t_field}_{b_field}")
+        comp.sections["text"] = blocks[0] if len(blocks) == 1 else {"status": "ran", "checks": blocks}
+    for n in ns:
+        train.items[f"ngram_{n}"] = train.items["item_id"].isin(flagged[n])
+    result.parameters.update({"text": fields, "ngram_ns": list(ns), "boilerplate_threshold": threshold})
+
+
+def _add_run_columns(comp, checked, suffix: str) -> None:
+    """Longest shared run (and whether the bench text names the train item's function/file) per pair."""
+    pairs = comp.pairs
+    if not len(pairs):
+        return
+    runs = checked.runs.drop_duplicates(["train_id", "bench_id"]).set_index(["train_id", "bench_id"])
+    index = pd.MultiIndex.from_frame(pairs[["train_id", "bench_id"]])
+    pairs[f"longest_run{suffix}"] = runs["longest_run"].reindex(index).to_numpy()
+    if checked.identifiers is not None and len(checked.identifiers):
+        ident = checked.identifiers.drop_duplicates(["train_id", "bench_id"]).set_index(["train_id", "bench_id"])
+        pairs[f"names_function{suffix}"] = ident["function_named"].reindex(index).to_numpy()
+        pairs[f"names_file{suffix}"] = ident["file_named"].reindex(index).to_numpy()
+
+
+def text_rows(block: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Rows for the printed summary (see outputs/console.py): flags among the id-matched and the rest per
+    n, the pair view's longest runs, and the filter's blind spot (bench items shorter than n words)."""
+    if not isinstance(block, dict) or not block.get("status"):
+        return []
+    if block.get("status") == "not_run":
+        return [("text check", f"not run: {block.get('reason')}")]
+    rows = []
+    for b in block.get("checks", [block]):
+        fields = b.get("fields", {})
+        names = [fields.get(side, "?").removeprefix("text_") for side in ("train", "bench")]
+        rows.append(("text check (train:bench field)", ":".join(names)))
+        short = b.get("bench", {}).get("short", {})
+        for n, by_n in sorted(b.get("flags", {}).items(), key=lambda kv: -int(kv[0])):
+            matched, rest = by_n.get("id_matched", {}), by_n.get("rest", {})
+            rows.append((f"  {n}-gram flagged: matched / rest",
+                         f"{matched.get('flagged', 0)}/{matched.get('items', 0)} / "
+                         f"{rest.get('flagged', 0)}/{rest.get('items', 0)} ({short.get(str(n), 0)} bench items "
+                         f"< {n} words)"))
+        runs = b.get("runs", {})
+        if runs.get("with_text"):
+            rows.append(("  pair longest run: median / max", f"{runs.get('median')} / {runs.get('max')} words"))
+    return rows
