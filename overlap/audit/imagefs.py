@@ -2,8 +2,8 @@
 
 Pass 1 streams every layer once, verifies its digests and builds the merged map (metadata only; small
 files with answer-like names are kept for L11). Pass 2 streams the layers again and writes the visible
-files into a private folder: git folders whole, other regular files up to ``spool_bytes`` (larger ones
-as sparse files of the right size), symlinks outside git folders as symlinks that nothing follows.
+files into a private folder: git folders whole, other regular files up to ``scan_file_bytes`` (larger
+ones as sparse files of the right size and time), symlinks outside git folders as symlinks that nothing follows.
 Every write goes through ``openat``-style calls with ``O_NOFOLLOW``/``O_EXCL`` under the private root;
 devices and FIFOs are never created. Names that escape the root are skipped and reported.
 """
@@ -272,7 +272,8 @@ def materialise(img: Image, merged: Merged, view: Path, limits: dict[str, int]) 
                     paths = want.get((layer.index, ordinal))
                     if not paths:
                         continue
-                    keep = m.size <= limits["spool_bytes"] or any(_in_git(p) for p in paths)
+                    # contents the checks read: git folders whole, other files up to the scan limit
+                    keep = m.size <= limits["scan_file_bytes"] or any(_in_git(p) for p in paths)
                     f = tar.extractfile(m)
                     if keep and len(paths) == 1:  # streamed: a large pack never sits in memory
                         e = merged.entries[paths[0]]
