@@ -318,7 +318,7 @@ class Ctx:
 
                 for fe in walk(scope, skip_dir=skip, notes=self.walk_notes):
                     if fe.rel == ".git" or fe.rel.endswith("/.git"):
-                        target = _gitfile_target(fe.path)
+                        target = _gitfile_target(fe.path, self.fsroot)
                         if target is not None and target not in (self.gitdir, self.origin_gitdir):
                             gitdirs.append((self.shown(fe.rel), target))
                         continue
@@ -378,18 +378,16 @@ def _looks_like_gitdir(p: Path) -> bool:
         return False
 
 
-def _gitfile_target(p: Path) -> Path | None:
-    """The folder a ``.git`` file (``gitdir: …``) names, or the folder itself."""
+def _gitfile_target(p: Path, fsroot: Path | None = None) -> Path | None:
+    """The folder a ``.git`` file (``gitdir: …``) names, or the folder itself; inside ``fsroot`` if given."""
+    from .run import repo_layout
+
     try:
         if p.is_symlink():
             return None
         if p.is_dir():
             return p if _looks_like_gitdir(p) else None
-        data = read_regular(p, 4096)
-    except (OSError, TooLarge):
+    except OSError:
         return None
-    if data and data.startswith(b"gitdir:"):
-        t = Path(data[7:].strip().decode("utf-8", "replace"))
-        t = t if t.is_absolute() else p.parent / t
-        return t if _looks_like_gitdir(t) else None
-    return None
+    layout = repo_layout(p.parent, fsroot)
+    return layout[1] if layout is not None and _looks_like_gitdir(layout[1]) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform as _platform
+import posixpath
 import re
 import shutil
 import tarfile
@@ -25,7 +26,7 @@ from .gitcmd import GitError, GitRunner, version_tuple
 from .gitfiles import ParseError
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .reference import Reference, load_reference
-from .tree import is_dir, list_dir
+from .tree import TooLarge, is_dir, list_dir, read_regular
 
 
 @dataclass(frozen=True)
@@ -142,20 +143,29 @@ def _looks_like_gitdir(p: Path) -> bool:
     return (p / "HEAD").is_file() and is_dir(p / "objects") and is_dir(p / "refs")
 
 
-def repo_layout(path: Path) -> tuple[Path | None, Path] | None:
-    """(worktree root or None, git folder) when ``path`` is a repository, else None."""
+def repo_layout(path: Path, fsroot: Path | None = None) -> tuple[Path | None, Path] | None:
+    """(worktree root or None, git folder) when ``path`` is a repository, else None.
+
+    In a root filesystem or image view (``fsroot``), a ``gitdir:`` file is resolved inside it: an
+    absolute path names the image's file, never the host's.
+    """
     dotgit = path / ".git"
     if is_dir(dotgit) and _looks_like_gitdir(dotgit):
         return path, dotgit
     if dotgit.is_file() and not dotgit.is_symlink():
         try:
-            data = dotgit.read_bytes()[:4096]
-        except OSError:
+            data = read_regular(dotgit, 4096) or b""
+        except TooLarge:
             data = b""
         if data.startswith(b"gitdir:"):
-            target = Path(data[7:].strip().decode("utf-8", "replace"))
-            target = target if target.is_absolute() else path / target
-            if is_dir(target):
+            line = data[7:].strip().decode("utf-8", "replace")
+            if fsroot is not None:
+                image_path = line if line.startswith("/") else posixpath.normpath(
+                    "/" + str(path.relative_to(fsroot)) + "/" + line)
+                target = inside(fsroot, image_path)
+            else:
+                target = Path(line) if line.startswith("/") else path / line
+            if target is not None and is_dir(target):
                 return path, target
     if _looks_like_gitdir(path):
         return None, path
@@ -236,7 +246,7 @@ def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, 
     """(worktree, git folder, image path) of the audited repo in a root filesystem (§2 image mode)."""
     if repo_path:
         d = inside(fsroot, repo_path)
-        layout = repo_layout(d) if d is not None and is_dir(d) else None
+        layout = repo_layout(d, fsroot) if d is not None and is_dir(d) else None
         if layout is None:
             raise InputError(f"--repo-path {repo_path}: no git repository there inside {fsroot}")
         return (*layout, "/" + repo_path.strip("/"))
@@ -249,7 +259,7 @@ def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, 
             paths = [cand]
         for ip in paths:
             d = inside(fsroot, ip)
-            layout = repo_layout(d) if d is not None and is_dir(d) else None
+            layout = repo_layout(d, fsroot) if d is not None and is_dir(d) else None
             if layout is not None:
                 return (*layout, ip)
     return None, None, None
@@ -406,7 +416,7 @@ def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):
 
 def _is_repo_in(view: Path, image_path: str) -> bool:
     d = inside(view, image_path)
-    return d is not None and is_dir(d) and repo_layout(d) is not None
+    return d is not None and is_dir(d) and repo_layout(d, view) is not None
 
 
 def _run_target(ctx: Ctx) -> Target:

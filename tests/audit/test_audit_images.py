@@ -275,3 +275,33 @@ def test_image_input_errors(gitfix, tmp_path):
         audit(gitfix.path("img-validate.tar"), image="nope")
     with pytest.raises(InputError, match="--repo-path /nowhere"):
         audit(gitfix.path("img-validate.tar"), repo_path="/nowhere")
+
+
+def test_platform_selection_in_an_image_index(gitfix, tmp_path):
+    oci_dir = tmp_path / "oci"
+    with tarfile.open(gitfix.L / "img-validate-oci.tar") as t:
+        t.extractall(oci_dir, filter="data")
+    blobs = oci_dir / "blobs/sha256"
+    index = json.loads((oci_dir / "index.json").read_text())
+    desc = index["manifests"][0]
+    man = json.loads((blobs / desc["digest"].split(":")[1]).read_text())
+    arm = json.dumps({**man, "layers": man["layers"][:1]}).encode()  # a different, one-layer arm64 image
+    arm_digest = "sha256:" + hashlib.sha256(arm).hexdigest()
+    (blobs / arm_digest.split(":")[1]).write_bytes(arm)
+    image_index = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                              "manifests": [
+                                  {**desc, "annotations": {}, "platform": {"os": "linux", "architecture": "amd64"}},
+                                  {"mediaType": desc["mediaType"], "digest": arm_digest, "size": len(arm),
+                                   "platform": {"os": "linux", "architecture": "arm64"}}]}).encode()
+    idx_digest = "sha256:" + hashlib.sha256(image_index).hexdigest()
+    (blobs / idx_digest.split(":")[1]).write_bytes(image_index)
+    index["manifests"] = [{"mediaType": "application/vnd.oci.image.index.v1+json", "digest": idx_digest,
+                           "size": len(image_index), "annotations": desc["annotations"]}]
+    (oci_dir / "index.json").write_text(json.dumps(index))
+    amd = audit(str(oci_dir), **gitfix.R)
+    assert amd.targets[0].image["platform"] == "linux/amd64" and amd.verdict == "leak"
+    arm64 = audit(str(oci_dir), platform="linux/arm64", **gitfix.R)
+    assert arm64.targets[0].image["platform"] == "linux/arm64"
+    assert len(arm64.targets[0].image["layers"]) == 1
+    with pytest.raises(InputError, match="platform linux/s390x"):
+        audit(str(oci_dir), platform="linux/s390x")

@@ -125,3 +125,24 @@ def test_parse_error_names_file_and_offset():
         gf.parse_packed_refs(b"# pack-refs\nnot-a-sha refs/heads/x\n", "packed-refs")
     assert exc.value.source == "packed-refs" and exc.value.offset == 12
     assert "packed-refs" in str(exc.value)
+
+
+def test_real_multi_pack_index(gitfix, tmp_path):
+    import shutil
+
+    from conftest import git
+
+    repo = tmp_path / "midx"
+    shutil.copytree(gitfix.L / "graph", repo, symlinks=True)
+    git("multi-pack-index", "write", cwd=repo)
+    data = (repo / ".git/objects/pack/multi-pack-index").read_bytes()
+    ids = gb.parse_midx(data)
+    assert ids == sorted(ids) and len(ids) == sum(len(gb.parse_pack_idx(p.read_bytes()))
+                                                   for p in (repo / ".git/objects/pack").glob("*.idx"))
+    rng = random.Random("midx")
+    for cut in range(0, len(data), max(1, len(data) // 200)):
+        _only_parse_errors(gb.parse_midx, data[:cut])
+    for _ in range(200):
+        buf = bytearray(data)
+        buf[rng.randrange(len(buf))] = rng.randrange(256)
+        _only_parse_errors(gb.parse_midx, bytes(buf))
