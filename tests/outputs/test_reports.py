@@ -5,7 +5,7 @@ import sys
 import pytest
 from outputs_helpers import attach_test_baselines
 
-from overlap.outputs import markdown
+from overlap.outputs import markdown, sections
 from overlap.outputs.html import PLOTS_SKIPPED, render_html, write_reports
 from overlap.outputs.markdown import Note, Section, load_result, register_section, render_markdown, view_of
 from overlap.outputs.report import write_compare_report
@@ -76,7 +76,7 @@ def test_sections_absent_are_skipped_and_present_are_shown(demo_result):
 
 
 def test_registered_section_renders_its_key(demo_result, monkeypatch):
-    monkeypatch.setattr(markdown, "SECTIONS", list(markdown.SECTIONS))
+    monkeypatch.setattr(sections, "SECTIONS", list(sections.SECTIONS))  # the registration stays in this test
     register_section(Section("swe", "SWE checks", lambda value, view, bench: [Note(f"{value['checked']} checked")],
                              scope="top"))
     demo_result.sections["swe"] = {"checked": 3}
