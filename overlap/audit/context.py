@@ -380,7 +380,7 @@ def _looks_like_gitdir(p: Path) -> bool:
 
 def _gitfile_target(p: Path, fsroot: Path | None = None) -> Path | None:
     """The folder a ``.git`` file (``gitdir: …``) names, or the folder itself; inside ``fsroot`` if given."""
-    from .run import repo_layout
+    from .targets import repo_layout
 
     try:
         if p.is_symlink():

@@ -175,7 +175,7 @@ class GitRunner:
     """Runs git with the §8.1 hardening. ``home`` is a private empty folder (the fake HOME)."""
 
     def __init__(self, home: Path, *, binary: str | None = None, timeout: float = 300.0,
-                 max_output: int = 1 << 31, scratch: Path | None = None):
+                 max_output: int = 1 << 30, scratch: Path | None = None):
         self.home = Path(home)
         self.binary = binary or shutil.which("git") or "git"
         self.timeout = timeout
@@ -263,6 +263,10 @@ class GitRunner:
                     proc.kill()
                     break
             proc.wait()
+        except BaseException:  # Ctrl-C or an error while reading: git must not outlive the audit
+            proc.kill()
+            proc.wait()
+            raise
         finally:
             timer.cancel()
             for t in threads:

@@ -137,7 +137,7 @@ class _DirSource:
         self.path = path
 
     def _file(self, name: str) -> Path:
-        from .run import inside
+        from .targets import inside
 
         p = inside(self.path, "/" + name)
         if p is None or not p.is_file():
@@ -145,7 +145,7 @@ class _DirSource:
         return p
 
     def has(self, name: str) -> bool:
-        from .run import inside
+        from .targets import inside
 
         p = inside(self.path, "/" + name)
         return p is not None and p.is_file()

@@ -1,0 +1,174 @@
+"""Finding what to audit (audit spec §2 PATH kinds): repositories, folders of them, root filesystems
+and image archives, and the repository inside a root filesystem or image view.
+
+Paths named by the input (``gitdir:`` files, alternates, ``--repo-path``) are resolved inside the root
+filesystem with ``inside``, through real folders only: a host path named by the image is never read.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+from ..errors import InputError
+from .tree import TooLarge, is_dir, list_dir, read_regular
+
+
+def _looks_like_gitdir(p: Path) -> bool:
+    return (p / "HEAD").is_file() and is_dir(p / "objects") and is_dir(p / "refs")
+
+
+def repo_layout(path: Path, fsroot: Path | None = None) -> tuple[Path | None, Path] | None:
+    """(worktree root or None, git folder) when ``path`` is a repository, else None.
+
+    In a root filesystem or image view (``fsroot``), a ``gitdir:`` file is resolved inside it: an
+    absolute path names the image's file, never the host's.
+    """
+    dotgit = path / ".git"
+    if is_dir(dotgit) and _looks_like_gitdir(dotgit):
+        return path, dotgit
+    if dotgit.is_file() and not dotgit.is_symlink():
+        try:
+            data = read_regular(dotgit, 4096) or b""
+        except TooLarge:
+            data = b""
+        if data.startswith(b"gitdir:"):
+            line = data[7:].strip().decode("utf-8", "replace")
+            if fsroot is not None:
+                image_path = line if line.startswith("/") else posixpath.normpath(
+                    "/" + str(path.relative_to(fsroot)) + "/" + line)
+                target = inside(fsroot, image_path)
+            else:
+                target = Path(line) if line.startswith("/") else path / line
+            if target is not None and is_dir(target):
+                return path, target
+    if _looks_like_gitdir(path):
+        return None, path
+    return None
+
+
+SKIP_DISCOVERY = {"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".nox"}
+
+
+def discover_repos(folder: Path, max_depth: int = 4) -> list[Path]:
+    out: list[Path] = []
+    stack = [(folder, 0)]
+    while stack:
+        d, depth = stack.pop()
+        if repo_layout(d) is not None:
+            out.append(d)
+            continue
+        if depth >= max_depth:
+            continue
+        for e in reversed(list_dir(d)):
+            if e.is_dir(follow_symlinks=False) and e.name not in SKIP_DISCOVERY:
+                stack.append((Path(e.path), depth + 1))
+    return sorted(out)
+
+
+ROOTFS_TOPS = {"bin", "etc", "usr", "lib", "lib64", "var", "root", "home", "tmp", "opt", "srv", "sbin", "app",
+               "testbed", "workspace", "repo", "src"}
+
+
+def detect_kind(path: Path, rootfs: bool) -> str:
+    """§2's PATH kinds, in order."""
+    if path.is_file():
+        try:
+            with tarfile.open(path) as tar:
+                names = set()
+                for i, m in enumerate(tar):
+                    names.add(m.name[2:] if m.name.startswith("./") else m.name.lstrip("/"))
+                    if i > 10_000 or "manifest.json" in names:
+                        break
+        except (tarfile.TarError, OSError, EOFError):
+            raise InputError(f"{path}: not a folder or a tar archive (give a repository folder or an image tar)") \
+                from None
+        if "manifest.json" in names:
+            return "docker-save"
+        if "oci-layout" in names and "index.json" in names:
+            return "oci-layout"
+        tops = {n.split("/", 1)[0] for n in names}
+        if not tops & ROOTFS_TOPS and not any(n.endswith(".git/HEAD") for n in names):
+            raise InputError(f"{path}: a tar with neither manifest.json nor oci-layout/index.json, and no root "
+                             "filesystem folders (etc, usr, bin, ...): give an image archive or a rootfs tar")
+        return "rootfs-tar"
+    if (path / "manifest.json").is_file():
+        return "docker-save"
+    if (path / "oci-layout").is_file() and (path / "index.json").is_file():
+        return "oci-layout"
+    if rootfs:
+        return "rootfs"
+    return "repo"
+
+
+ROOTFS_REPOS = ("/testbed", "/app", "/workspace", "/repo", "/home/*", "/src")
+
+
+def inside(fsroot: Path, image_path: str) -> Path | None:
+    """An absolute image path as a host path under ``fsroot``, only through real folders (no symlink)."""
+    parts = [x for x in image_path.split("/") if x not in ("", ".")]
+    if ".." in parts:
+        return None
+    cur = fsroot
+    for i, part in enumerate(parts):
+        cur = cur / part
+        if i < len(parts) - 1 and not is_dir(cur):
+            return None
+    return cur if os.path.lexists(cur) and not cur.is_symlink() else None
+
+
+def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, Path | None, str | None]:
+    """(worktree, git folder, image path) of the audited repo in a root filesystem (§2 image mode)."""
+    if repo_path:
+        d = inside(fsroot, repo_path)
+        layout = repo_layout(d, fsroot) if d is not None and is_dir(d) else None
+        if layout is None:
+            raise InputError(f"--repo-path {repo_path}: no git repository there inside {fsroot}")
+        return (*layout, "/" + repo_path.strip("/"))
+    for cand in ROOTFS_REPOS:
+        if cand.endswith("/*"):
+            parent = inside(fsroot, cand[:-2])
+            names = [e.name for e in list_dir(parent)] if parent is not None and is_dir(parent) else []
+            paths = [f"{cand[:-2]}/{n}" for n in names]
+        else:
+            paths = [cand]
+        for ip in paths:
+            d = inside(fsroot, ip)
+            layout = repo_layout(d, fsroot) if d is not None and is_dir(d) else None
+            if layout is not None:
+                return (*layout, ip)
+    return None, None, None
+
+
+def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped: list[str],
+                              names: dict[str, str]) -> Path:
+    """Copy a git folder whose alternates name image paths into the private folder, rewriting each line
+    to the copy's view of the image (§9.4): git must never read a host path named by the image."""
+    alt = gitdir / "objects" / "info" / "alternates"
+    if not alt.is_file() or alt.is_symlink():
+        return gitdir
+    copy = Path(tempfile.mkdtemp(prefix="git-", dir=private))
+    shutil.rmtree(copy)
+    shutil.copytree(gitdir, copy, symlinks=True)
+    lines = []
+    for line in alt.read_bytes().decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            objects_in_image = "/" + str((gitdir / "objects").relative_to(fsroot))
+        except ValueError:
+            objects_in_image = "/"
+        image_abs = line if line.startswith("/") else os.path.normpath(objects_in_image + "/" + line)
+        target = inside(fsroot, image_abs)
+        if target is not None and is_dir(target):
+            lines.append(str(target))
+            names[str(target)] = image_abs
+        else:
+            dropped.append(line)
+    (copy / "objects" / "info" / "alternates").write_text("".join(f"{x}\n" for x in lines))
+    return copy
