@@ -197,12 +197,32 @@ class _Scan:
             sev, title = "critical", "patch text matching the reference"
         elif name in ANSWER_NAMES:
             sev, title = "high", f"a patch named like an answer ({name})"
+        elif touched and self._already_applied(touched, text):
+            sev, title = "info", "a setup patch, already applied to the worktree"
         elif touched:
             sev, title = "medium", "a diff touching tracked files"
         else:
             return
         self.add("L1", shown, sev, "content", title, {"hunks": hits, "touches": touched[: self.ctx.max_items]},
                  f"cat {self.ctx.q(shown)}")
+
+    def _already_applied(self, touched: list[str], text: str) -> bool:
+        from .reference import reverse_applies
+
+        root = self.ctx.root
+        if root is None:
+            return False
+        files = {}
+        for rel in touched:
+            try:
+                data = read_regular(root / rel, self.ctx.limits["scan_file_bytes"])
+            except TooLarge:
+                return False
+            if data is None:
+                return False
+            files[rel] = data
+        scratch = self.ctx.runner.scratch or (self.ctx.private / "scratch")
+        return reverse_applies(self.ctx.runner, scratch, files, text.encode("utf-8", "surrogateescape"))
 
     def hidden_tests(self, shown: str, wt: str | None, name: str, exact: str | None) -> None:
         known = shown.startswith(HIDDEN_TEST_PLACES) or shown in HIDDEN_TEST_FILES or name == "run_tests.sh"

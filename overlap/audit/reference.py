@@ -391,3 +391,22 @@ def _apply_one(fp: FilePatch, ff: FixedFile, base_blob, runner: GitRunner, scrat
             f"index line says {fp.new_abbrev}")
     elif ff.base_blob == ff.blob:
         ff.status, ff.reason = "unchanged", "content equals B's (mode-only change)"
+
+
+def reverse_applies(runner: GitRunner, scratch: Path, files: dict[str, bytes], patch: bytes) -> bool:
+    """Whether ``patch`` is already applied to ``files`` (``git apply -R --check`` in the scratch folder)."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(mode=0o700)
+    for rel, data in files.items():
+        target = scratch / _safe_rel(rel, "patch")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    patch_file = scratch.parent / "scratch-reverse.patch"
+    patch_file.write_bytes(patch)
+    try:
+        runner.run(["apply", "-R", "--check", str(patch_file)], cwd=scratch)
+        return True
+    except GitError:
+        return False
+    finally:
+        patch_file.unlink(missing_ok=True)

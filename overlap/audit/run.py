@@ -264,6 +264,8 @@ def _is_repo_in(view: Path, image_path: str) -> bool:
 def _run_target(ctx: Ctx) -> Target:
     results, findings = run_checks(ctx, CHECKS)
     t = Target(kind=ctx.kind, path=ctx.path, repo_path=ctx.repo_path, checks=results, findings=findings)
+    if ctx.image is not None and ctx.merged is not None and ctx.repo_path:
+        _add_git_layers(ctx, findings)
     if ctx.image is not None:
         img = ctx.image
         t.image = {"tags": img.tags, "config_digest": img.config_digest, "platform": img.platform,
@@ -288,6 +290,17 @@ def _run_target(ctx: Ctx) -> Target:
     if ctx.walk_notes:
         t.stats["skipped"] = {"notes": ctx.walk_notes[:50]}
     return t
+
+
+def _add_git_layers(ctx: Ctx, findings: list[Finding]) -> None:
+    """§6 T3: every G finding also names the layer that wrote its ``.git`` file (e.g. ORIG_HEAD by layer 2)."""
+    created = {x.index: x.created_by for x in ctx.image.layers}
+    prefix = ctx.repo_path.strip("/") + "/"
+    for f in findings:
+        if f.check.startswith("G") and f.where.startswith(".git/"):
+            e = ctx.merged.entries.get(prefix + f.where)
+            if e is not None:
+                f.evidence["layer"] = {"index": e.layer, "created_by": created.get(e.layer, "")[:200]}
 
 
 def _inputs(given: str, ref: Reference, targets: list[Target], network: str, platform: str | None,

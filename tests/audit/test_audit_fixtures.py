@@ -276,3 +276,22 @@ def test_object_sets_match_dulwich_on_every_git_fixture(gitfix):
         repo.load(None)
         theirs = {o.decode() for o in dulwich_repo.Repo(gitfix.path(name)).object_store}
         assert {o.hex() for o in repo.all} == theirs, name
+
+
+def test_neutral_diffs_in_the_repo(gitfix, tmp_path):
+    """Without a reference: a diff touching tracked files is medium, unless it is a setup patch that the
+    worktree already carries (it reverse-applies in the scratch folder): then info."""
+    import shutil
+
+    from conftest import git
+
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    (repo / "src/m5.py").write_text("x5 = 55\n")
+    (repo / "setup.diff").write_text(git("diff", cwd=repo))  # the worktree already has this change
+    git("checkout", "--", "src/m5.py", cwd=repo)
+    (repo / "src/m5.py").write_text("x5 = 55\n")
+    (repo / "other.diff").write_text(git("diff", cwd=repo).replace("55", "56"))  # does not match the worktree
+    t = audit(str(repo), base="HEAD").targets[0]
+    sev = {f.key: f.severity for f in t.findings if f.check == "L1"}
+    assert sev == {"L1:setup.diff": "info", "L1:other.diff": "medium"}

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tarfile
 import zlib
+from pathlib import Path
 
 import pytest
 from test_audit_fixtures import assert_findings
@@ -305,3 +306,19 @@ def test_platform_selection_in_an_image_index(gitfix, tmp_path):
     assert len(arm64.targets[0].image["layers"]) == 1
     with pytest.raises(InputError, match="platform linux/s390x"):
         audit(str(oci_dir), platform="linux/s390x")
+
+
+def test_git_findings_name_the_layer_that_wrote_the_file(gitfix, tmp_path):
+    """The swb5 ORIG_HEAD written by a later RUN: the G4 finding says which layer wrote it."""
+    import shutil
+
+    l0, l1 = tmp_path / "l0/testbed", tmp_path / "l1/testbed/.git"
+    shutil.copytree(gitfix.L / "ctl-swb5", l0, symlinks=True)
+    l1.mkdir(parents=True)
+    shutil.copy(gitfix.L / "swb5/.git/ORIG_HEAD", l1 / "ORIG_HEAD")
+    subprocess.run([sys.executable, str(Path(__file__).parent / "fixtures/mkimage.py"), str(tmp_path / "img.tar"),
+                    "docker", "t:1", "[]", str(tmp_path / "l0"), "clone", str(tmp_path / "l1"),
+                    "RUN git reset --hard BASE"], check=True)
+    t = audit(str(tmp_path / "img.tar"), base=gitfix.base).targets[0]
+    g4 = next(f for f in t.findings if f.key == "G4:ORIG_HEAD")
+    assert g4.severity == "high" and g4.evidence["layer"] == {"index": 1, "created_by": "RUN git reset --hard BASE"}
