@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from overlap.text import ngrams
+from overlap.text import ngram_boilerplate, ngram_build, ngram_chunk, ngram_match
 from overlap.text.ngrams import build_index, scan, scan_chunk, scan_long_row
 
 
@@ -93,7 +93,11 @@ def test_window_never_crosses_a_row(index):
 
 def test_hash_collisions_never_make_flags(monkeypatch):
     """With every hash forced equal, exact verification alone must give the true flags."""
-    monkeypatch.setattr(ngrams, "_prefix", lambda ids, r64: np.zeros(len(ids) + 1, dtype=np.uint64))
+    def same_hash(ids, r64):
+        return np.zeros(len(ids) + 1, dtype=np.uint64)
+
+    for module in (ngram_build, ngram_boilerplate, ngram_match):  # bench, background and train sides
+        monkeypatch.setattr(module, "prefix_hashes", same_hash)
     idx = build_index(pa.array(BENCH), IDS, ns=(13, 8), boilerplate_threshold=None)
     train = [text(words("x", 3), words("a", 20, start=5)), text(words("b", 12)), text(words("q", 30))]
     rows = flag_rows(run(idx, train))
@@ -287,14 +291,14 @@ def test_pair_runs_in_chunks_and_long_rows(index):
 def test_long_row_equals_one_chunk_for_any_block_size(index, block, monkeypatch):
     """Dense copies cut by block edges at every offset: same window matches, flags, spans and runs."""
     raw = []
-    finish = ngrams._finish
+    finish = ngram_match.finish_matches
 
     def spy(idx, acc):
         cols = [acc.cat(k, np.int64).tolist() for k in ("pos", "n", "item", "bpos", "bp_pos", "bp_n")]
         raw.append((sorted(zip(*cols[:4], strict=True)), sorted(zip(*cols[4:], strict=True))))
         return finish(idx, acc)
 
-    monkeypatch.setattr(ngrams, "_finish", spy)
+    monkeypatch.setattr(ngram_chunk, "finish_matches", spy)
     rng = np.random.default_rng(block)
     parts = []
     for _ in range(300):

@@ -1,0 +1,162 @@
+"""Boilerplate on the bench side: which n-grams are boilerplate, and which bench tokens they cover.
+
+An n-gram in >= T distinct bench items, or in a background corpus, is boilerplate. The tokens such
+n-grams cover (of any configured n) are masked as *spans*: bench windows touching a masked token leave
+the index (the train side is masked in :mod:`overlap.text.ngram_match`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from .ngram_hashing import U64, gather_windows, prefix_hashes, row_window_starts, spans_mask, window_hashes
+from .ngram_index import BenchIndex
+from .tokenize import to_string_array, tokenize_flat
+
+BACKGROUND_CHUNK_ROWS = 4096
+
+
+class Windows(NamedTuple):
+    """Every bench window of one n that stays inside its item."""
+
+    hashes: np.ndarray  # uint64
+    items: np.ndarray  # int32 bench item index
+    starts: np.ndarray  # int64 flat position in the bench token ids
+
+
+@dataclass
+class NgramFrequencies:
+    """The distinct bench n-grams of one n (by hash) and what makes one boilerplate."""
+
+    uniq: np.ndarray  # uint64, sorted distinct hashes
+    df: np.ndarray  # number of distinct bench items holding it
+    first_pos: np.ndarray  # int64 flat position of its first occurrence (for verification)
+    frequent: np.ndarray  # bool: in at least T bench items
+    background: np.ndarray  # bool: found in the background corpus
+
+    @property
+    def is_boilerplate(self) -> np.ndarray:
+        return self.frequent | self.background
+
+
+def item_frequencies(windows: Windows, threshold: int | None) -> NgramFrequencies:
+    """Count the distinct bench items of each distinct n-gram; frequent = at least ``threshold`` of them."""
+    hashes, items, starts = windows
+    if len(hashes) == 0:
+        return NgramFrequencies(np.zeros(0, U64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                np.zeros(0, bool), np.zeros(0, bool))
+    order = np.lexsort((starts, items, hashes))
+    h_sorted, i_sorted = hashes[order], items[order]
+    new_hash = np.ones(len(order), dtype=bool)
+    new_hash[1:] = h_sorted[1:] != h_sorted[:-1]
+    new_pair = new_hash.copy()
+    new_pair[1:] |= i_sorted[1:] != i_sorted[:-1]
+    hash_id = np.cumsum(new_hash) - 1
+    df = np.bincount(hash_id[new_pair], minlength=int(hash_id[-1]) + 1)
+    uniq = h_sorted[new_hash]
+    frequent = df >= threshold if threshold else np.zeros(len(uniq), bool)
+    return NgramFrequencies(uniq=uniq, df=df, first_pos=starts[order][new_hash], frequent=frequent,
+                            background=np.zeros(len(uniq), bool))
+
+
+def mark_background(freqs: dict[int, NgramFrequencies], background, index: BenchIndex) -> int:
+    """Set ``background`` on every bench n-gram the background corpus holds; returns its row count."""
+    rows = 0
+    for chunk in iter_text_chunks(background):
+        rows += len(chunk)
+        toks = tokenize_flat(chunk, index.tokenizer)
+        ids = index.lookup(toks.tokens)
+        prefix = prefix_hashes(ids, index.r64)
+        for n in index.ns:
+            entry = freqs[n]
+            if len(entry.uniq) == 0:
+                continue
+            starts = row_window_starts(toks.offsets, n)
+            if len(starts) == 0:
+                continue
+            h = window_hashes(prefix, n)[starts]
+            k = np.minimum(np.searchsorted(entry.uniq, h), len(entry.uniq) - 1)
+            hit = entry.uniq[k] == h
+            if not hit.any():
+                continue
+            cand, kk = starts[hit], k[hit]
+            ok = (gather_windows(ids, cand, n) == gather_windows(index.ids, entry.first_pos[kk], n)).all(1)
+            entry.background[kk[ok]] = True
+    return rows
+
+
+def bench_span_mask(windows: dict[int, Windows], freqs: dict[int, NgramFrequencies], n_tokens: int,
+                    mask_spans: bool) -> np.ndarray:
+    """bool per bench token: covered by a boilerplate n-gram of any n (all False without span masking)."""
+    masked = np.zeros(n_tokens, dtype=bool)
+    if not mask_spans:
+        return masked
+    for n, (hashes, _items, starts) in windows.items():
+        is_bp = freqs[n].is_boilerplate
+        if not is_bp.any():
+            continue
+        win_bp = is_bp[np.searchsorted(freqs[n].uniq, hashes)]
+        masked |= spans_mask(n_tokens, starts[win_bp], n)
+    return masked
+
+
+def iter_text_chunks(texts) -> Iterator[pa.Array]:
+    """Background corpus -> string arrays of bounded size."""
+    if texts is None:
+        return
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+        for chunk in chunks:
+            for start in range(0, len(chunk), BACKGROUND_CHUNK_ROWS):
+                yield to_string_array(chunk.slice(start, BACKGROUND_CHUNK_ROWS))[0]
+        return
+    if isinstance(texts, str):
+        texts = [texts]
+    if hasattr(texts, "to_list") and hasattr(texts, "iloc"):  # pandas Series
+        texts = texts.to_list()
+    if isinstance(texts, Sequence):
+        for start in range(0, len(texts), BACKGROUND_CHUNK_ROWS):
+            yield to_string_array(list(texts[start : start + BACKGROUND_CHUNK_ROWS]))[0]
+        return
+    buf: list = []
+    for item in texts:  # an iterable of str, or of Arrow arrays / record batches
+        if isinstance(item, pa.RecordBatch):
+            item = item.column(0)
+        if isinstance(item, (pa.Array, pa.ChunkedArray)):
+            yield from iter_text_chunks(item)
+            continue
+        buf.append(item)
+        if len(buf) >= BACKGROUND_CHUNK_ROWS:
+            yield to_string_array(buf)[0]
+            buf = []
+    if buf:
+        yield to_string_array(buf)[0]
+
+
+def top_spans(index: BenchIndex, masked: np.ndarray, item_of: np.ndarray, top: int = 20) -> list[dict]:
+    """The most common masked spans of the bench (what the boilerplate is), with how many items hold them."""
+    if not masked.any():
+        return []
+    m8 = masked.view(np.int8)
+    edges = np.flatnonzero(np.diff(m8, prepend=np.int8(0), append=np.int8(0)))
+    starts, ends = edges[0::2], edges[1::2]
+    # spans never cross items: cut at item starts
+    cuts = index.offsets[1:-1]
+    cuts = cuts[(cuts > 0) & (cuts < len(masked))]
+    cuts = cuts[masked[cuts] & masked[cuts - 1]]
+    if len(cuts):
+        cuts = np.unique(cuts)
+        starts = np.sort(np.concatenate([starts, cuts]))
+        ends = np.sort(np.concatenate([ends, cuts]))
+    texts = index.words_many(starts, ends, cap=64)
+    items = item_of[starts]
+    counts: dict[str, set] = {}
+    for t, it in zip(texts, items.tolist(), strict=True):
+        counts.setdefault(t, set()).add(it)
+    ranked = sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
+    return [{"words": w, "bench_items": len(holders)} for w, holders in ranked]

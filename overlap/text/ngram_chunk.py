@@ -1,0 +1,135 @@
+"""Scanning one task of train text (runs in the worker processes): a chunk of rows, or one long row.
+
+An item larger than the chunk budget is read in byte blocks with an n-1 token overlap, so memory is
+bounded by the block size, not by the largest item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .ngram_index import BenchIndex
+from .ngram_match import WindowMatches, finish_matches, match_windows
+from .runs import longest_common_run
+from .tokenize import _buffers, _prepare, compact_tokens, token_spans
+
+BLOCK_BYTES = 4 << 20  # bytes of one block of a long row
+
+
+def pair_runs(index: BenchIndex, train_ids: np.ndarray, items: Iterable[int], pos_shift: int = 0,
+              best: dict | None = None) -> dict:
+    """Longest common run of a train token-id array with each bench item: item -> (len, train pos, bench pos).
+
+    With ``best`` (blocks of one long item), keeps the longest, then the earliest, over all calls.
+    """
+    best = {} if best is None else best
+    for it in items:
+        b = index.ids[index.offsets[it] : index.offsets[it + 1]]
+        length, i, j = longest_common_run(train_ids, b)
+        if length == 0:
+            best.setdefault(it, (0, -1, -1))
+            continue
+        cand = (length, i + pos_shift, j)
+        old = best.get(it)
+        if old is None or (-cand[0], cand[1], cand[2]) < (-old[0], old[1], old[2]):
+            best[it] = cand
+    return best
+
+
+def scan_chunk(index: BenchIndex, texts: pa.Array, pairs: dict[int, list[int]] | None = None) -> dict:
+    """Scan one chunk of train texts (a valid UTF-8 string array). ``pairs``: row -> bench item indexes."""
+    counts = {"rows": len(texts), "null": texts.null_count}
+    arr = _prepare(texts, index.tokenizer)
+    data, row_offsets = _buffers(arr)
+    counts["bytes"] = int(len(data))
+    ascii_only = not bool((data >= 0x80).any()) if len(data) else True
+    mask, starts, ends = token_spans(data, row_offsets, index.tokenizer)
+    tokens = compact_tokens(data, mask, starts, ends, index.tokenizer, ascii_only)
+    tok_offsets = np.searchsorted(starts, row_offsets, side="left").astype(np.int64)
+    ids = index.lookup(tokens)
+    del tokens, mask, starts, ends
+    acc = WindowMatches()
+    match_windows(index, ids, tok_offsets, acc)
+    out = finish_matches(index, acc)
+    out["tokens_per_row"] = np.diff(tok_offsets)
+    out["counts"] = counts
+    if pairs:
+        runs = {}
+        for r, items in pairs.items():
+            got = pair_runs(index, ids[tok_offsets[r] : tok_offsets[r + 1]], items)
+            runs.update({(r, it): v for it, v in got.items()})
+        out["runs"] = runs
+    return out
+
+
+def scan_long_row(index: BenchIndex, text: pa.Array, pair_items: list[int] | None = None,
+                  block_bytes: int = BLOCK_BYTES) -> dict:
+    """Scan one very long train text in byte blocks; memory follows the block size, not the text."""
+    counts = {"rows": 1, "null": text.null_count}
+    data, _ = _buffers(_prepare(text, index.tokenizer))
+    counts["bytes"] = int(len(data))
+    pair_items = list(pair_items or [])
+    # tokens carried into the next block, so that windows and pair runs across a block edge are seen
+    tail_len = max(index.ns) - 1
+    if pair_items:
+        tail_len = max(tail_len, max(int(index.offsets[i + 1] - index.offsets[i]) for i in pair_items) - 1)
+    tail = np.zeros(0, np.int32)
+    seen = 0  # tokens emitted before the current block
+    acc = WindowMatches()
+    best: dict = {}
+    for ids in _block_ids(index, data, block_bytes):
+        ext = np.concatenate([tail, ids])
+        offs = np.array([0, len(ext)], np.int64)
+        match_windows(index, ext, offs, acc, pos_shift=seen - len(tail), min_end=len(tail))
+        if pair_items:
+            pair_runs(index, ext, pair_items, pos_shift=seen - len(tail), best=best)
+        seen += len(ids)
+        tail = ext[max(0, len(ext) - tail_len):] if tail_len else np.zeros(0, np.int32)
+    out = finish_matches(index, acc)
+    out["tokens_per_row"] = np.array([seen], np.int64)
+    out["counts"] = counts
+    if pair_items:
+        out["runs"] = {(0, it): best.get(it, (0, -1, -1)) for it in pair_items}
+    return out
+
+
+def _block_ids(index: BenchIndex, data: np.ndarray, block_bytes: int) -> Iterator[np.ndarray]:
+    """Bench vocabulary ids of the tokens of ``data`` (UTF-8 bytes of one text), block after block.
+
+    A word cut by a block edge is read again whole with the next block. A word longer than any bench
+    word (``giant_token_bytes``) can never match: however many blocks it spans, it is one id -1.
+    """
+    total = len(data)
+    tok = index.tokenizer
+    giant = index.giant_token_bytes
+    block_bytes = max(block_bytes, 2 * giant + 4096)
+    pos = 0
+    in_giant = False
+    while pos < total:
+        end = min(pos + block_bytes, total)
+        while end < total and 0x80 <= data[end] < 0xC0:  # never cut inside a character
+            end -= 1
+        seg = data[pos:end]
+        mask, starts, ends = token_spans(seg, np.array([0, len(seg)], np.int64), tok)
+        if in_giant and len(starts) and starts[0] == 0:
+            starts, ends = starts[1:], ends[1:]  # the rest of a giant token already counted
+            if len(seg) and mask.all() and end < total:
+                pos = end
+                continue
+        in_giant = False
+        nxt = end
+        if end < total and len(ends) and ends[-1] == len(seg):
+            if starts[-1] > 0 and len(seg) - starts[-1] <= giant:
+                nxt = pos + int(starts[-1])  # the last word may go on: read it again with the next block
+            else:
+                in_giant = True
+            starts, ends = starts[:-1], ends[:-1]
+        ascii_only = not bool((seg >= 0x80).any())
+        ids = index.lookup(compact_tokens(seg, mask, starts, ends, tok, ascii_only))
+        if in_giant:  # a giant word runs on into the next block: one id now, none for its rest
+            ids = np.append(ids, np.int32(-1))
+        yield ids
+        pos = nxt

@@ -1,0 +1,113 @@
+"""The bench n-gram index: the data a scan worker needs, and its lookups (vocabulary, pre-filter, words).
+
+A train word that no bench item uses can never be part of a shared n-gram, so ``lookup`` gives it id -1.
+A bool table indexed by the top bits of the hash is a **pre-filter** (~2% of train windows pass); the
+survivors are looked up in the sorted hashes of the ``NgramTable`` of each n and verified word by word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .ngram_hashing import U64
+from .tokenize import Tokenizer
+
+
+@dataclass
+class NgramTable:
+    """Sorted hashes of one n: real (with postings) and boilerplate (with one bench occurrence each)."""
+
+    n: int
+    real_hash: np.ndarray  # uint64, sorted; several entries per hash when several bench items share it
+    real_item: np.ndarray  # int32 bench item index
+    real_pos: np.ndarray  # int64 flat position in the bench token ids (first occurrence in that item)
+    bp_hash: np.ndarray  # uint64, sorted, unique
+    bp_pos: np.ndarray  # int64 flat position of one occurrence (for verification)
+    bp_items: np.ndarray  # int32 number of bench items holding it
+    bp_background: np.ndarray  # bool: found in the background corpus
+
+
+@dataclass
+class BenchIndex:
+    """Everything a scan worker needs about the bench side. Picklable; holds no pandas objects."""
+
+    ns: tuple[int, ...]
+    tokenizer: Tokenizer
+    threshold: int | None
+    mask_spans: bool
+    item_ids: list[str]
+    vocab: pa.Array  # string array of distinct bench tokens; id = position
+    r64: np.ndarray  # uint64 random value per id + 1 (slot 0 = unseen = 0)
+    ids: np.ndarray  # int32 bench token ids, items back to back
+    offsets: np.ndarray  # int64 len items+1
+    masked: np.ndarray  # bool per bench token: inside a boilerplate span
+    tables: dict[int, NgramTable]
+    giant_token_bytes: int  # a token longer than this (in input bytes) can never be a bench word
+    stats: dict = field(default_factory=dict)
+    min_hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # all bench windows, min n
+    filter_bits: int = 20
+    _filter: np.ndarray | None = field(default=None, repr=False)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_filter"] = None  # rebuilt where used: cheaper than shipping it to each worker
+        return state
+
+    @property
+    def prefilter(self) -> np.ndarray:
+        """Packed bit table over the top ``filter_bits`` bits of every bench window hash of the smallest n.
+
+        Every window of a larger n that matches a bench n-gram starts with a bench window of the smallest
+        n, so one table (and one full pass over the train windows) serves all n.
+        """
+        if self._filter is None:
+            packed = np.zeros(1 << max(self.filter_bits - 3, 0), dtype=np.uint8)
+            i = np.unique(self.min_hashes >> U64(64 - self.filter_bits))
+            np.bitwise_or.at(packed, i >> U64(3), np.left_shift(1, (i & U64(7)).astype(np.uint8)).astype(np.uint8))
+            self._filter = packed
+        return self._filter
+
+    def passes_prefilter(self, h: np.ndarray) -> np.ndarray:
+        """Positions of the hashes that may be bench windows of the smallest n."""
+        i = h >> U64(64 - self.filter_bits)
+        byte = self.prefilter[i >> U64(3)]
+        np.right_shift(byte, (i & U64(7)).astype(np.uint8), out=byte)
+        return np.flatnonzero(byte & np.uint8(1))
+
+    def words(self, start: int, stop: int) -> str:
+        """The bench words at flat token positions [start, stop)."""
+        return self.words_many(np.array([start]), np.array([stop]))[0]
+
+    def words_many(self, starts, stops, cap: int | None = None) -> list[str]:
+        """Bench words of many flat [start, stop) spans, joined by spaces (one vectorised take)."""
+        starts = np.asarray(starts, dtype=np.int64)
+        stops = np.maximum(np.asarray(stops, dtype=np.int64), starts)
+        if cap is not None:
+            cut = stops - starts > cap
+            stops = np.where(cut, starts + cap, stops)
+        lengths = stops - starts
+        total = int(lengths.sum())
+        if len(starts) == 0:
+            return []
+        offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        pos = np.repeat(starts - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+        values = self.vocab.take(pa.array(self.ids[pos]))
+        lists = pa.LargeListArray.from_arrays(pa.array(offsets), values)
+        out = pc.binary_join(lists, " ").to_pylist()
+        if cap is not None:
+            out = [t + " …" if c else t for t, c in zip(out, cut.tolist(), strict=True)]
+        return out
+
+    def lookup(self, tokens: pa.Array) -> np.ndarray:
+        """Bench vocabulary id of each token, -1 for words no bench item uses."""
+        if len(tokens) == 0:
+            return np.zeros(0, dtype=np.int32)
+        idx = pc.index_in(tokens, value_set=self.vocab)
+        if idx.null_count:
+            idx = pc.fill_null(idx, -1)
+        return idx.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)

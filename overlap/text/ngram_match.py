@@ -1,0 +1,180 @@
+"""Matching train token ids against the bench index, and turning the matches into flags.
+
+Every candidate window (one that passes the pre-filter and whose hash is in a table) is **verified token
+by token** against the bench item and checked not to cross a row, so a hash collision can never make a
+flag. On the train side, a real match whose window touches a span matching a boilerplate n-gram is not
+a flag; boilerplate hits are reported apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ngram_hashing import U64, gather_windows, hashes_at, prefix_hashes, window_hashes
+from .ngram_index import BenchIndex, NgramTable
+
+
+@dataclass
+class WindowMatches:
+    """Raw verified window matches of a chunk, positions relative to their row."""
+
+    row: list = field(default_factory=list)
+    pos: list = field(default_factory=list)
+    n: list = field(default_factory=list)
+    item: list = field(default_factory=list)
+    bpos: list = field(default_factory=list)
+    hash: list = field(default_factory=list)
+    bp_row: list = field(default_factory=list)
+    bp_pos: list = field(default_factory=list)
+    bp_n: list = field(default_factory=list)
+
+    def cat(self, name: str, dtype) -> np.ndarray:
+        parts = getattr(self, name)
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+
+def match_windows(index: BenchIndex, ids: np.ndarray, row_offsets: np.ndarray, acc: WindowMatches,
+                  row_base: np.ndarray | None = None, pos_shift: int = 0, min_end: int = 0) -> None:
+    """Find verified real and boilerplate matches of all windows in ``ids`` (rows by ``row_offsets``).
+
+    ``min_end``: only windows that reach past this many leading tokens (the ones the previous block had).
+    ``row_base``/``pos_shift``: how flat positions map to (row, position in row).
+    """
+    nmin = min(index.ns)
+    if len(ids) < nmin:
+        return
+    prefix = prefix_hashes(ids, index.r64)
+    hmin = window_hashes(prefix, nmin)
+    first = index.passes_prefilter(hmin)  # ~1-3% of the windows: all the rest cannot match
+    for n in index.ns:
+        if n == nmin:
+            cand, hc = first, hmin[first]
+        else:
+            cand = first[first + n <= len(ids)]
+            hc = hashes_at(prefix, cand, n)
+        if min_end:
+            keep = cand + n > min_end
+            cand, hc = cand[keep], hc[keep]
+        if len(cand) == 0:
+            continue
+        # the window must stay inside its row
+        row = np.searchsorted(row_offsets, cand, side="right") - 1
+        inside = cand + n <= row_offsets[row + 1]
+        cand, hc, row = cand[inside], hc[inside], row[inside]
+        for real in (True, False):
+            _verified_hits(index, index.tables[n], real, ids, cand, hc, row, row_offsets, acc, row_base, pos_shift)
+
+
+def _verified_hits(index: BenchIndex, table: NgramTable, real: bool, ids: np.ndarray, cand: np.ndarray,
+                   hc: np.ndarray, row: np.ndarray, row_offsets: np.ndarray, acc: WindowMatches,
+                   row_base: np.ndarray | None, pos_shift: int) -> None:
+    """Look the candidate windows up in the real or the boilerplate hashes of one n; keep exact matches."""
+    n = table.n
+    keys = table.real_hash if real else table.bp_hash
+    if len(keys) == 0 or len(cand) == 0:
+        return
+    lo = np.searchsorted(keys, hc, side="left")
+    cnt = np.searchsorted(keys, hc, side="right") - lo
+    hit = cnt > 0
+    if not hit.any():
+        return
+    # one row per (candidate, table entry with its hash): a hash can have postings in several items
+    c, r, lo_h, cnt_h, hh = cand[hit], row[hit], lo[hit], cnt[hit], hc[hit]
+    rep = np.repeat(np.arange(len(c)), cnt_h)
+    within = np.arange(len(rep)) - np.repeat(np.cumsum(cnt_h) - cnt_h, cnt_h)
+    entry = lo_h[rep] + within
+    c, r, hh = c[rep], r[rep], hh[rep]
+    bpos = (table.real_pos if real else table.bp_pos)[entry]
+    ok = (gather_windows(ids, c, n) == gather_windows(index.ids, bpos, n)).all(1)
+    if not ok.any():
+        return
+    c, r, entry, bpos, hh = c[ok], r[ok], entry[ok], bpos[ok], hh[ok]
+    rows = row_base[r] if row_base is not None else r
+    pos = c - row_offsets[r] + pos_shift
+    if real:
+        acc.row.append(rows)
+        acc.pos.append(pos)
+        acc.n.append(np.full(len(c), n, np.int32))
+        acc.item.append(table.real_item[entry])
+        acc.bpos.append(bpos - index.offsets[table.real_item[entry]])
+        acc.hash.append(hh)
+    else:
+        acc.bp_row.append(rows)
+        acc.bp_pos.append(pos)
+        acc.bp_n.append(np.full(len(c), n, np.int32))
+
+
+def finish_matches(index: BenchIndex, acc: WindowMatches) -> dict[str, np.ndarray]:
+    """Mask real matches by boilerplate spans, then aggregate per (row, n, bench item)."""
+    row, pos, n, item = acc.cat("row", np.int64), acc.cat("pos", np.int64), acc.cat("n", np.int32), acc.cat(
+        "item", np.int32)
+    bpos, hsh = acc.cat("bpos", np.int64), acc.cat("hash", U64)
+    bp_row, bp_pos, bp_n = acc.cat("bp_row", np.int64), acc.cat("bp_pos", np.int64), acc.cat("bp_n", np.int32)
+    if len(row) and len(bp_row) and index.mask_spans:
+        keep = ~_touches_spans(row, pos, n, bp_row, bp_pos, bp_n)
+        row, pos, n, item, bpos, hsh = row[keep], pos[keep], n[keep], item[keep], bpos[keep], hsh[keep]
+    out = _boilerplate_hits(bp_row, bp_pos, bp_n) if len(bp_row) else {}
+    if len(row):
+        out.update(_flags(row, pos, n, item, bpos, hsh))
+    return out
+
+
+def _touches_spans(row, pos, n, bp_row, bp_pos, bp_n) -> np.ndarray:
+    """bool per window [pos, pos+n) of a row: overlaps one of the boilerplate windows of that row."""
+    # the boilerplate windows merged into disjoint intervals on one (row, position) line
+    big = np.int64(1) << 40
+    s = bp_row * big + bp_pos
+    e = s + bp_n
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    e = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > e[:-1]
+    gid = np.cumsum(new) - 1
+    ms = s[new]
+    me = np.zeros(len(ms), dtype=np.int64)
+    np.maximum.at(me, gid, e)
+    a = row * big + pos
+    k = np.searchsorted(ms, a + n, side="left") - 1
+    return (k >= 0) & (me[np.maximum(k, 0)] > a)
+
+
+def _boilerplate_hits(bp_row, bp_pos, bp_n) -> dict[str, np.ndarray]:
+    """Boilerplate hits per (row, n): count, first start and last end."""
+    order = np.lexsort((bp_pos, bp_n, bp_row))
+    br, bn, bps = bp_row[order], bp_n[order], bp_pos[order]
+    first = np.ones(len(br), dtype=bool)
+    first[1:] = (br[1:] != br[:-1]) | (bn[1:] != bn[:-1])
+    gid = np.cumsum(first) - 1
+    last = np.zeros(int(gid[-1]) + 1, dtype=np.int64)
+    np.maximum.at(last, gid, bps + bn)
+    return {"bp_row": br[first], "bp_n": bn[first], "bp_hits": np.bincount(gid), "bp_start": bps[first],
+            "bp_end": last}
+
+
+def _flags(row, pos, n, item, bpos, hsh) -> dict[str, np.ndarray]:
+    """One flag per (row, n, bench item): distinct shared n-grams, and the first run of shared windows."""
+    order = np.lexsort((hsh, item, n, row))
+    r_, n_, i_, h_ = row[order], n[order], item[order], hsh[order]
+    grp = np.ones(len(r_), dtype=bool)
+    grp[1:] = (r_[1:] != r_[:-1]) | (n_[1:] != n_[:-1]) | (i_[1:] != i_[:-1])
+    distinct = grp.copy()
+    distinct[1:] |= h_[1:] != h_[:-1]
+    gid = np.cumsum(grp) - 1
+    shared = np.bincount(gid[distinct], minlength=int(gid[-1]) + 1)
+    # first span: runs of consecutive windows (train and bench positions both +1)
+    order = np.lexsort((bpos, pos, item, n, row))
+    r_, n_, i_, p_, b_ = row[order], n[order], item[order], pos[order], bpos[order]
+    grp = np.ones(len(r_), dtype=bool)
+    grp[1:] = (r_[1:] != r_[:-1]) | (n_[1:] != n_[:-1]) | (i_[1:] != i_[:-1])
+    brk = grp.copy()
+    brk[1:] |= (p_[1:] != p_[:-1] + 1) | (b_[1:] != b_[:-1] + 1)
+    run_id = np.cumsum(brk) - 1
+    run_len = np.bincount(run_id)
+    firsts = np.flatnonzero(grp)
+    span = run_len[run_id[firsts]] + n_[firsts] - 1
+    return {"row": r_[firsts], "n": n_[firsts], "item": i_[firsts], "shared": shared,
+            "train_start": p_[firsts], "train_end": p_[firsts] + span,
+            "bench_start": b_[firsts], "bench_end": b_[firsts] + span}
