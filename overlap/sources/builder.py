@@ -34,18 +34,25 @@ class DatasetBuilder:
         it in the source (row = position among all rows the adapter read, across files, so the original
         rows can be taken back by `overlap filter`); without them the row is the item's ordinal.
         """
-        if item_id is None or (isinstance(item_id, str) and not item_id.strip()):
-            self.problem("missing_id", where, "rows without an id cannot be joined or listed")
+        item_id = self._claim_id(item_id, where)
+        if item_id is None:
             return False
-        item_id = str(item_id)
-        if item_id in self._ids:
-            self.problem("duplicate_id", item_id, "a repeated id keeps its first row")
-            return False
-        self._ids.add(item_id)
         position = len(self.items) if row is None else row
         located = {"file": file} if file is not None else {}
         self.items.append({"item_id": item_id, "row": position, **located, **fields})
         return True
+
+    def _claim_id(self, item_id: object, where: str) -> str | None:
+        """The row's id as text, now taken; None (counted) when it is missing or an earlier row has it."""
+        if item_id is None or (isinstance(item_id, str) and not item_id.strip()):
+            self.problem("missing_id", where, "rows without an id cannot be joined or listed")
+            return None
+        item_id = str(item_id)
+        if item_id in self._ids:
+            self.problem("duplicate_id", item_id, "a repeated id keeps its first row")
+            return None
+        self._ids.add(item_id)
+        return item_id
 
     def add_key(self, item_id: str, kind: str, value: object, raw: object) -> None:
         if value is None or str(value) == "":
