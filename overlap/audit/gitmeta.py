@@ -51,6 +51,14 @@ def check_g9(ctx: Ctx) -> list[Finding]:
                                f"{cut(line, 80)}", where, {"file": where, "path": line, "exists": False,
                                                            "in_image": False}, f"cat {ctx.q(where)}",
                                hint="the host path of the same name is never read"))
+    env = ((ctx.image.config.get("config") or {}).get("Env") or []) if ctx.image is not None else []
+    for var in env:
+        if str(var).startswith("GIT_ALTERNATE_OBJECT_DIRECTORIES="):
+            paths = str(var).split("=", 1)[1].split(":")
+            out.append(ctx.finding("G9", "env", "medium", "hygiene",
+                                   "GIT_ALTERNATE_OBJECT_DIRECTORIES set in the image Env (not read by the audit)",
+                                   "config.Env", {"paths": paths[: ctx.max_items]}, "docker inspect IMAGE",
+                                   run_on="host", hint="the agent's git reads these stores; audit them separately"))
     http = repo.read("objects/info/http-alternates", common=True)
     if http:
         where = ctx.gp("objects/info/http-alternates")

@@ -135,6 +135,18 @@ class _Scan:
                 continue
             self.file(fe.rel, shown, wt, data)
         self.bytecode()
+        self.names()
+
+    def names(self) -> None:
+        """L9 on top-level folder names of a root filesystem and on the audited path's own name."""
+        ctx = self.ctx
+        if ctx.fsroot is not None:
+            from .tree import list_dir
+
+            for e in list_dir(ctx.fsroot):
+                if e.is_dir(follow_symlinks=False) and e.name not in ("proc", "sys", "dev"):
+                    self.sha_ids(f"/{e.name}/", e.name)
+        self.sha_ids(f"target:{posixpath.basename(ctx.path.rstrip('/'))}", posixpath.basename(ctx.path.rstrip("/")))
 
     def file(self, rel: str, shown: str, wt: str | None, data: bytes) -> None:
         name = posixpath.basename(rel)

@@ -295,3 +295,14 @@ def test_neutral_diffs_in_the_repo(gitfix, tmp_path):
     t = audit(str(repo), base="HEAD").targets[0]
     sev = {f.key: f.severity for f in t.findings if f.check == "L1"}
     assert sev == {"L1:setup.diff": "info", "L1:other.diff": "medium"}
+
+
+def test_commit_ids_in_the_target_name(gitfix, tmp_path):
+    import shutil
+
+    repo = tmp_path / f"calc-{gitfix.fix[:7]}"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    t = audit(str(repo), base="HEAD", fix_commit=gitfix.fix).targets[0]
+    assert {f.key: f.severity for f in t.findings} == {f"L9:target:calc-{gitfix.fix[:7]}": "high"}
+    t = audit(str(repo), base="HEAD").targets[0]  # unresolved without --fix-commit: info only
+    assert {f.key: f.severity for f in t.findings} == {f"L9:target:calc-{gitfix.fix[:7]}": "info"}
