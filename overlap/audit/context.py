@@ -345,6 +345,8 @@ class Ctx:
 
     def index(self) -> gb.Index | None:
         """The index parsed by the tool's own code (works even when git cannot read the repo)."""
+        if self._repo is not None and self._repo.index is not None:
+            return self._repo.index  # already parsed by the git scan
         if not hasattr(self, "_index"):
             self._index = None
             self.index_error = None

@@ -162,7 +162,6 @@ def check_g12(ctx: Ctx) -> list[Finding]:
     """IDs in commit-graph files, multi-pack-index and orphan .idx that are absent and not in HIST."""
     repo = ctx.repo
     sources: list[tuple[str, list[tuple[str, int | None]]]] = []
-    objinfo = repo.common / "objects" / "info"
     graph = repo.parse(gb.parse_commit_graph, "objects/info/commit-graph", common=True)
     if graph:
         sources.append(("objects/info/commit-graph", [(g.oid, g.time) for g in graph]))
@@ -181,7 +180,6 @@ def check_g12(ctx: Ctx) -> list[Finding]:
             ids = repo.parse(gb.parse_pack_idx, rel, common=True, hashlen=repo.hexlen // 2)
             if ids:
                 sources.append((rel, [(o, None) for o in ids]))
-    del objinfo
     out = []
     for rel, ids in sources:
         recs = [{"sha": o, "commit_time": iso(t), "is_fix_commit": ctx.is_fix_commit(o)}

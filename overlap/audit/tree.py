@@ -82,7 +82,7 @@ class FileEntry:
 
 def walk(root: Path, *, skip_dir: Callable[[str, str], bool] | None = None,
          max_depth: int | None = None, notes: list[str] | None = None) -> Iterator[FileEntry]:
-    """Every non-folder entry below ``root`` (symlinks included, never followed), sorted by path.
+    """Every non-folder entry below ``root`` (symlinks included, never followed), in a stable order.
 
     ``skip_dir(rel, name)`` prunes a folder. Folders on another device are skipped with a note.
     """
