@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from stats_fixtures import block_network, write_meta_clone
 
 from overlap.errors import HubUnavailableError, InputError
 from overlap.ids.ossfuzz import OssFuzzMapping
@@ -24,17 +23,6 @@ from overlap.sources.arvo_meta import (
 from overlap.sources.github import GithubRepo
 from overlap.sources.load import load_identity, parse_data_options
 from overlap.sources.registry import get_spec
-
-
-@pytest.fixture
-def meta_clone(tmp_path):
-    return write_meta_clone(tmp_path / "ARVO-Meta")
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    block_network(monkeypatch)
-
 
 MAPPING = OssFuzzMapping({10288: 40643631, 10400: 42470443, 11500: 42470500})
 
@@ -152,6 +140,19 @@ def test_crash_fields_and_fix_commits():
     assert crash_fields(None) == (None, None) and crash_fields("nothing") == (None, None)
     assert fix_commits("abc") == ["abc"] and fix_commits(["a", "", None, "b"]) == ["a", "b"]
     assert fix_commits('["a","b"]') == ["a", "b"] and fix_commits("") == [] and fix_commits(None) == []
+
+
+def test_pool_crash_fields_are_what_the_related_bug_evidence_reads(meta_clone):
+    # Both read the ClusterFuzz text with overlap.evidence's parser, so a pool row and the BugRecord of the
+    # same ARVO-Meta file agree on the crash state.
+    from overlap.evidence.related import bug_record
+
+    table = load_pool(meta_clone).table.set_index("raw_id")
+    for path in sorted((meta_clone / META_DIR).glob("*.json")):
+        record = bug_record(json.loads(path.read_text()))
+        assert table.loc[int(path.stem), "crash_state"] == "\n".join(record.crash_state)
+    osv = "Crash type: Heap-double-free\nCrash state:\nmrb_default_allocf\nmrb_free\n"  # lower case, no indent
+    assert crash_fields(osv) == ("Heap-double-free", "mrb_default_allocf\nmrb_free")
 
 
 # --- GitHub (faked) ---------------------------------------------------------------------------------

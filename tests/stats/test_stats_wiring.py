@@ -7,7 +7,6 @@ import json
 import pandas as pd
 import pytest
 from scipy.stats import hypergeom
-from stats_fixtures import block_network, write_meta_clone
 
 from overlap.api import compare
 from overlap.errors import InputError
@@ -15,17 +14,6 @@ from overlap.ids.ossfuzz import OssFuzzMapping
 from overlap.model import Dataset, Provenance
 from overlap.sources.arvo_meta import load_pool
 from overlap.stats.wiring import cyber_baselines, pool_for, swe_inclusion, table_rows
-
-
-@pytest.fixture
-def meta_clone(tmp_path):
-    return write_meta_clone(tmp_path / "ARVO-Meta")
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    block_network(monkeypatch)
-
 
 MAPPING = OssFuzzMapping({100: 42000100, 101: 42000101, 102: 42000102, 103: 42000103, 104: 42000104})
 
