@@ -8,240 +8,30 @@ Both sides need an ``item_id`` column and their text column.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
-from .identifiers import Targets, extract_targets, identifier_evidence
+from .identifiers import Targets, identifier_evidence
 from .ngrams import (
     CHUNK_BYTES,
     CHUNK_ROWS,
     DEFAULT_BOILERPLATE_THRESHOLD,
     DEFAULT_NS,
     BenchIndex,
+    ScanResult,
     available_workers,
     build_index,
     scan,
 )
-from .tokenize import TOKENIZERS, to_string_array
+from .text_inputs import IdentifierTee, bench_table, pair_list, train_batches
+from .text_result import BOILERPLATE_COLUMNS, FLAG_COLUMNS, RUN_COLUMNS, TextResult, typed_frame
+from .tokenize import TOKENIZERS
 
 __all__ = ["TextResult", "text_check", "DEFAULT_NS", "DEFAULT_BOILERPLATE_THRESHOLD"]
-
-FLAG_COLUMNS = {
-    "train_id": "string", "n": "int64", "bench_id": "string", "shared": "int64",
-    "train_start": "int64", "train_end": "int64", "bench_start": "int64", "bench_end": "int64",
-    "words": "string",
-}
-RUN_COLUMNS = {
-    "train_id": "string", "bench_id": "string", "longest_run": "Int64", "train_pos": "Int64",
-    "bench_pos": "Int64", "words": "string",
-}
-BOILERPLATE_COLUMNS = {"train_id": "string", "n": "int64", "hits": "int64", "train_start": "int64",
-                       "train_end": "int64"}
-
-
-def _frame(data: dict[str, Any], schema: dict[str, str]) -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(data.get(c, []), dtype=t) for c, t in schema.items()})
-
-
-@dataclass
-class TextResult:
-    """The text evidence for one (train field, bench field) pair of a compare."""
-
-    train_field: str
-    bench_field: str
-    ns: tuple[int, ...]
-    boilerplate_threshold: int | None
-    tokenizer: str
-    flags: pd.DataFrame  # per flagged (train item, n, bench item): counts and first shared span
-    runs: pd.DataFrame  # per given pair: longest shared run
-    boilerplate: pd.DataFrame  # per (train item, n) that matched boilerplate: hits and span
-    identifiers: pd.DataFrame | None  # per given pair: targets of the train item named in bench text
-    train_counts: dict
-    bench_counts: dict
-    pair_ids: set[tuple[str, str]] = field(default_factory=set)
-    pair_train_seen: set[str] = field(default_factory=set)
-    pairs_missing: dict = field(default_factory=dict)
-    mask_spans: bool = True
-
-    # ------------------------------------------------------------------ views
-    def flagged(self, n: int) -> set[str]:
-        """Train ids flagged at n."""
-        return set(self.flags.loc[self.flags["n"] == n, "train_id"])
-
-    def reasons(self) -> pd.DataFrame:
-        """(train_id, reason) for the filtered split: ``ngram:13`` etc. (one row per id and n)."""
-        out = self.flags[["train_id", "n"]].drop_duplicates()
-        return pd.DataFrame({"train_id": out["train_id"].to_numpy(),
-                             "reason": ("ngram:" + out["n"].astype(str)).to_numpy()})
-
-    def summary(self) -> dict:
-        """A JSON-ready dict for summary.json (keys sorted by the writer; n as strings)."""
-        by_n: dict[str, Any] = {}
-        pair_by_train: dict[str, set[str]] = {}
-        for t, b in self.pair_ids:
-            pair_by_train.setdefault(t, set()).add(b)
-        matched = self.pair_train_seen
-        total = int(self.train_counts.get("items", 0))
-        for n in self.ns:
-            f = self.flags[self.flags["n"] == n]
-            flagged = set(f["train_id"])
-            own = {t for t, b in zip(f["train_id"], f["bench_id"], strict=True) if b in pair_by_train.get(t, ())}
-            other = {t for t, b in zip(f["train_id"], f["bench_id"], strict=True)
-                     if t in matched and b not in pair_by_train.get(t, ())}
-            m_flag = flagged & matched
-            rest_flag = flagged - matched
-            bp = self.boilerplate[self.boilerplate["n"] == n]
-            by_n[str(n)] = {
-                "train_items_flagged": len(flagged),
-                "bench_items_hit": int(f["bench_id"].nunique()),
-                "id_matched": {
-                    "items": len(matched),
-                    "flagged": len(m_flag),
-                    "by_counterpart": len(own),
-                    "by_other_bench_item": len(other),
-                    "by_other_only": len(other - own),
-                },
-                "rest": {"items": total - len(matched), "flagged": len(rest_flag)},
-                "boilerplate": {"train_items": int(bp["train_id"].nunique()), "hits": int(bp["hits"].sum())},
-            }
-        runs = self.runs["longest_run"].dropna().astype(int)
-        run_summary = {
-            "pairs": int(len(self.runs)),
-            "with_text": int(len(runs)),
-            "median": float(np.median(runs)) if len(runs) else None,
-            "max": int(runs.max()) if len(runs) else None,
-            "at_least_n": {str(n): int((runs >= n).sum()) for n in self.ns},
-        }
-        ident = None
-        if self.identifiers is not None:
-            d = self.identifiers
-            fn, fl = d["function_named"], d["file_named"]
-            ident = {
-                "pairs": int(len(d)),
-                "with_function_target": int(fn.notna().sum()),
-                "function_named": int((fn == True).sum()),  # noqa: E712 - nullable booleans
-                "with_file_target": int(fl.notna().sum()),
-                "file_named": int((fl == True).sum()),  # noqa: E712
-            }
-        bench = dict(self.bench_counts)
-        bench.pop("short_ids", None)
-        spans = bench.pop("boilerplate_spans", [])
-        ngrams = bench.pop("boilerplate_ngrams", {})
-        return {
-            "fields": {"train": self.train_field, "bench": self.bench_field},
-            "params": {"ns": list(self.ns), "boilerplate_threshold": self.boilerplate_threshold,
-                       "tokenizer": self.tokenizer, "mask_spans": self.mask_spans},
-            "train": {**{k: v for k, v in self.train_counts.items() if k != "short"},
-                      "short": {str(n): v for n, v in self.train_counts.get("short", {}).items()}},
-            "bench": {**{k: v for k, v in bench.items() if k != "short"},
-                      "short": {str(n): v for n, v in bench.get("short", {}).items()}},
-            "boilerplate": {
-                "ngrams": {str(n): v for n, v in ngrams.items()},
-                "masked_bench_tokens": bench.get("masked_tokens", 0),
-                "bench_items_with_boilerplate": bench.get("items_with_boilerplate", 0),
-                "top_spans": spans[:10],
-            },
-            "flags": by_n,
-            "runs": run_summary,
-            "identifiers": ident,
-            "pairs_missing": self.pairs_missing,
-        }
-
-
-# ---------------------------------------------------------------------------------------------- inputs
-
-
-def _table_from_frame(df: pd.DataFrame, columns: Sequence[str], what: str) -> pa.Table:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InputError(f"{what}: no column {', '.join(repr(c) for c in missing)} "
-                         f"(columns: {', '.join(map(str, df.columns))})")
-    arrays = {}
-    for c in dict.fromkeys(columns):
-        col = df[c]
-        try:
-            arrays[c] = pa.array(col, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # e.g. str and bytes mixed: keep as bytes
-            arrays[c] = pa.array(col.astype(object), type=pa.large_binary(), from_pandas=True)
-    return pa.table(arrays)
-
-
-def _batches(train, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-    if isinstance(train, pd.DataFrame):
-        yield from _table_from_frame(train, columns, "train").to_batches(max_chunksize=batch_rows)
-        return
-    if isinstance(train, pa.Table):
-        missing = [c for c in columns if c not in train.column_names]
-        if missing:
-            raise InputError(f"train: no column {', '.join(repr(c) for c in missing)}")
-        yield from train.select(list(dict.fromkeys(columns))).to_batches(max_chunksize=batch_rows)
-        return
-    if isinstance(train, pa.RecordBatch):
-        train = [train]
-    for batch in train:
-        if isinstance(batch, pa.Table):
-            yield from _batches(batch, columns, batch_rows)
-            continue
-        missing = [c for c in columns if c not in batch.schema.names]
-        if missing:
-            raise InputError(f"train: no column {', '.join(repr(c) for c in missing)}")
-        yield batch
-
-
-def _bench_table(bench, id_col: str, field_: str) -> pa.Table:
-    if isinstance(bench, pd.DataFrame):
-        return _table_from_frame(bench, [id_col, field_], "bench")
-    if isinstance(bench, pa.Table):
-        missing = [c for c in (id_col, field_) if c not in bench.column_names]
-        if missing:
-            raise InputError(f"bench: no column {', '.join(repr(c) for c in missing)}")
-        return bench.select(list(dict.fromkeys([id_col, field_])))
-    raise InputError("bench must be a pandas DataFrame or an Arrow table")
-
-
-def _pair_list(pairs) -> list[tuple[str, str]]:
-    if pairs is None:
-        return []
-    if isinstance(pairs, pd.DataFrame):
-        for c in ("train_id", "bench_id"):
-            if c not in pairs.columns:
-                raise InputError(f"pairs: no column '{c}'")
-        t = pairs["train_id"].astype("string")
-        b = pairs["bench_id"].astype("string")
-        keep = t.notna() & b.notna()
-        return sorted(set(zip(t[keep].tolist(), b[keep].tolist(), strict=True)))
-    return sorted({(str(t), str(b)) for t, b in pairs})
-
-
-class _Tee:
-    """Passes batches through while keeping the identifier targets of the rows in pairs."""
-
-    def __init__(self, batches: Iterable[pa.RecordBatch], id_col: str, field_: str | None, wanted: pa.Array):
-        self.batches, self.id_col, self.field, self.wanted = batches, id_col, field_, wanted
-        self.values: dict[str, Targets] = {}
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        for batch in self.batches:
-            if self.field is not None and len(self.wanted):
-                ids = batch.column(batch.schema.names.index(self.id_col)).cast(pa.string())
-                hit = pc.is_in(ids, value_set=self.wanted)
-                if pc.any(hit).as_py():
-                    rows = pa.array(np.flatnonzero(hit.to_numpy(zero_copy_only=False)))
-                    texts, _ = to_string_array(batch.column(batch.schema.names.index(self.field)).take(rows))
-                    for i, t in zip(ids.take(rows).to_pylist(), texts.to_pylist(), strict=True):
-                        if i not in self.values:  # keep the targets, not the (possibly long) text
-                            self.values[i] = extract_targets(t)
-            yield batch
-
-
-# ---------------------------------------------------------------------------------------------- the check
 
 
 def text_check(
@@ -287,7 +77,7 @@ def text_check(
     ns = tuple(sorted({int(n) for n in ns}, reverse=True))
     if not ns or min(ns) < 1:
         raise InputError("n-gram sizes must be positive integers")
-    btable = _bench_table(bench, id_col, bench_field)
+    btable = bench_table(bench, id_col, bench_field)
     bench_ids = btable.column(id_col).cast(pa.string()).to_pylist()
     bench_text_col = btable.column(bench_field)
     if index is None:
@@ -295,58 +85,78 @@ def text_check(
                             background=background, tokenizer=tokenizer, mask_spans=mask_spans)
     elif index.item_ids != [str(b) for b in bench_ids]:
         raise InputError("the prebuilt index was built from other bench items")
-    ns, boilerplate_threshold, mask_spans = index.ns, index.threshold, index.mask_spans
     bench_pos: dict[str, list[int]] = {}
     for i, b in enumerate(bench_ids):
         bench_pos.setdefault(b, []).append(i)
 
-    pair_list = _pair_list(pairs)
-    by_train: dict[str, list[int]] = {}
+    given = pair_list(pairs)
+    by_train: dict[str, list[int]] = {}  # train id -> indexes of its paired bench items
     missing_bench = set()
-    for t, b in pair_list:
+    for t, b in given:
         lst = by_train.setdefault(t, [])
         if b in bench_pos:
             lst.extend(bench_pos[b])
         else:
             missing_bench.add(b)
     ident_field = identifier_field or train_field
-    columns = [id_col, train_field] + ([ident_field] if pair_list and ident_field != train_field else [])
-    wanted = pa.array(sorted(by_train), pa.string())
-    tee = _Tee(_batches(train, columns, batch_rows), id_col,
-               ident_field if pair_list else None, wanted)
+    columns = [id_col, train_field] + ([ident_field] if given and ident_field != train_field else [])
+    tee = IdentifierTee(train_batches(train, columns, batch_rows), id_col, ident_field if given else None,
+                        pa.array(sorted(by_train), pa.string()))
     try:
         res = scan(index, tee, id_col=id_col, text_col=train_field, pairs=by_train, workers=workers,
                    chunk_bytes=chunk_bytes, chunk_rows=batch_rows, progress=progress)
     except KeyError as exc:
         raise InputError(f"train: no column {exc}") from None
 
-    # flags
+    bench_null = np.asarray(bench_text_col.is_null().to_numpy(zero_copy_only=False)) if len(bench_ids) else []
+    counts = dict(res.counts)
+    counts["null"] = counts["null"] - counts["non_utf8"]
+    counts["short"] = dict(res.short)
+    return TextResult(
+        train_field=train_field, bench_field=bench_field, ns=index.ns, boilerplate_threshold=index.threshold,
+        tokenizer=index.tokenizer.name, flags=_flag_frame(res, index, bench_ids),
+        runs=_run_frame(given, res, index, bench_pos, bench_null), boilerplate=_boilerplate_frame(res, index.ns),
+        identifiers=_identifier_frame(given, res.pair_seen, tee.values, bench_text_col, bench_pos) if given else None,
+        train_counts=counts, bench_counts=dict(index.stats), pair_ids=set(given), pair_train_seen=set(res.pair_seen),
+        pairs_missing={"train_ids_not_in_train": len(set(by_train) - set(res.pair_seen)),
+                       "bench_ids_not_in_bench": len(missing_bench)},
+        mask_spans=index.mask_spans,
+    )
+
+
+def _flag_frame(res: ScanResult, index: BenchIndex, bench_ids: list[str]) -> pd.DataFrame:
+    """One row per flag, with the bench words of its first shared span, in train order, then n as given."""
     f = res.flags
     item = f["item"].astype(np.int64)
     words = index.words_many(index.offsets[item] + f["bench_start"], index.offsets[item] + f["bench_end"])
-    flags = _frame({
+    flags = typed_frame({
         "train_id": f["train_id"], "n": f["n"], "bench_id": [bench_ids[i] for i in item],
         "shared": f["shared"], "train_start": f["train_start"], "train_end": f["train_end"],
         "bench_start": f["bench_start"], "bench_end": f["bench_end"], "words": words,
     }, FLAG_COLUMNS)
-    order_n = {n: k for k, n in enumerate(ns)}
     flags["_row"] = f["train_row"]
-    flags["_n"] = flags["n"].map(order_n)
+    flags["_n"] = flags["n"].map({n: k for k, n in enumerate(index.ns)})
     flags["_b"] = item
     flags = flags.sort_values(["_row", "_n", "_b"], kind="stable").drop(columns=["_row", "_n", "_b"])
-    flags = flags.reset_index(drop=True)
+    return flags.reset_index(drop=True)
 
+
+def _boilerplate_frame(res: ScanResult, ns: tuple[int, ...]) -> pd.DataFrame:
+    """One row per (train item, n) that matched boilerplate, in train order."""
     bp = res.boilerplate
-    boiler = _frame({k: bp[k] for k in ("train_id", "n", "hits", "train_start", "train_end")},
-                    BOILERPLATE_COLUMNS)
+    boiler = typed_frame({k: bp[k] for k in ("train_id", "n", "hits", "train_start", "train_end")},
+                         BOILERPLATE_COLUMNS)
     boiler["_row"] = bp["train_row"]
-    boiler["_n"] = boiler["n"].map(order_n)
-    boiler = boiler.sort_values(["_row", "_n"], kind="stable").drop(columns=["_row", "_n"]).reset_index(drop=True)
+    boiler["_n"] = boiler["n"].map({n: k for k, n in enumerate(ns)})
+    return boiler.sort_values(["_row", "_n"], kind="stable").drop(columns=["_row", "_n"]).reset_index(drop=True)
 
-    # pair runs, one row per given pair (NA where a side has no text or is missing)
+
+def _run_frame(given: list[tuple[str, str]], res: ScanResult, index: BenchIndex, bench_pos: dict[str, list[int]],
+               bench_null) -> pd.DataFrame:
+    """One row per given pair: its longest shared run (NA where a side has no text or is missing)."""
     run_rows: dict[str, list] = {c: [] for c in RUN_COLUMNS}
     seen = res.pair_seen
-    for t, b in pair_list:
+    for t, b in given:
         best = None
         if t in seen:
             for i in bench_pos.get(b, []):
@@ -365,34 +175,24 @@ def text_check(
         run_rows["bench_pos"].append(bpos if length else None)
         start = int(index.offsets[i])
         run_rows["words"].append(index.words(start + bpos, start + bpos + length) if length else "")
-    runs = _frame(run_rows, RUN_COLUMNS)
+    runs = typed_frame(run_rows, RUN_COLUMNS)
     # a side without text has no run: null, not 0
-    bench_null = np.asarray(bench_text_col.is_null().to_numpy(zero_copy_only=False)) if len(bench_ids) else []
     no_text = [(t in res.null_ids) or all(bench_null[i] for i in bench_pos.get(b, [0])) if b in bench_pos else True
-               for t, b in pair_list]
+               for t, b in given]
     if any(no_text):
         runs.loc[np.array(no_text), ["longest_run", "train_pos", "bench_pos", "words"]] = None
+    return runs
 
-    identifiers = None
-    if pair_list:
-        bench_texts = {b: bench_text_col[bench_pos[b][0]].as_py() for b in {b for _, b in pair_list} if b in bench_pos}
-        rows = identifier_evidence([(t, b) for t, b in pair_list if t in seen], tee.values, bench_texts)
-        identifiers = pd.DataFrame(rows, columns=["train_id", "bench_id", "functions", "files", "named_functions",
-                                                  "named_files", "function_named", "file_named", "bench_text"])
-        for c in ("train_id", "bench_id", "functions", "files", "named_functions", "named_files"):
-            identifiers[c] = identifiers[c].astype("string")
-        for c in ("function_named", "file_named", "bench_text"):
-            identifiers[c] = identifiers[c].astype("boolean")
 
-    counts = dict(res.counts)
-    counts["null"] = counts["null"] - counts["non_utf8"]
-    counts["short"] = dict(res.short)
-    bench_counts = dict(index.stats)
-    return TextResult(
-        train_field=train_field, bench_field=bench_field, ns=ns, boilerplate_threshold=boilerplate_threshold,
-        tokenizer=index.tokenizer.name, flags=flags, runs=runs, boilerplate=boiler, identifiers=identifiers,
-        train_counts=counts, bench_counts=bench_counts, pair_ids=set(pair_list), pair_train_seen=set(seen),
-        pairs_missing={"train_ids_not_in_train": len(set(by_train) - set(seen)),
-                       "bench_ids_not_in_bench": len(missing_bench)},
-        mask_spans=mask_spans,
-    )
+def _identifier_frame(given: list[tuple[str, str]], seen: set[str], targets: dict[str, Targets],
+                      bench_text_col, bench_pos: dict[str, list[int]]) -> pd.DataFrame:
+    """One row per given pair the train stream held: which targets of the train item the bench text names."""
+    bench_texts = {b: bench_text_col[bench_pos[b][0]].as_py() for b in {b for _, b in given} if b in bench_pos}
+    rows = identifier_evidence([(t, b) for t, b in given if t in seen], targets, bench_texts)
+    identifiers = pd.DataFrame(rows, columns=["train_id", "bench_id", "functions", "files", "named_functions",
+                                              "named_files", "function_named", "file_named", "bench_text"])
+    for c in ("train_id", "bench_id", "functions", "files", "named_functions", "named_files"):
+        identifiers[c] = identifiers[c].astype("string")
+    for c in ("function_named", "file_named", "bench_text"):
+        identifiers[c] = identifiers[c].astype("boolean")
+    return identifiers
