@@ -19,6 +19,7 @@ import pandas as pd
 from ..errors import InputError
 from ..model import PAIR_COLUMNS
 from .sections import (  # noqa: F401 - Section, register_section, SECTIONS, null_models... re-exported
+    NULL_FIELDS,
     SECTIONS,
     Block,
     Examples,
