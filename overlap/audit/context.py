@@ -122,6 +122,8 @@ class Ctx:
     def repo(self) -> GitRepo:
         """The loaded scan; NotApplicable without a git folder, Incomplete when git cannot read it."""
         if self.gitdir is None:
+            if self.git_error and self.image is not None:
+                raise Incomplete(self.git_error)
             raise NotApplicable("no git repository in this target")
         if not self._loaded:
             self._loaded = True

@@ -212,8 +212,12 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         for display, (root, gitdir, *image_path) in targets:
             fsroot = p if kind == "rootfs" else None
             merged, limit_hit = None, None
+            target_git_error = git_error
             if img is not None:
                 merged, limit_hit, fsroot, (root, gitdir, *image_path) = _open_view(img, private, lim, repo_path)
+                linked = _git_symlinks(merged) if merged is not None else []
+                if linked and not target_git_error:
+                    target_git_error = "symlink in a git folder of the image: " + ", ".join(linked[:3])
             dropped: list[str] = []
             alt_names: dict[str, str] = {}
             origin = gitdir
@@ -221,7 +225,7 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                 gitdir = materialise_if_alternates(gitdir, fsroot, private, dropped, alt_names)
             ctx = Ctx(kind=kind, path=display, root=root, gitdir=gitdir, runner=runner, private=private,
                       reference=reference, network=network, limits=lim, base_arg=base, base_source=base_source,
-                      git_version=git_version, git_error=git_error, fsroot=fsroot,
+                      git_version=git_version, git_error=target_git_error, fsroot=fsroot,
                       repo_path=image_path[0] if image_path else None, origin_gitdir=origin,
                       dropped_alternates=dropped, alt_names=alt_names, image=img, merged=merged, limit_hit=limit_hit)
             out_targets.append(_run_target(ctx))
@@ -234,6 +238,18 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
 
 
 IMAGE_KINDS = ("docker-save", "oci-layout", "rootfs-tar")
+
+
+def _git_symlinks(merged) -> list[str]:
+    """§9.4: ``objects``, ``refs`` or ``packed-refs`` of a git folder given as a symlink: the git route is
+    incomplete (the link is recorded, never followed)."""
+    out = []
+    for path, e in sorted(merged.entries.items()):
+        head, _, name = path.rpartition("/")
+        if e.kind == "symlink" and name in ("objects", "refs", "packed-refs") and \
+                (head == ".git" or head.endswith("/.git") or head.endswith(".git")):
+            out.append("/" + path)
+    return out
 
 
 def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):

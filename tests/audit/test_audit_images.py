@@ -322,3 +322,18 @@ def test_git_findings_name_the_layer_that_wrote_the_file(gitfix, tmp_path):
     t = audit(str(tmp_path / "img.tar"), base=gitfix.base).targets[0]
     g4 = next(f for f in t.findings if f.key == "G4:ORIG_HEAD")
     assert g4.severity == "high" and g4.evidence["layer"] == {"index": 1, "created_by": "RUN git reset --hard BASE"}
+
+
+def test_symlinked_objects_folder_makes_the_git_route_incomplete(gitfix, tmp_path):
+    import shutil
+
+    l0 = tmp_path / "l0"
+    shutil.copytree(gitfix.L / "ctl-swb5", l0 / "testbed", symlinks=True)
+    shutil.move(l0 / "testbed/.git/objects", l0 / "opt-objects")
+    (l0 / "testbed/.git/objects").symlink_to("/opt-objects")
+    subprocess.run([sys.executable, str(Path(__file__).parent / "fixtures/mkimage.py"), str(tmp_path / "img.tar"),
+                    "docker", "t:1", "[]", str(l0), "clone"], check=True)
+    report = audit(str(tmp_path / "img.tar"), base=gitfix.base)
+    t = report.targets[0]
+    assert t.routes["git"] == "incomplete" and report.verdict == "incomplete"
+    assert "symlink in a git folder" in next(c.reason for c in t.checks if c.id == "G1")
