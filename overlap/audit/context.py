@@ -339,7 +339,8 @@ class Ctx:
                     if _looks_like_gitdir(d):
                         out.append((self.gp("modules/" + str(d.relative_to(modules))), d))
         seen, uniq = set(), []
-        for rel, p in sorted(out):
+        # a checkout's own .git entry first: its path is where the gitlink of a submodule sits
+        for rel, p in sorted(out, key=lambda x: (not x[0].endswith(".git") or "/modules/" in x[0], x[0])):
             if str(p) not in seen:
                 seen.add(str(p))
                 uniq.append((rel, p))

@@ -159,8 +159,9 @@ class ObjectReader:
                 done[c] = blobs
                 info.rblobs = blobs
 
-    def blobs_at(self, commits: list[str], paths: list[str]) -> dict[str, dict[str, str]]:
-        """For each commit, the blob IDs at ``paths`` in its tree (level by level, one batch per depth)."""
+    def blobs_at(self, commits: list[str], paths: list[str], *, gitlinks: bool = False) -> dict[str, dict[str, str]]:
+        """For each commit, the blob IDs at ``paths`` in its tree (level by level, one batch per depth);
+        with ``gitlinks``, the commit IDs of submodule entries instead."""
         result: dict[str, dict[str, str]] = {c: {} for c in commits}
         if not paths:
             return result
@@ -190,7 +191,7 @@ class ObjectReader:
                     continue
                 mode, _, oid = hit
                 if len(comps) == 1:
-                    if mode != 0o40000 and mode != 0o160000:
+                    if (mode == 0o160000) if gitlinks else mode not in (0o40000, 0o160000):
                         result[c][p] = oid
                 elif mode == 0o40000:
                     nxt.append((c, p, comps[1:], oid))

@@ -55,7 +55,8 @@ CHECKS: tuple[Check, ...] = (
     _c("L10", set(), leftovers.check_l10), _c("L11", {"image"}, imagechecks.check_l11),
 )
 assert tuple(c.id for c in CHECKS) == tuple(cid for cid, _ in CHECK_IDS)
-GIT_STORE_CHECKS = tuple(c for c in CHECKS if c.id in {f"G{i}" for i in range(1, 13)})
+# a nested store gets G1–G12 against its own base (§4 G13), and G14: a submodule moved past its gitlink
+GIT_STORE_CHECKS = tuple(c for c in CHECKS if c.id in {f"G{i}" for i in (*range(1, 13), 14)})
 
 # parse errors of git files, attributed to the check that reads the file
 _PARSE_OWNER = (("logs/", "G2"), ("worktrees/", "G8"), ("packed-refs", "G1"), ("refs/", "G1"), ("HEAD", "G1"),
@@ -124,13 +125,27 @@ def run_checks(ctx: Ctx, checks: Iterable[Check]) -> tuple[list[CheckResult], li
     return results, findings
 
 
+def submodule_base(ctx: Ctx, rel: str) -> str | None:
+    """A checked-out submodule's base: the gitlink at its path in B's tree (None: use its own HEAD)."""
+    repo = ctx._repo
+    if repo is None or not repo.base or repo.base not in repo.commits or not rel.endswith("/.git"):
+        return None
+    path = ctx.in_worktree(rel[:-5].lstrip("/") if ctx.fsroot is not None else rel[:-5])
+    if not path:
+        return None
+    return repo.blobs_at([repo.base], [path], gitlinks=True)[repo.base].get(path)
+
+
 def run_nested(ctx: Ctx, rel: str, gitdir: Path):
-    """Audit a nested git store against its own HEAD (G1–G12); cached per target."""
+    """Audit a nested git store (G1–G12) against its own base: the gitlink in B's tree for a submodule,
+    else its HEAD; cached per target."""
     cache = ctx.__dict__.setdefault("_nested_cache", {})
     if rel not in cache:
+        base = submodule_base(ctx, rel)
         sub = Ctx(kind="nested", path=rel, root=None, gitdir=gitdir, runner=ctx.runner, private=ctx.private,
                   reference=ctx.reference, network=ctx.network, limits=ctx.limits, git_version=ctx.git_version,
-                  git_error=ctx.git_error, nested_depth=ctx.nested_depth + 1)
+                  git_error=ctx.git_error, nested_depth=ctx.nested_depth + 1, base_arg=base,
+                  base_source="argument" if base else "HEAD")
         results, findings = run_checks(sub, GIT_STORE_CHECKS)
         incomplete = [f"{r.id}: {r.reason}" for r in results if r.status == "incomplete"]
         cache[rel] = (sub._repo, findings, incomplete)

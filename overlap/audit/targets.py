@@ -42,8 +42,8 @@ def repo_layout(path: Path, fsroot: Path | None = None) -> tuple[Path | None, Pa
                 image_path = line if line.startswith("/") else posixpath.normpath(
                     "/" + str(path.relative_to(fsroot)) + "/" + line)
                 target = inside(fsroot, image_path)
-            else:
-                target = Path(line) if line.startswith("/") else path / line
+            else:  # normalised without touching the disk, so one folder has one name
+                target = Path(os.path.normpath(line if line.startswith("/") else path / line))
             if target is not None and is_dir(target):
                 return path, target
     if _looks_like_gitdir(path):

@@ -306,3 +306,22 @@ def test_commit_ids_in_the_target_name(gitfix, tmp_path):
     assert {f.key: f.severity for f in t.findings} == {f"L9:target:calc-{gitfix.fix[:7]}": "high"}
     t = audit(str(repo), base="HEAD").targets[0]  # unresolved without --fix-commit: info only
     assert {f.key: f.severity for f in t.findings} == {f"L9:target:calc-{gitfix.fix[:7]}": "info"}
+
+
+def test_submodule_is_audited_against_its_gitlink(gitfix, tmp_path):
+    """A submodule moved past the commit B records: its future commits are found (G13 via its own G6)."""
+    from conftest import git
+
+    sup = tmp_path / "super"
+    git("init", "-q", "-b", "main", str(sup), cwd=tmp_path)
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", f"file://{gitfix.L / 'up'}", "lib", cwd=sup)
+    git("-C", "lib", "checkout", "-q", gitfix.base, cwd=sup)
+    git("add", "lib", cwd=sup)
+    git("commit", "-q", "-m", "B: lib at its base", cwd=sup)
+    git("-C", "lib", "checkout", "-q", gitfix.fix, cwd=sup)  # the submodule's HEAD moved to the fix afterwards
+    t = audit(str(sup), base="HEAD", fix=[gitfix.path("fix.patch")], tests=[gitfix.path("test.patch")]).targets[0]
+    g13 = next(f for f in t.findings if f.check == "G13")
+    assert [f.subject for f in t.findings if f.check == "G13"] == ["lib/.git"]  # one store, one finding
+    assert g13.severity == "high"
+    nested = {x["key"]: x["severity"] for x in g13.evidence["findings"]}
+    assert nested.get("G14:setup_commits") == "high"  # B..HEAD of the submodule holds the fix
