@@ -8,6 +8,7 @@ skipped. Findings are keyed ``<check>:<path as shown>``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import posixpath
 import re
@@ -327,34 +328,48 @@ class _Scan:
                      + self.ctx.q(found[0][:40]))
 
     def bytecode(self) -> None:
-        if not self.pycs:
-            return
+        """L3: own-magic pycs compared in the isolated child; foreign ones searched for fix-only strings."""
         root, fixed = self.ctx.root, {f.path: f.data for f in self.ref.fixed if f.kind == "fix" and f.data}
-        items = []
-        for _, src, item in self.pycs:
+        own = []
+        for shown, src, item in self.pycs:
+            header = pyc.read_header(item["pyc"])
+            if header is None:
+                continue
+            if not header.magic_ok:
+                strings = re.findall(rb"[\x20-\x7e]{8,}", item["pyc"])
+                found = sorted({t for t in self.tokens for x in strings if t.encode("utf-8", "replace") in x})
+                if found:
+                    self.add("L3", shown, "high", "content", f"bytecode of {src} (another Python) holds fix-only "
+                             "strings", {"source": src, "tokens": [cut(t, 120) for t in found]},
+                             f"strings {self.ctx.q(shown)}")
+                continue
             try:
                 item["current"] = read_regular(root / src, self.ctx.limits["scan_file_bytes"]) if root else None
             except TooLarge:
                 item["current"] = None
             item["fixed"] = fixed.get(src)
-            items.append(item)
+            own.append((shown, src, item, header))
+        results = pyc.compare([{"pyc": it["pyc"], "current": it["current"], "fixed": it["fixed"]}
+                               for _, _, it, _ in own])
         unreadable = 0
-        for (shown, src, item), res in zip(self.pycs, pyc.compare(
-                [{k: v for k, v in it.items()} for it in items]), strict=True):
-            header = pyc.read_header(item["pyc"])
-            if header is None or not header.magic_ok or "error" in res:
-                unreadable += header is not None and header.magic_ok
+        for (shown, src, item, header), res in zip(own, results, strict=True):
+            if "error" in res:
+                unreadable += 1
                 continue
+            current = item["current"]
+            stale = current is not None and (
+                (header.hash_based and importlib.util.source_hash(current) != item["pyc"][8:16])
+                or (not header.hash_based and header.size != len(current) & 0xFFFFFFFF))
             if res.get("fixed"):
                 sev, title = "critical", f"bytecode of {src} equals the compiled fix"
-            elif item["current"] is None:
+            elif current is None:
                 sev, title = ("critical" if src in self.ref.added_paths() else "medium"), f"orphan bytecode of {src}"
-            elif res.get("current") is False:
-                sev, title = "medium", f"bytecode of {src} differs from the current source"
+            elif res.get("current") is False or stale:
+                sev, title = "medium", f"bytecode of {src} was compiled from another version of the source"
             else:
                 continue
             self.add("L3", shown, sev, "content", title, {"source": src, "equals_fixed": bool(res.get("fixed")),
-                                                          "equals_current": res.get("current")},
+                                                          "equals_current": res.get("current"), "stale_header": stale},
                      "python3 -c " + self.ctx.q(f"import dis, marshal; dis.dis(marshal.loads(open({shown!r}, "
                                                 f"'rb').read()[16:]))"))
         self.unreadable_pyc = unreadable

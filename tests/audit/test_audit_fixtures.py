@@ -325,3 +325,22 @@ def test_submodule_is_audited_against_its_gitlink(gitfix, tmp_path):
     assert g13.severity == "high"
     nested = {x["key"]: x["severity"] for x in g13.evidence["findings"]}
     assert nested.get("G14:setup_commits") == "high"  # B..HEAD of the submodule holds the fix
+
+
+def test_bytecode_of_another_source_version(gitfix, tmp_path):
+    """L3 without a reference: a pyc compiled from a different calc.py is medium; a fresh one is nothing."""
+    import py_compile
+    import shutil
+
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    original = (repo / "src/calc.py").read_bytes()
+    (repo / "src/calc.py").write_bytes((gitfix.L / "calc_fixed.py").read_bytes())
+    py_compile.compile(str(repo / "src/calc.py"), dfile="src/calc.py")
+    (repo / "src/calc.py").write_bytes(original)
+    py_compile.compile(str(repo / "src/m1.py"), dfile="src/m1.py")
+    t = audit(str(repo), base="HEAD").targets[0]
+    l3 = {f.evidence["source"]: f.severity for f in t.findings if f.check == "L3"}
+    assert l3 == {"src/calc.py": "medium"}
+    t = audit(str(repo), base="HEAD", fix=[gitfix.path("fix.patch")]).targets[0]
+    assert {f.evidence["source"]: f.severity for f in t.findings if f.check == "L3"} == {"src/calc.py": "critical"}
