@@ -16,9 +16,11 @@ import stat
 from collections import defaultdict
 
 from . import pyc
+from .archives import ARCHIVE_SUFFIXES, members
 from .context import Ctx, NotApplicable, capped, cut
 from .matchers import distinctive_hunks, fix_only_tokens, hex_runs, holds, looks_like_diff, nodeids_in, stripped_lines
 from .model import Finding, worst
+from .reference import blob_id
 from .tree import TooLarge, read_regular
 
 PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
@@ -125,6 +127,9 @@ class _Scan:
             entry = self.tracked.get(wt) if wt is not None else None
             if entry is not None and entry.size == fe.st.st_size and entry.mtime_s == int(fe.st.st_mtime):
                 continue  # a tracked file as checked out: not a leftover
+            if fe.rel.endswith(ARCHIVE_SUFFIXES) and fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"]:
+                self.archive(fe, shown)
+                continue
             if fe.st.st_size > ctx.limits["scan_file_bytes"]:
                 self.skipped += 1
                 continue
@@ -316,6 +321,34 @@ class _Scan:
             f"{run[:12]} ({g[1]})" for run, g in graded[:3]),
             {"ids": [{"id": run, "resolves_to": g[1], "severity": g[0]} for run, g in graded][: self.ctx.max_items]},
             f"cat {self.ctx.q(shown)}")
+
+    def archive(self, fe, shown: str) -> None:
+        """L5: wheel/jar/zip/gzip members holding the fixed content, reference hunks or fix-only strings."""
+        fixed = self.ctx.fixed_blobs() if self.ref.given and self.ctx._repo is not None else {}
+        hexlen = self.ctx._repo.hexlen if self.ctx._repo is not None else 40
+        hits, sevs, skipped = [], [], 0
+        for name, data in members(fe.path, self.ctx.limits["archive_member_bytes"]):
+            if data is None:
+                skipped += 1
+                continue
+            blob = blob_id(data, hexlen)
+            text = data.decode("utf-8", "replace") if b"\0" not in data[:8192] else ""
+            lines = stripped_lines(text) if text and self.hunks else []
+            held = [h for h in self.hunks if holds(lines, h)]
+            tokens = [t for t in self.tokens if t.encode("utf-8", "replace") in data]
+            if blob in fixed:
+                sevs.append("critical")
+                hits.append({"member": name, "equals_fixed": fixed[blob].path})
+            elif held:
+                sevs.append("critical" if len(held) == len(self.hunks) else "high")
+                hits.append({"member": name, "hunks": len(held)})
+            elif tokens:
+                sevs.append("high")
+                hits.append({"member": name, "tokens": [cut(t, 120) for t in tokens]})
+        if hits:
+            self.add("L5", shown, worst(sevs), "content", f"archive members hold the fix ({len(hits)})",
+                     {**capped(hits, self.ctx.max_items), "members_skipped": skipped},
+                     f"python3 -m zipfile -l {self.ctx.q(shown)}")
 
     def binary(self, rel: str, shown: str, name: str, data: bytes) -> None:
         if not self.tokens or not (name.endswith(BINARY_SUFFIXES) or data.startswith(BINARY_MAGIC)):

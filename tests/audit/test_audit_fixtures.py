@@ -344,3 +344,21 @@ def test_bytecode_of_another_source_version(gitfix, tmp_path):
     assert l3 == {"src/calc.py": "medium"}
     t = audit(str(repo), base="HEAD", fix=[gitfix.path("fix.patch")]).targets[0]
     assert {f.evidence["source"]: f.severity for f in t.findings if f.check == "L3"} == {"src/calc.py": "critical"}
+
+
+def test_archive_members(gitfix, tmp_path):
+    """L5: a wheel holding the fixed file, a zip bomb member skipped within the limits."""
+    import shutil
+    import zipfile
+
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    (repo / "dist").mkdir()
+    with zipfile.ZipFile(repo / "dist/calc-2.0-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("calc/calc.py", (gitfix.L / "calc_fixed.py").read_bytes())
+        z.writestr("calc/zeros.bin", bytes(64 << 20))  # inflates past the 16 MiB member limit
+    t = audit(str(repo), base="HEAD", fix=[gitfix.path("fix.patch")]).targets[0]
+    l5 = next(f for f in t.findings if f.check == "L5")
+    assert l5.severity == "critical" and l5.evidence["items"] == [{"member": "calc/calc.py",
+                                                                     "equals_fixed": "src/calc.py"}]
+    assert l5.evidence["members_skipped"] == 1
