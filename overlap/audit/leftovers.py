@@ -8,7 +8,6 @@ skipped. Findings are keyed ``<check>:<path as shown>``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import posixpath
 import re
@@ -16,11 +15,11 @@ import stat
 from collections import defaultdict
 
 from . import pyc
-from .archives import ARCHIVE_SUFFIXES, members
+from .archives import ARCHIVE_SUFFIXES
+from .compiled import Compiled
 from .context import Ctx, NotApplicable, capped, cut
 from .matchers import distinctive_hunks, fix_only_tokens, hex_runs, holds, looks_like_diff, nodeids_in, stripped_lines
 from .model import Finding, worst
-from .reference import blob_id
 from .tree import TooLarge, read_regular
 
 PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
@@ -32,13 +31,11 @@ HISTORY_NAMES = {".bash_history", ".zsh_history", ".python_history", ".node_repl
 META_NAMES = {"parsed_commit.json", "modified_files.json", "modified_entities.json", "expected_test_output.json",
               "execution_result.json", "task_description.md"}
 TASK_KEYS = ("patch", "test_patch", "gold_patch", "fix_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
-BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib")
-BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")
 _APPLY = re.compile(r"\b(git\s+apply|git\s+am|patch\s+-p\d)\b[^\n]*")
 _SHA_CMD = re.compile(r"\bgit\s+(?:checkout|show|cherry-pick|reset\s+--hard|switch\s+--detach)\s+([0-9a-f]{7,64})\b")
 
 
-class _Scan:
+class _Scan(Compiled):
     """The one pass: findings per check id."""
 
     def __init__(self, ctx: Ctx):
@@ -322,92 +319,6 @@ class _Scan:
             {"ids": [{"id": run, "resolves_to": g[1], "severity": g[0]} for run, g in graded][: self.ctx.max_items]},
             f"cat {self.ctx.q(shown)}")
 
-    def archive(self, fe, shown: str) -> None:
-        """L5: wheel/jar/zip/gzip members holding the fixed content, reference hunks or fix-only strings."""
-        fixed = self.ctx.fixed_blobs() if self.ref.given and self.ctx._repo is not None else {}
-        hexlen = self.ctx._repo.hexlen if self.ctx._repo is not None else 40
-        hits, sevs, skipped = [], [], 0
-        for name, data in members(fe.path, self.ctx.limits["archive_member_bytes"]):
-            if data is None:
-                skipped += 1
-                continue
-            blob = blob_id(data, hexlen)
-            text = data.decode("utf-8", "replace") if b"\0" not in data[:8192] else ""
-            lines = stripped_lines(text) if text and self.hunks else []
-            held = [h for h in self.hunks if holds(lines, h)]
-            tokens = [t for t in self.tokens if t.encode("utf-8", "replace") in data]
-            if blob in fixed:
-                sevs.append("critical")
-                hits.append({"member": name, "equals_fixed": fixed[blob].path})
-            elif held:
-                sevs.append("critical" if len(held) == len(self.hunks) else "high")
-                hits.append({"member": name, "hunks": len(held)})
-            elif tokens:
-                sevs.append("high")
-                hits.append({"member": name, "tokens": [cut(t, 120) for t in tokens]})
-        if hits:
-            self.add("L5", shown, worst(sevs), "content", f"archive members hold the fix ({len(hits)})",
-                     {**capped(hits, self.ctx.max_items), "members_skipped": skipped},
-                     f"python3 -m zipfile -l {self.ctx.q(shown)}")
-
-    def binary(self, rel: str, shown: str, name: str, data: bytes) -> None:
-        if not self.tokens or not (name.endswith(BINARY_SUFFIXES) or data.startswith(BINARY_MAGIC)):
-            return
-        strings = re.findall(rb"[\x20-\x7e]{8,}", data)
-        found = sorted({t for t in self.tokens for s in strings if t.encode("utf-8", "replace") in s})
-        if found:
-            self.add("L5", shown, "high", "content", "a compiled file holds strings only the fix adds",
-                     {"tokens": [cut(t, 120) for t in found]}, f"strings {self.ctx.q(shown)} | grep -F -e "
-                     + self.ctx.q(found[0][:40]))
-
-    def bytecode(self) -> None:
-        """L3: own-magic pycs compared in the isolated child; foreign ones searched for fix-only strings."""
-        root, fixed = self.ctx.root, {f.path: f.data for f in self.ref.fixed if f.kind == "fix" and f.data}
-        own = []
-        for shown, src, item in self.pycs:
-            header = pyc.read_header(item["pyc"])
-            if header is None:
-                continue
-            if not header.magic_ok:
-                strings = re.findall(rb"[\x20-\x7e]{8,}", item["pyc"])
-                found = sorted({t for t in self.tokens for x in strings if t.encode("utf-8", "replace") in x})
-                if found:
-                    self.add("L3", shown, "high", "content", f"bytecode of {src} (another Python) holds fix-only "
-                             "strings", {"source": src, "tokens": [cut(t, 120) for t in found]},
-                             f"strings {self.ctx.q(shown)}")
-                continue
-            try:
-                item["current"] = read_regular(root / src, self.ctx.limits["scan_file_bytes"]) if root else None
-            except TooLarge:
-                item["current"] = None
-            item["fixed"] = fixed.get(src)
-            own.append((shown, src, item, header))
-        results = pyc.compare([{"pyc": it["pyc"], "current": it["current"], "fixed": it["fixed"]}
-                               for _, _, it, _ in own])
-        unreadable = 0
-        for (shown, src, item, header), res in zip(own, results, strict=True):
-            if "error" in res:
-                unreadable += 1
-                continue
-            current = item["current"]
-            stale = current is not None and (
-                (header.hash_based and importlib.util.source_hash(current) != item["pyc"][8:16])
-                or (not header.hash_based and header.size != len(current) & 0xFFFFFFFF))
-            if res.get("fixed"):
-                sev, title = "critical", f"bytecode of {src} equals the compiled fix"
-            elif current is None:
-                sev, title = ("critical" if src in self.ref.added_paths() else "medium"), f"orphan bytecode of {src}"
-            elif res.get("current") is False or stale:
-                sev, title = "medium", f"bytecode of {src} was compiled from another version of the source"
-            else:
-                continue
-            self.add("L3", shown, sev, "content", title, {"source": src, "equals_fixed": bool(res.get("fixed")),
-                                                          "equals_current": res.get("current"), "stale_header": stale},
-                     "python3 -c " + self.ctx.q(f"import dis, marshal; dis.dis(marshal.loads(open({shown!r}, "
-                                                f"'rb').read()[16:]))"))
-        self.unreadable_pyc = unreadable
-
-
 def scan(ctx: Ctx) -> _Scan:
     if getattr(ctx, "_scan", None) is None:
         if ctx.scope is None:
@@ -449,39 +360,3 @@ def check_l7(ctx: Ctx) -> list[Finding]:
     if ctx.fsroot is None:
         raise NotApplicable("shell history lives outside the repository (rootfs or image mode only)")
     return scan(ctx).out.get("L7", [])
-
-
-def check_f3(ctx: Ctx) -> list[Finding]:
-    """Near copies of the reference hunks in scanned files (and, with git, in non-base blobs)."""
-    s = scan(ctx)
-    if not s.hunks:
-        raise NotApplicable("; ".join(s.unusable) or "no usable hunk in the reference")
-    out = list(s.out.get("F3", []))
-    repo = ctx._repo
-    if repo is not None:
-        out += _store_near_copies(ctx, s)
-    return out
-
-
-def _store_near_copies(ctx: Ctx, s: _Scan) -> list[Finding]:
-    repo = ctx.repo
-    fixed = ctx.fixed_blobs()
-    limit = ctx.limits["scan_file_bytes"]
-    blobs = sorted(o.hex() for o in repo.nonbase if repo.all[o][0] == "blob" and repo.all[o][1] <= limit
-                   and o.hex() not in fixed)[:20000]
-    hits = []
-    for oid, (_, data) in repo.read_objects(blobs, max_size=limit).items():
-        if b"\0" in data[:8192]:
-            continue
-        lines = stripped_lines(data.decode("utf-8", "replace"))
-        held = [h for h in s.hunks if holds(lines, h)]
-        if held:
-            kinds = {h.kind for h in held}
-            full = any(len([h for h in held if h.kind == k]) == len([h for h in s.hunks if h.kind == k]) for k in kinds)
-            hits.append({"blob": oid, "hunks": len(held), "severity": "critical" if full else "high"})
-    if not hits:
-        return []
-    return [ctx.finding("F3", "store", worst(h["severity"] for h in hits), "content",
-                        f"{len(hits)} non-base blob(s) hold reference hunks", "object store",
-                        capped(hits, ctx.max_items), f"git cat-file -p {hits[0]['blob'][:12]}")]
-

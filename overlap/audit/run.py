@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError
-from . import fixed, git, gitmeta, imagechecks, leftovers, times
+from . import fixed, git, gitmeta, imagechecks, leftovers, near, times
 from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable
 from .gitcmd import GitError, GitRunner, version_tuple
 from .gitfiles import ParseError
@@ -47,7 +47,7 @@ CHECKS: tuple[Check, ...] = (
     _c("G12", {"git"}, gitmeta.check_g12), _c("G13", {"git"}, gitmeta.check_g13),
     _c("G14", {"git"}, gitmeta.check_g14), _c("G15", set(), gitmeta.check_g15),
     _c("F1", {"reference", "git"}, fixed.check_f1), _c("F2", {"reference", "git"}, fixed.check_f2),
-    _c("F3", {"reference"}, leftovers.check_f3),
+    _c("F3", {"reference"}, near.check_f3),
     _c("T1", set(), times.check_t1), _c("T2", set(), times.check_t2), _c("T3", {"image"}, imagechecks.check_t3),
     _c("L1", set(), leftovers.check_l1), _c("L2", set(), leftovers.check_l2), _c("L3", set(), leftovers.check_l3),
     _c("L4", set(), leftovers.check_l4), _c("L5", set(), leftovers.check_l5), _c("L6", set(), leftovers.check_l6),

@@ -1,0 +1,108 @@
+"""Leftovers in compiled form (audit spec §7 L3, L5): bytecode, binaries and archive members.
+
+A mixin of ``leftovers._Scan`` (it uses ``self.ctx``, ``self.ref``, ``self.tokens``, ``self.hunks``,
+``self.pycs`` and ``self.add``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+from . import pyc
+from .archives import members
+from .context import capped, cut
+from .matchers import holds, stripped_lines
+from .model import worst
+from .reference import blob_id
+from .tree import TooLarge, read_regular
+
+BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib")
+BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")
+
+
+class Compiled:
+    def archive(self, fe, shown: str) -> None:
+        """L5: wheel/jar/zip/gzip members holding the fixed content, reference hunks or fix-only strings."""
+        fixed = self.ctx.fixed_blobs() if self.ref.given and self.ctx._repo is not None else {}
+        hexlen = self.ctx._repo.hexlen if self.ctx._repo is not None else 40
+        hits, sevs, skipped = [], [], 0
+        for name, data in members(fe.path, self.ctx.limits["archive_member_bytes"]):
+            if data is None:
+                skipped += 1
+                continue
+            blob = blob_id(data, hexlen)
+            text = data.decode("utf-8", "replace") if b"\0" not in data[:8192] else ""
+            lines = stripped_lines(text) if text and self.hunks else []
+            held = [h for h in self.hunks if holds(lines, h)]
+            tokens = [t for t in self.tokens if t.encode("utf-8", "replace") in data]
+            if blob in fixed:
+                sevs.append("critical")
+                hits.append({"member": name, "equals_fixed": fixed[blob].path})
+            elif held:
+                sevs.append("critical" if len(held) == len(self.hunks) else "high")
+                hits.append({"member": name, "hunks": len(held)})
+            elif tokens:
+                sevs.append("high")
+                hits.append({"member": name, "tokens": [cut(t, 120) for t in tokens]})
+        if hits:
+            self.add("L5", shown, worst(sevs), "content", f"archive members hold the fix ({len(hits)})",
+                     {**capped(hits, self.ctx.max_items), "members_skipped": skipped},
+                     f"python3 -m zipfile -l {self.ctx.q(shown)}")
+
+    def binary(self, rel: str, shown: str, name: str, data: bytes) -> None:
+        if not self.tokens or not (name.endswith(BINARY_SUFFIXES) or data.startswith(BINARY_MAGIC)):
+            return
+        strings = re.findall(rb"[\x20-\x7e]{8,}", data)
+        found = sorted({t for t in self.tokens for s in strings if t.encode("utf-8", "replace") in s})
+        if found:
+            self.add("L5", shown, "high", "content", "a compiled file holds strings only the fix adds",
+                     {"tokens": [cut(t, 120) for t in found]}, f"strings {self.ctx.q(shown)} | grep -F -e "
+                     + self.ctx.q(found[0][:40]))
+
+    def bytecode(self) -> None:
+        """L3: own-magic pycs compared in the isolated child; foreign ones searched for fix-only strings."""
+        root, fixed = self.ctx.root, {f.path: f.data for f in self.ref.fixed if f.kind == "fix" and f.data}
+        own = []
+        for shown, src, item in self.pycs:
+            header = pyc.read_header(item["pyc"])
+            if header is None:
+                continue
+            if not header.magic_ok:
+                strings = re.findall(rb"[\x20-\x7e]{8,}", item["pyc"])
+                found = sorted({t for t in self.tokens for x in strings if t.encode("utf-8", "replace") in x})
+                if found:
+                    self.add("L3", shown, "high", "content", f"bytecode of {src} (another Python) holds fix-only "
+                             "strings", {"source": src, "tokens": [cut(t, 120) for t in found]},
+                             f"strings {self.ctx.q(shown)}")
+                continue
+            try:
+                item["current"] = read_regular(root / src, self.ctx.limits["scan_file_bytes"]) if root else None
+            except TooLarge:
+                item["current"] = None
+            item["fixed"] = fixed.get(src)
+            own.append((shown, src, item, header))
+        results = pyc.compare([{"pyc": it["pyc"], "current": it["current"], "fixed": it["fixed"]}
+                               for _, _, it, _ in own])
+        unreadable = 0
+        for (shown, src, item, header), res in zip(own, results, strict=True):
+            if "error" in res:
+                unreadable += 1
+                continue
+            current = item["current"]
+            stale = current is not None and (
+                (header.hash_based and importlib.util.source_hash(current) != item["pyc"][8:16])
+                or (not header.hash_based and header.size != len(current) & 0xFFFFFFFF))
+            if res.get("fixed"):
+                sev, title = "critical", f"bytecode of {src} equals the compiled fix"
+            elif current is None:
+                sev, title = ("critical" if src in self.ref.added_paths() else "medium"), f"orphan bytecode of {src}"
+            elif res.get("current") is False or stale:
+                sev, title = "medium", f"bytecode of {src} was compiled from another version of the source"
+            else:
+                continue
+            self.add("L3", shown, sev, "content", title, {"source": src, "equals_fixed": bool(res.get("fixed")),
+                                                          "equals_current": res.get("current"), "stale_header": stale},
+                     "python3 -c " + self.ctx.q(f"import dis, marshal; dis.dis(marshal.loads(open({shown!r}, "
+                                                f"'rb').read()[16:]))"))
+        self.unreadable_pyc = unreadable
