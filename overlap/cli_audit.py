@@ -19,7 +19,9 @@ from .errors import InputError
 def audit(
     path: Annotated[str, typer.Argument(
         metavar="PATH", show_default=False,
-        help="A repository folder (or a folder of repositories, or a bare git folder) to audit.")],
+        help="What to audit: a repository folder (or a folder of repositories, or a git folder), an image "
+             "archive (docker save, OCI layout tar) or its unpacked folder, a rootfs tar (docker export), or "
+             "with --rootfs an unpacked root filesystem.")],
     base: Annotated[str | None, typer.Option(
         "--base", metavar="REV", help="The task's base commit B (hex or ref name). Default: HEAD.")] = None,
     fix: Annotated[list[str] | None, typer.Option(
@@ -65,6 +67,8 @@ def audit(
     Nothing from the audited tree is executed and nothing is written to it.
 
     Example: overlap audit ./testbed --base af6e6dd --fix fix.patch --tests test.patch --fail-on leak
+
+    Example: overlap audit task.tar --instance task.json --format json --output audit.json
 
     Exit codes: 0 done, 1 when --fail-on is reached, 2 usage or input error, or an incomplete audit.
     """

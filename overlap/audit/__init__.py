@@ -9,7 +9,9 @@ Library entry points (modules load lazily; importing this package costs nothing)
 
 ``audit(path, *, base=None, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None,
 network="any", repo_path=None, image=None, platform=None, rootfs=False, limits=None, git=None)``
-returns an ``AuditReport``. User mistakes raise ``overlap.errors.InputError``.
+returns an ``AuditReport``. ``path`` is a repository folder (or a folder of repositories, or a git
+folder), a ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar, or with ``rootfs=True``
+an unpacked root filesystem. User mistakes raise ``overlap.errors.InputError``.
 """
 
 from __future__ import annotations
