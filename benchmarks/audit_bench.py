@@ -147,8 +147,18 @@ def build_image(work: Path, repo: Path) -> Path:
 
 
 DRIVER = r"""
-import json, resource, sys, time
+import json, re, resource, sys, time
 from overlap.audit import audit
+
+
+def peak_rss_kib():
+    # VmHWM is this process image's own peak; ru_maxrss also counts the parent's RSS recorded at exec
+    try:
+        return int(re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read()).group(1))
+    except (OSError, AttributeError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 repo, base, fix, patch = sys.argv[1:5]
 t0 = time.perf_counter()
 report = audit(repo, base=base, fix=[patch], fix_commit=fix)
@@ -157,7 +167,7 @@ t = report.targets[0]
 print(json.dumps({"wall_s": round(wall, 2), "verdict": report.verdict, "objects": t.stats.get("objects_total"),
                   "nonbase": t.stats.get("objects_nonbase"), "tracked": t.stats.get("tracked_files"),
                   "findings": {f.key: f.severity for f in t.findings},
-                  "rss_python_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+                  "rss_python_mib": round(peak_rss_kib() / 1024, 1)}))
 """
 
 

@@ -5,56 +5,10 @@ The shell recipes live in ``fixtures/*.sh``; commits carry pinned dates, so obje
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
-SCRIPTS = HERE / "fixtures"
-
-
-@dataclass
-class Fixtures:
-    L: Path
-    base: str
-    fix: str
-
-    def path(self, name: str) -> str:
-        return str(self.L / name)
-
-    @property
-    def R(self) -> dict:
-        """The standard reference options ("with R")."""
-        return {"base": self.base, "fix": [str(self.L / "fix.patch")], "tests": [str(self.L / "test.patch")],
-                "fix_commit": self.fix}
-
-
-def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp), "TZ": "UTC", "LC_ALL": "C"}
-    env.update(extra)
-    return env
-
-
-def build(L: Path, *scripts: str) -> None:
-    body = "\n".join(f"source {SCRIPTS / s}" for s in ("prelude.sh", *scripts))
-    home = L.parent / (L.name + "-home")
-    home.mkdir(exist_ok=True)
-    bindir = home / "bin"  # `python3` in the recipes is this interpreter, so pyc magic numbers match
-    bindir.mkdir(exist_ok=True)
-    if not (bindir / "python3").exists():
-        (bindir / "python3").symlink_to(sys.executable)
-    env = clean_env(home, L=str(L), FIXDIR=str(SCRIPTS))
-    env["PATH"] = f"{bindir}:{env['PATH']}"
-    subprocess.run(["bash", "-e", "-c", body], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def load_ids(L: Path) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in (L / "ids.env").read_text().split())
+from audit_helpers import Fixtures, build, load_ids
 
 
 @pytest.fixture(scope="session")
@@ -66,32 +20,3 @@ def gitfix(tmp_path_factory) -> Fixtures:
     build(L, "git.sh", "times.sh", "leftovers.sh", "image.sh")
     ids = load_ids(L)
     return Fixtures(L, ids["BASE"], ids["FIX"])
-
-
-def git(*args: str, cwd: str | Path, env: dict | None = None) -> str:
-    """Run real git for a test's own setup or cross-check (never used by the audit itself)."""
-    e = clean_env(Path(cwd), GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1",
-                  GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org", GIT_COMMITTER_NAME="t",
-                  GIT_COMMITTER_EMAIL="t@example.org")
-    e.update(env or {})
-    return subprocess.run(["git", *args], cwd=cwd, env=e, check=True, capture_output=True, text=True).stdout
-
-
-def snapshot(root: Path) -> dict[str, tuple]:
-    """Every path below root with its type, content hash and mtime (ns): the §8.2 'unchanged' check."""
-    import hashlib
-
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            st = os.lstat(p)
-            digest = None
-            if os.path.isfile(p) and not os.path.islink(p):
-                with open(p, "rb") as fh:
-                    digest = hashlib.sha256(fh.read()).hexdigest()
-            elif os.path.islink(p):
-                digest = os.readlink(p)
-            rel = os.path.relpath(p, root)
-            out[rel] = (st.st_mode, digest, st.st_mtime_ns)
-    return out

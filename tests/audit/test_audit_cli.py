@@ -121,7 +121,7 @@ def test_importing_the_command_loads_no_audit_module():
 
 def test_ambiguous_base_is_a_usage_error(tmp_path):
     """Two commits share the 4-digit prefix given as --base: exit 2 naming the ambiguity."""
-    from conftest import clean_env, git
+    from audit_helpers import clean_env, git
 
     repo = tmp_path / "many"
     git("init", "-q", "-b", "main", str(repo), cwd=tmp_path)

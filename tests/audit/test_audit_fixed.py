@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import git
+from audit_helpers import git
 
 from overlap.audit import audit
 from overlap.audit.reference import blob_id, load_reference, parse_patch

@@ -179,7 +179,7 @@ def test_base_missing_is_reported_and_audit_continues(gitfix):
 
 def test_unreachable_set_matches_git_fsck(gitfix):
     """§4 G5 cross-check: `git fsck --unreachable` (reflogs count as roots) lists the same objects."""
-    from conftest import git
+    from audit_helpers import git
 
     from overlap.audit.context import Ctx  # noqa: F401  (import check only)
 
@@ -283,7 +283,7 @@ def test_neutral_diffs_in_the_repo(gitfix, tmp_path):
     worktree already carries (it reverse-applies in the scratch folder): then info."""
     import shutil
 
-    from conftest import git
+    from audit_helpers import git
 
     repo = tmp_path / "r"
     shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
@@ -310,7 +310,7 @@ def test_commit_ids_in_the_target_name(gitfix, tmp_path):
 
 def test_submodule_is_audited_against_its_gitlink(gitfix, tmp_path):
     """A submodule moved past the commit B records: its future commits are found (G13 via its own G6)."""
-    from conftest import git
+    from audit_helpers import git
 
     sup = tmp_path / "super"
     git("init", "-q", "-b", "main", str(sup), cwd=tmp_path)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
+from audit_helpers import snapshot
 
 from overlap.audit import audit
 from overlap.audit.gitcmd import HARDEN_CONFIG, HARDEN_ENV, ForbiddenGitCommand, GitError, GitRunner
@@ -118,7 +118,7 @@ def test_hostile_markers_would_fire_with_plain_git(gitfix, tmp_path):
     """Control for the test above: the same repository does run commands under an unhardened git."""
     import shutil
 
-    from conftest import clean_env
+    from audit_helpers import clean_env
 
     copy = tmp_path / "hostile"
     shutil.copytree(gitfix.L / "hostile", copy, symlinks=True)

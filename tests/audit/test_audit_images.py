@@ -167,10 +167,14 @@ def _bomb(path, size: int) -> None:
 
 
 DRIVER = """
-import json, resource, sys
+import json, re, resource, sys
 from overlap.audit import audit
 r = audit(sys.argv[1], limits=dict(a.split("=") for a in sys.argv[2:]))
-print(json.dumps({"verdict": r.verdict, "exit": r.exit_code, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+try:  # peak RSS of this process image (ru_maxrss would include the forking parent's, recorded at exec)
+    rss = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
+except (OSError, AttributeError):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"verdict": r.verdict, "exit": r.exit_code, "rss": rss,
                   "reasons": sorted({c.reason for t in r.targets for c in t.incomplete_checks()})}))
 """
 

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import clean_env
+from audit_helpers import clean_env
 
 from overlap.audit import audit
 

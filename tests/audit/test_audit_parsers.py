@@ -36,7 +36,7 @@ def test_real_files_parse(gitfix):
 def test_index_versions_3_and_4_and_reuc(gitfix, tmp_path):
     import shutil
 
-    from conftest import git
+    from audit_helpers import git
 
     repo = tmp_path / "r"
     shutil.copytree(gitfix.L / "index", repo, symlinks=True)
@@ -130,7 +130,7 @@ def test_parse_error_names_file_and_offset():
 def test_real_multi_pack_index(gitfix, tmp_path):
     import shutil
 
-    from conftest import git
+    from audit_helpers import git
 
     repo = tmp_path / "midx"
     shutil.copytree(gitfix.L / "graph", repo, symlinks=True)

@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import git
+from audit_helpers import git
 
 from overlap.audit import audit, render_table
 from overlap.audit.model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
