@@ -30,6 +30,7 @@ def explain(summary: dict[str, Any]) -> str:
         f"old ids to new ones with the mapping finds {found} ({extra} more).",
         f"{train['duplicates']['groups']} bug(s) appear twice inside {train['name']} under both ids "
         "(see duplicates.csv).",
-        "The report folder holds pairs.csv, duplicates.csv, summary.json and train_clean_ids.txt.",
+        "The report folder holds report.html and report.md, pairs.csv (with fix and crash evidence), "
+        "related.csv, duplicates.csv, summary.json, the clean/contaminated id lists and train_clean_ids.txt.",
     ]
     return "\n".join(lines)
