@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 
-def _frame(spec: str, field: str, id_column: str | None, data):
+def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = False):
     """Items of a registered dataset, or rows of a local file that no adapter recognises."""
     import pandas as pd
 
@@ -18,7 +18,7 @@ def _frame(spec: str, field: str, id_column: str | None, data):
     from .sources.files import read_records
     from .sources.load import load_dataset
     from .sources.registry import is_known
-    from .text.attach import _column
+    from .text.attach import text_field, texts_of
 
     path = Path(spec)
     if path.is_file() and id_column is not None:
@@ -31,8 +31,8 @@ def _frame(spec: str, field: str, id_column: str | None, data):
     if not path.exists() and not is_known(spec.split("@")[0].split(":")[0]):
         raise InputError(f"{spec}: not a registered dataset or an existing file")
     dataset = load_dataset(spec, data)
-    column = _column(dataset, field, "--field")
-    return dataset.name, dataset.items[["item_id", column]], column
+    column = text_field(dataset, field, "--field")
+    return dataset.name, texts_of(dataset, column, stream=stream), column
 
 
 def ngram(
@@ -74,7 +74,7 @@ def ngram(
     if not sep or not train_field or not bench_field:
         raise InputError(f"--field {field!r}: expected TRAIN_FIELD:BENCH_FIELD")
     overrides = parse_data_options(data)
-    train_name, train_items, t_col = _frame(train, train_field, id_column, overrides)
+    train_name, train_items, t_col = _frame(train, train_field, id_column, overrides, stream=True)
     bench_name, bench_items, b_col = _frame(bench, bench_field, id_column, overrides)
     texts = None
     if background is not None:

@@ -161,3 +161,41 @@ def ensure_columns(dataset: Dataset, item_ids, columns: tuple[str, ...] = (TEXT,
     for column in columns:
         items.loc[position, column] = frame.loc[items.loc[position, "item_id"], column].to_numpy()
     return len(todo)
+
+
+def iter_lazy_batches(dataset: Dataset, column: str):
+    """Record batches (`item_id`, `column`) over every item of a lazily loaded set, one parquet row group
+    at a time, so a text check can stream a 2.7 GB training set with memory bounded by the row group.
+    Items are the key scan's (first row of a repeated id); rows that made no item are skipped."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lazy = lazy_columns(dataset)
+    if column not in lazy:
+        raise InputError(f"{dataset.name}: column {column} cannot be fetched later; fetchable: "
+                         f"{', '.join(lazy) or 'none'}")
+    spec = get_spec(dataset.provenance.adapter or dataset.name)
+    pr_column = spec.extra.get("pr_column", False)
+    items = set(dataset.items["item_id"])
+    seen: set[str] = set()
+    source = reopen(dataset)
+    for record in dataset.provenance.files:
+        if "@" in record.path:
+            continue
+        handle = pq.ParquetFile(source.fetch(record.path))
+        names = set(handle.schema_arrow.names)
+        id_columns = [c for c in REBENCH_KEYS if c in names and (pr_column or c != "pull_number")]
+        text_column = [lazy[column]] if lazy[column] in names else []
+        for index in range(handle.num_row_groups):
+            group = handle.read_row_group(index, columns=id_columns + text_column)
+            ids = [_rebench_identity(row, pr_column)[0] for row in group.select(id_columns).to_pylist()]
+            keep = [i for i, item_id in enumerate(ids) if item_id in items and item_id not in seen]
+            seen.update(ids[i] for i in keep)
+            if not keep:
+                continue
+            if text_column:
+                texts = group.column(lazy[column]).take(keep).combine_chunks().cast(pa.string())
+            else:
+                texts = pa.nulls(len(keep), pa.string())
+            yield pa.RecordBatch.from_arrays([pa.array([ids[i] for i in keep], pa.string()), texts],
+                                             names=["item_id", column])

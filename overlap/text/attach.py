@@ -14,23 +14,33 @@ PREFERRED_FIELDS = ("text_problem_statement", "text_prompt", "text_description",
                     "text_bug_report")
 
 
+def _text_fields(dataset) -> list[str]:
+    """Text fields a dataset has: loaded columns, and those it fetches on demand (SWE-rebench)."""
+    from ..sources.swe_rebench import lazy_columns
+
+    lazy = [c for c in lazy_columns(dataset) if c.startswith("text_")]
+    return list(dict.fromkeys([*dataset.text_columns, *lazy]))
+
+
 def default_field(dataset) -> str | None:
     from ..sources.registry import get_spec, is_known
 
+    fields = _text_fields(dataset)
     adapter = getattr(dataset.provenance, "adapter", None)
     if adapter and is_known(adapter):
         chosen = get_spec(adapter).extra.get("text_field")
-        if chosen and chosen in dataset.items.columns:
+        if chosen and chosen in fields:
             return chosen
-    return next((f for f in PREFERRED_FIELDS if f in dataset.items.columns), None)
+    return next((f for f in PREFERRED_FIELDS if f in fields), None)
 
 
-def _column(dataset, name: str, option: str) -> str:
+def text_field(dataset, name: str, option: str) -> str:
     """A text field named with or without its `text_` prefix."""
+    fields = _text_fields(dataset)
     for candidate in (name, f"text_{name}"):
-        if candidate in dataset.items.columns and candidate.startswith("text_"):
+        if candidate in fields and candidate.startswith("text_"):
             return candidate
-    known = ", ".join(c.removeprefix("text_") for c in dataset.text_columns) or "none"
+    known = ", ".join(c.removeprefix("text_") for c in fields) or "none"
     raise InputError(f"{option}: {dataset.name} has no text field '{name}'; its text fields: {known}")
 
 
@@ -69,8 +79,8 @@ def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 
             wanted = [(t_field, b_field)]
         blocks = []
         for t_name, b_name in wanted:
-            t_field, b_field = _column(train, t_name, "--text"), _column(comp.bench, b_name, "--text")
-            checked = text_check(train.items[["item_id", t_field]], comp.bench.items[["item_id", b_field]],
+            t_field, b_field = text_field(train, t_name, "--text"), text_field(comp.bench, b_name, "--text")
+            checked = text_check(texts_of(train, t_field, stream=True), texts_of(comp.bench, b_field),
                                  t_field, b_field, ns=ns, boilerplate_threshold=threshold,
                                  pairs=comp.pairs[["train_id", "bench_id"]], workers=workers)
             blocks.append({"status": "ran"} | checked.summary())
@@ -81,6 +91,18 @@ def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 
     for n in ns:
         train.items[f"ngram_{n}"] = train.items["item_id"].isin(flagged[n])
     result.parameters.update({"text": fields, "ngram_ns": list(ns), "boilerplate_threshold": threshold})
+
+
+def texts_of(dataset, field: str, stream: bool = False):
+    """The (item_id, field) table of a dataset. Sets that load their texts lazily (SWE-rebench-V2(-PRs))
+    are streamed by row group on the train side, and fetched for all items on the bench side."""
+    from ..sources.swe_rebench import ensure_columns, iter_lazy_batches, lazy_columns
+
+    if field in lazy_columns(dataset):
+        if stream:
+            return iter_lazy_batches(dataset, field)
+        ensure_columns(dataset, dataset.items["item_id"], (field,))
+    return dataset.items[["item_id", field]]
 
 
 def _add_run_columns(comp, checked, suffix: str) -> None:
