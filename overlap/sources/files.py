@@ -218,7 +218,7 @@ def read_records(path: Path, columns: Iterable[str], required: Iterable[str] = (
             _require(path, required, schema_names)
             table = pq.read_table(path, columns=present)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise InputError(f"{path}: cannot read parquet ({_first_line(exc)}); is the file complete?") from None
+            raise InputError(f"{path}: cannot read parquet ({first_line(exc)}); is the file complete?") from None
         return table.to_pylist()
     if suffix == ".csv":
         import pandas as pd
@@ -231,7 +231,7 @@ def read_records(path: Path, columns: Iterable[str], required: Iterable[str] = (
             _decode(path)  # raises the line-numbered message
             raise
         except pd.errors.ParserError as exc:
-            raise InputError(f"{path}: malformed CSV ({_first_line(exc)})") from None
+            raise InputError(f"{path}: malformed CSV ({first_line(exc)})") from None
         except pd.errors.EmptyDataError:
             raise InputError(f"{path}: the file is empty") from None
         frame = frame.replace({"": None})
@@ -261,6 +261,6 @@ def _require(path: Path, required: list[str], available: Iterable[str]) -> None:
         )
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

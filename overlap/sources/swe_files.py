@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import HubUnavailableError, InputError, OverlapError
 from ..model import Dataset, FileRecord
 from .builder import DatasetBuilder
-from .files import FileSource, HubRepo, LocalFolder, SingleFile, _first_line, read_records, sha256_of
+from .files import FileSource, HubRepo, LocalFolder, SingleFile, first_line, read_records, sha256_of
 from .registry import DatasetSpec
 
 BY_ID = (("instance_id",),)  # the columns that make an item: the id alone
@@ -64,7 +64,7 @@ def _parquet_rows(
         handle = pq.ParquetFile(path)
         names = set(handle.schema_arrow.names)
     except (pa.ArrowInvalid, OSError) as exc:
-        builder.problem("unreadable_file", f"{label}: {_first_line(exc)}", "the file is not readable parquet")
+        builder.problem("unreadable_file", f"{label}: {first_line(exc)}", "the file is not readable parquet")
         return
     present = [c for c in wanted if c in names]
     for column in wanted:
@@ -81,7 +81,7 @@ def _parquet_rows(
                 yield f"{label} row {offset + position}", row
             offset += len(rows)
     except (pa.ArrowInvalid, OSError) as exc:
-        builder.problem("unreadable_file", f"{label}: {_first_line(exc)}", "the file is not readable parquet")
+        builder.problem("unreadable_file", f"{label}: {first_line(exc)}", "the file is not readable parquet")
 
 
 def _jsonl_rows(builder: DatasetBuilder, path: Path, label: str, columns: list[str]
@@ -114,7 +114,7 @@ def _csv_rows(builder: DatasetBuilder, path: Path, label: str, columns: list[str
     try:
         header = pd.read_csv(path, nrows=0).columns.tolist()
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        builder.problem("unreadable_file", f"{label}: {_first_line(exc)}", "the file is not readable CSV")
+        builder.problem("unreadable_file", f"{label}: {first_line(exc)}", "the file is not readable CSV")
         return
     for column in columns:
         if column not in header:
