@@ -109,3 +109,14 @@ def test_demo_grades_crashes_with_a_control_and_finds_related_bugs():
     assert crash["control"]["pairs"] == 2 and crash["control"]["rates"]["type_and_frame"] == 0.0
     assert evidence["related"]["status"] == "ran" and len(result.related) == evidence["related"]["pairs"]
     assert set(result.related["relation"]) <= {"related:fix_commit", "related:crash_state"}
+
+
+def test_specs_naming_the_harness_are_marked_for_the_filter():
+    from overlap.outputs.splits import filter_split
+
+    result = compare("mimo-cyber", ["cybergym"], data=demo_data(), permutations=0)
+    assert result.summary()["train_specs_naming_the_harness"] == 1
+    flagged = result.train.items.loc[result.train.items["spec_harness"].astype(bool), "item_id"].tolist()
+    assert flagged == ["arvo_42471761"]  # "MemorySanitizer: … in function `LLVMFuzzerTestOneInput` …"
+    removed = filter_split(result, ["spec:harness"]).removed
+    assert removed[["item_id", "reasons"]].values.tolist() == [["arvo_42471761", "spec:harness"]]

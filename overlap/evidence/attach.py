@@ -166,9 +166,26 @@ def _canonical_items(dataset) -> dict[str, list[str]]:
     return out
 
 
+def mark_harness_specs(dataset) -> int:
+    """`spec_harness` on a dataset's items: its task is a one-line crash spec that names the fuzz harness
+    (`LLVMFuzzerTestOneInput`, …) instead of a crash site — a malformed task `overlap filter --drop
+    spec:harness` can remove. Returns how many items carry it."""
+    if "crash_report" not in dataset.items.columns:
+        return 0
+    flags = []
+    for text in dataset.items["crash_report"]:
+        signature = parse_crash(text) if isinstance(text, str) else None
+        flags.append(bool(signature is not None and signature.source == "spec" and signature.harness))
+    dataset.items["spec_harness"] = pd.array(flags, dtype="boolean")
+    return int(sum(flags))
+
+
 def attach_evidence(result, *, fix_join: str = "auto", seed: int = 0) -> None:
     """Add evidence columns to every benchmark's pairs and an `evidence` section to its summary block."""
     train = result.train
+    harness_specs = mark_harness_specs(train)
+    if "spec_harness" in train.items.columns:
+        result.sections["train_specs_naming_the_harness"] = harness_specs
     tpatch, tcrash = ItemTexts(train, "patch"), ItemTexts(train, "crash_report")
     tbook = PatchBook(tpatch.get)  # one parse per train item across all benchmarks
     for comp in result.benches:
