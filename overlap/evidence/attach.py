@@ -100,6 +100,8 @@ def _column(pairs: pd.DataFrame, name: str) -> pd.Series:
 def _crash_grades(comp, train, tcrash: ItemTexts, bcrash: ItemTexts, seed: int) -> dict[str, Any]:
     pairs = comp.pairs
     missing = [s.why_not() for s in (tcrash, bcrash) if not s.available]
+    if len(missing) == 2:  # neither side has crash evidence (e.g. SWE sets): the check does not apply
+        return {"status": "not_applicable", "reason": "; ".join(missing), "pairs": 0}
     if missing or not len(pairs):
         pairs["crash_grade"] = pd.array(["not_run"] * len(pairs), dtype="string")
         return {"status": "not_run" if missing else "ran", "reason": "; ".join(missing) or None, "pairs": 0}

@@ -74,7 +74,7 @@ def _evidence_rows(block: dict[str, Any] | None) -> list[tuple[str, str]]:
     fix = block.get("fix", {})
     if fix.get("status") == "ran":
         rows.append(("pairs sharing the fix", f"{fix['sharing_fix']}/{fix['pairs']}"))
-    elif fix.get("reason"):
+    elif fix.get("status") == "not_run" and fix.get("reason"):
         rows.append(("fix evidence", f"not run: {fix['reason']}"))
     join = block.get("fix_join", {})
     if join.get("status") == "ran":
@@ -86,7 +86,7 @@ def _evidence_rows(block: dict[str, Any] | None) -> list[tuple[str, str]]:
         base = control["rates"].get("type_and_frame", 0.0)
         rows.append(("crash type+frame: matched / control",
                      f"{strong:.0%} / {base:.0%} ({control['pairs']} control pairs)"))
-    elif crash.get("reason"):
+    elif crash.get("status") == "not_run" and crash.get("reason"):
         rows.append(("crash evidence", f"not run: {crash['reason']}"))
     related = block.get("related", {})
     if related.get("status") == "ran" and related.get("pairs"):
