@@ -16,8 +16,9 @@ from collections import defaultdict
 
 from . import pyc
 from .archives import ARCHIVE_SUFFIXES
+from .caches import Caches, cache_kind
 from .compiled import Compiled
-from .context import Ctx, NotApplicable, capped, cut
+from .context import Ctx, NotApplicable, cut
 from .matchers import distinctive_hunks, fix_only_tokens, hex_runs, holds, looks_like_diff, nodeids_in, stripped_lines
 from .model import Finding, worst
 from .tree import TooLarge, read_regular
@@ -35,7 +36,7 @@ _APPLY = re.compile(r"\b(git\s+apply|git\s+am|patch\s+-p\d)\b[^\n]*")
 _SHA_CMD = re.compile(r"\bgit\s+(?:checkout|show|cherry-pick|reset\s+--hard|switch\s+--detach)\s+([0-9a-f]{7,64})\b")
 
 
-class _Scan(Compiled):
+class _Scan(Compiled, Caches):
     """The one pass: findings per check id."""
 
     def __init__(self, ctx: Ctx):
@@ -124,6 +125,10 @@ class _Scan(Compiled):
             entry = self.tracked.get(wt) if wt is not None else None
             if entry is not None and entry.size == fe.st.st_size and entry.mtime_s == int(fe.st.st_mtime):
                 continue  # a tracked file as checked out: not a leftover
+            kind = cache_kind(shown)
+            if kind is not None:
+                self.cache_entry(fe, shown, kind)
+                continue
             if fe.rel.endswith(ARCHIVE_SUFFIXES) and fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"]:
                 self.archive(fe, shown)
                 continue
@@ -168,8 +173,6 @@ class _Scan(Compiled):
         if name.endswith(PATCH_SUFFIXES) or looks_like_diff(text):
             self.patch(shown, name, text)
         self.hidden_tests(shown, wt, name, exact)
-        if name in ("nodeids", "lastfailed") and "/.pytest_cache/" in "/" + rel:
-            self.cache(shown, text)
         if name == "SOURCES.txt" and rel.rsplit("/", 2)[-2].endswith(".egg-info"):
             added = sorted(p for p in self.ref.added_paths() if p in text.splitlines())
             if added:
@@ -251,12 +254,6 @@ class _Scan(Compiled):
                  "hidden test file" + (" (the hidden tests themselves)" if exact == "tests" else ""),
                  {"known_location": known, "untracked_test_file": test_named, "equals_hidden_test": exact == "tests",
                   "visible_through": via}, f"cat {self.ctx.q(shown)}", hint=None)
-
-    def cache(self, shown: str, text: str) -> None:
-        sev, ids = self.ids_graded(text)
-        if sev:
-            self.add("L4", shown, sev, "location", f"test cache names {len(ids)} hidden or non-base test(s)",
-                     capped(ids, self.ctx.max_items), f"cat {self.ctx.q(shown)}")
 
     @staticmethod
     def is_log(shown: str, name: str) -> bool:

@@ -58,6 +58,18 @@ def read_regular(path: Path | str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def read_head(path: Path | str, n: int) -> bytes:
+    """The first ``n`` bytes of a regular file (empty when missing or not a regular file)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, n) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+
+
 def is_regular(path: Path | str) -> bool:
     try:
         return stat.S_ISREG(os.lstat(path).st_mode)
