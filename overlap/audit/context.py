@@ -88,7 +88,8 @@ class Ctx:
     alt_names: dict[str, str] = field(default_factory=dict)  # rewritten alternates line -> the image's path
     image: Any = None  # image mode: the opened image (image.Image)
     merged: Any = None  # image mode: the merged layer map (imagefs.Merged)
-    limit_hit: str | None = None  # a safety limit reached while reading the input: every check incomplete
+    limit_hit: str | None = None  # why the input could not be read (a limit, no zstd): every check incomplete
+    partial_input: str | None = None  # what the checks could not see (missing foreign layers): ran, incomplete
 
     def __post_init__(self) -> None:
         self._repo: GitRepo | None = None

@@ -27,9 +27,31 @@ JSON_LIMIT = 64 << 20
 
 
 class LimitHit(Exception):
-    def __init__(self, name: str):
+    """The input cannot be read whole: a §8.4 limit (``name``) or a missing decompressor; every check is
+    ``incomplete`` with ``reason``."""
+
+    def __init__(self, name: str, reason: str | None = None):
         super().__init__(name)
         self.name = name
+        self.reason = reason or f"the {name} limit was reached while reading the input"
+
+
+FOREIGN_TYPES = ("nondistributable", "foreign")
+
+
+def _zstd_reader(buf, layer_index: int):
+    """A streaming zstd decompressor: the optional ``zstandard`` package, else Python 3.14's
+    ``compression.zstd``; without either the image cannot be read (incomplete, not an error)."""
+    try:
+        import zstandard
+    except ImportError:
+        try:
+            from compression import zstd  # Python 3.14+
+        except ImportError:
+            raise LimitHit("zstd", f"layer {layer_index} is zstd-compressed and neither the zstandard package nor "
+                                   "compression.zstd is available (pip install zstandard)") from None
+        return zstd.ZstdFile(buf)
+    return zstandard.ZstdDecompressor().stream_reader(buf)
 
 
 class _Hashing(io.RawIOBase):
@@ -60,6 +82,8 @@ class Layer:
     digest: str | None  # blob digest to verify (compressed bytes), None for legacy layer.tar
     diff_id: str | None
     created_by: str = ""
+    foreign: bool = False  # a non-distributable layer (media type or LayerSources): it may be left out
+    missing: bool = False  # foreign and absent from the archive: merged without it, every check incomplete
 
 
 @dataclass
@@ -72,6 +96,19 @@ class Image:
     annotations: dict[str, str] = field(default_factory=dict)
     source: object = None
     platform: str | None = None
+    layer_sources: dict = field(default_factory=dict)  # docker save: diff_id -> descriptor of a foreign layer
+
+    @property
+    def present_layers(self) -> list[Layer]:
+        return [x for x in self.layers if not x.missing]
+
+    def missing_reason(self) -> str | None:
+        """Why the merged view lacks layers (§9.1: missing foreign layers make the image routes incomplete)."""
+        gone = [x for x in self.layers if x.missing]
+        if not gone:
+            return None
+        return "foreign (non-distributable) layer(s) not in the archive: " + ", ".join(
+            f"{x.index} ({(x.diff_id or x.digest or x.name)[:19]}…)" for x in gone) + "; audited without them"
 
     def open_layer(self, layer: Layer, budget: list[int]) -> tuple[_Hashing, _Hashing, io.IOBase]:
         """(raw hasher, uncompressed hasher, uncompressed stream) of one layer."""
@@ -81,11 +118,7 @@ class Image:
         if magic[:2] == b"\x1f\x8b":
             stream = gzip.GzipFile(fileobj=buf)
         elif magic == b"\x28\xb5\x2f\xfd":
-            try:
-                import zstandard
-            except ImportError:
-                raise LimitHit("zstd (the zstandard package is not installed)") from None
-            stream = zstandard.ZstdDecompressor().stream_reader(buf)
+            stream = _zstd_reader(buf, layer.index)
         else:
             stream = buf
         plain = _Hashing(stream, budget, "image_bytes")
@@ -232,6 +265,10 @@ def open_image(path: Path, kind: str, *, image: str | None = None, platform: str
     diff_ids = img.config.get("rootfs", {}).get("diff_ids", [])
     for layer, d in zip(img.layers, diff_ids, strict=False):
         layer.diff_id = d
+        layer.foreign = layer.foreign or d in img.layer_sources
+    for layer in img.layers:
+        # a foreign layer may legitimately be left out of `docker save`; any other absent layer is an error
+        layer.missing = layer.foreign and not source.has(layer.name)
     return img
 
 
@@ -257,7 +294,10 @@ def _docker_save(source, path: Path, image: str | None) -> Image:
     for i, name in enumerate(chosen.get("Layers") or []):
         digest = "sha256:" + name.rsplit("/", 1)[1] if str(name).startswith("blobs/sha256/") else None
         layers.append(Layer(i, str(name), digest, None))
-    return Image("docker-save", list(chosen.get("RepoTags") or []), config, cdigest, layers)
+    sources = chosen.get("LayerSources") if isinstance(chosen.get("LayerSources"), dict) else {}
+    foreign = {k: v for k, v in sources.items() if isinstance(v, dict) and
+               any(t in str(v.get("mediaType", "")) for t in FOREIGN_TYPES)}
+    return Image("docker-save", list(chosen.get("RepoTags") or []), config, cdigest, layers, layer_sources=foreign)
 
 
 def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
@@ -292,7 +332,9 @@ def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
     config_desc = doc.get("config") or {}
     config = _json(source, _blob(config_desc.get("digest", "")), str(path), config_desc.get("digest"))
     annotations.update(doc.get("annotations") or {})
-    layers = [Layer(i, _blob(d["digest"]), d["digest"], None) for i, d in enumerate(doc.get("layers") or [])]
+    layers = [Layer(i, _blob(d["digest"]), d["digest"], None,
+                    foreign=any(t in str(d.get("mediaType", "")) for t in FOREIGN_TYPES) or bool(d.get("urls")))
+              for i, d in enumerate(doc.get("layers") or [])]
     tags = [annotations["org.opencontainers.image.ref.name"]] if "org.opencontainers.image.ref.name" in annotations \
         else []
     return Image("oci-layout", tags, config, config_desc.get("digest"), layers, annotations, platform=chosen_platform)

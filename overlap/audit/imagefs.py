@@ -91,7 +91,7 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
     budget = [limits["image_bytes"]]
     count = 0
     spool_left = 64 << 20
-    for layer in img.layers:
+    for layer in img.present_layers:
         i = layer.index
         raw, plain, stream = img.open_layer(layer, budget)
         members: list[tuple[str, MEntry]] = []
@@ -264,7 +264,7 @@ def materialise(img: Image, merged: Merged, view: Path, limits: dict[str, int]) 
             elif e.kind == "symlink" and e.link and not _in_git(path):
                 w.symlink(path, e.link)
         budget = [limits["image_bytes"]]
-        for layer in img.layers:
+        for layer in img.present_layers:
             raw, plain, stream = img.open_layer(layer, budget)
             with tarfile.open(fileobj=stream, mode="r|") as tar:
                 for ordinal, m in enumerate(tar):

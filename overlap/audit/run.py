@@ -76,7 +76,7 @@ def run_check(ctx: Ctx, check: Check) -> tuple[CheckResult, list[Finding]]:
     findings: list[Finding] = []
     try:
         if ctx.limit_hit:
-            raise Incomplete(f"the {ctx.limit_hit} limit was reached while reading the input")
+            raise Incomplete(ctx.limit_hit)
         if "image" in check.needs and ctx.image is None:
             raise NotApplicable("only for image archives")
         if check.run is None:
@@ -86,6 +86,8 @@ def run_check(ctx: Ctx, check: Check) -> tuple[CheckResult, list[Finding]]:
         if "git" in check.needs:
             _ = ctx.repo  # NotApplicable without git, Incomplete when git cannot read it
         findings = check.run(ctx)
+        if ctx.partial_input:  # what it found stands; what it could not see keeps the verdict off `clean`
+            res.status, res.reason = "incomplete", ctx.partial_input
     except NotApplicable as exc:
         res.status, res.reason = "not_applicable", exc.reason
     except Incomplete as exc:
@@ -242,7 +244,8 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                       reference=reference, network=network, limits=lim, base_arg=base, base_source=base_source,
                       git_version=git_version, git_error=target_git_error, fsroot=fsroot,
                       repo_path=image_path[0] if image_path else None, origin_gitdir=origin,
-                      dropped_alternates=dropped, alt_names=alt_names, image=img, merged=merged, limit_hit=limit_hit)
+                      dropped_alternates=dropped, alt_names=alt_names, image=img, merged=merged, limit_hit=limit_hit,
+                      partial_input=img.missing_reason() if img is not None else None)
             out_targets.append(_run_target(ctx))
         inputs = _inputs(given, reference, out_targets, network, platform, lim, base_source)
         tool = {"name": "overlap", "version": __version__, "git": git_version,
@@ -277,7 +280,7 @@ def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):
         merged = merge(img, lim)
         materialise(img, merged, view, lim)
     except LimitHit as exc:
-        return None, exc.name, None, (None, None, None)
+        return None, exc.reason, None, (None, None, None)
     workdir = (img.config.get("config") or {}).get("WorkingDir")
     if repo_path is None and workdir:
         found = find_rootfs_repo(view, None if workdir in ("", "/") else workdir) if _is_repo_in(view, workdir) \
