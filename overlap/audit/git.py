@@ -373,6 +373,18 @@ def check_g7(ctx: Ctx) -> list[Finding]:
                         hint="staged blobs survive gc --prune=now and pass ref-only checks")]
 
 
+def _checkout_exists(ctx: Ctx, checkout: str | None) -> bool:
+    """Whether a linked worktree's checkout exists: inside the root filesystem or image when there is one
+    (its absolute paths are the image's, never the host's), else on this machine."""
+    if not checkout:
+        return False
+    if ctx.fsroot is None:
+        return os.path.lexists(checkout)
+    from .targets import inside
+
+    return checkout.startswith("/") and inside(ctx.fsroot, checkout) is not None
+
+
 def check_g8(ctx: Ctx) -> list[Finding]:
     """Linked worktrees: their HEAD, checkout folder and whether it exists."""
     repo = ctx.repo
@@ -386,8 +398,7 @@ def check_g8(ctx: Ctx) -> list[Finding]:
         oid = head.oid if head else None
         sev = (ctx.grade_oid(oid) if oid else None) or "info"
         where = ctx.gp(f"worktrees/{w}")
-        rec = {"name": w, "head": oid, "checkout": checkout,
-               "path_exists": bool(checkout and os.path.lexists(checkout)),
+        rec = {"name": w, "head": oid, "checkout": checkout, "path_exists": _checkout_exists(ctx, checkout),
                "object_present": bool(oid and repo.has(oid))}
         if oid and oid in repo.commits:
             rec["subject"] = cut(repo.commits[oid].commit.subject)

@@ -19,12 +19,12 @@ from pathlib import Path
 from .. import __version__
 from ..errors import InputError
 from . import fixed, git, gitmeta, imagechecks, leftovers, near, times
-from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable
+from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable, cut
 from .gitcmd import GitError, GitRunner, version_tuple
 from .gitfiles import ParseError
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .reference import Reference, load_reference
-from .targets import detect_kind, discover_repos, find_rootfs_repo, inside, materialise_if_alternates, repo_layout
+from .targets import detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
 from .tree import is_dir
 
 
@@ -239,7 +239,11 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
             alt_names: dict[str, str] = {}
             origin = gitdir
             if fsroot is not None and gitdir is not None:
-                gitdir = materialise_if_alternates(gitdir, fsroot, private, dropped, alt_names)
+                missing: list[tuple[str, str]] = []
+                gitdir = private_gitdir(gitdir, fsroot, private, dropped, alt_names, missing)
+                lost = [f"{file} names {cut(line, 80)}" for file, line in missing if file.endswith("/commondir")]
+                if lost and not target_git_error:  # the host path of the same name is never read
+                    target_git_error = "a linked worktree's common git folder is not in the input: " + lost[0]
             ctx = Ctx(kind=kind, path=display, root=root, gitdir=gitdir, runner=runner, private=private,
                       reference=reference, network=network, limits=lim, base_arg=base, base_source=base_source,
                       git_version=git_version, git_error=target_git_error, fsroot=fsroot,

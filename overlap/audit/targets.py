@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import InputError
-from .tree import TooLarge, is_dir, list_dir, read_regular
+from .tree import TooLarge, is_dir, is_regular, list_dir, read_regular
 
 
 def _looks_like_gitdir(p: Path) -> bool:
@@ -171,4 +171,57 @@ def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped
         else:
             dropped.append(line)
     (copy / "objects" / "info" / "alternates").write_text("".join(f"{x}\n" for x in lines))
+    return copy
+
+
+def _image_path(fsroot: Path, host: Path) -> str:
+    try:
+        return "/" + str(host.relative_to(fsroot))
+    except ValueError:
+        return "/"
+
+
+def _first_line(path: Path) -> str | None:
+    try:
+        data = read_regular(path, 4096)
+    except TooLarge:
+        return None
+    return data.decode("utf-8", "replace").strip().splitlines()[0].strip() if data and data.strip() else None
+
+
+def private_gitdir(gitdir: Path, fsroot: Path, private: Path, dropped: list[str], names: dict[str, str],
+                   missing: list[tuple[str, str]]) -> Path:
+    """The git folder git may be pointed at, for a repository inside a root filesystem or image (§9.4).
+
+    A linked worktree's git folder names its common folder in ``commondir`` (relative, or an absolute
+    path of the image) and its checkout in ``gitdir``: both are resolved inside ``fsroot`` and written
+    into a private copy, so git never follows a path of the image on the host. A path that is not in
+    the image is left out of the copy and listed in ``missing`` as (file, line). The common folder
+    itself gets its alternates rewritten (``materialise_if_alternates``).
+    """
+    commondir = gitdir / "commondir"
+    if not is_regular(commondir):
+        return materialise_if_alternates(gitdir, fsroot, private, dropped, names)
+    here = _image_path(fsroot, gitdir)
+    line = _first_line(commondir) or ""
+    common = inside(fsroot, line if line.startswith("/") else posixpath.normpath(here + "/" + line)) if line \
+        else None
+    copy = Path(tempfile.mkdtemp(prefix="git-wt-", dir=private))
+    shutil.rmtree(copy)
+    shutil.copytree(gitdir, copy, symlinks=True)
+    (copy / "commondir").unlink()
+    if common is not None and is_dir(common):
+        common = materialise_if_alternates(common, fsroot, private, dropped, names)
+        (copy / "commondir").write_text(f"{common}\n")
+    else:
+        missing.append((here + "/commondir", line))
+    checkout = _first_line(gitdir / "gitdir")
+    if (copy / "gitdir").exists():
+        (copy / "gitdir").unlink()
+    if checkout:
+        target = inside(fsroot, checkout if checkout.startswith("/") else posixpath.normpath(here + "/" + checkout))
+        if target is not None:
+            (copy / "gitdir").write_text(f"{target}\n")
+        else:
+            missing.append((here + "/gitdir", checkout))
     return copy
