@@ -7,11 +7,12 @@ A mixin of ``leftovers._Scan`` (it uses ``self.ctx``, ``self.ref``, ``self.token
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 
 from . import pyc
 from .archives import members
-from .context import capped, cut
+from .context import capped, cut, iso
 from .matchers import holds, stripped_lines
 from .model import worst
 from .reference import blob_id
@@ -80,6 +81,8 @@ class Compiled:
                 item["current"] = read_regular(root / src, self.ctx.limits["scan_file_bytes"]) if root else None
             except TooLarge:
                 item["current"] = None
+            if item["current"] is not None:
+                item["source_mtime"] = int(os.lstat(root / src).st_mtime)
             item["fixed"] = fixed.get(src)
             own.append((shown, src, item, header))
         results = pyc.compare([{"pyc": it["pyc"], "current": it["current"], "fixed": it["fixed"]}
@@ -93,16 +96,26 @@ class Compiled:
             stale = current is not None and (
                 (header.hash_based and importlib.util.source_hash(current) != item["pyc"][8:16])
                 or (not header.hash_based and header.size != len(current) & 0xFFFFFFFF))
+            # checkouts and `touch` change mtimes: a pyc that compiles to the current source and differs only
+            # in its recorded source mtime is no leak (info)
+            mtime_only = (not stale and res.get("current") is True and not header.hash_based
+                          and header.mtime is not None and "source_mtime" in item
+                          and header.mtime != item["source_mtime"] & 0xFFFFFFFF)
             if res.get("fixed"):
                 sev, title = "critical", f"bytecode of {src} equals the compiled fix"
             elif current is None:
                 sev, title = ("critical" if src in self.ref.added_paths() else "medium"), f"orphan bytecode of {src}"
             elif res.get("current") is False or stale:
                 sev, title = "medium", f"bytecode of {src} was compiled from another version of the source"
+            elif mtime_only:
+                sev, title = "info", f"bytecode of {src} matches the source; only the recorded mtime differs"
             else:
                 continue
+            extra = {"pyc_source_mtime": iso(header.mtime), "source_mtime": iso(item["source_mtime"])} \
+                if mtime_only else {}
             self.add("L3", shown, sev, "content", title, {"source": src, "equals_fixed": bool(res.get("fixed")),
-                                                          "equals_current": res.get("current"), "stale_header": stale},
+                                                          "equals_current": res.get("current"), "stale_header": stale,
+                                                          "mtime_only": mtime_only, **extra},
                      "python3 -c " + self.ctx.q(f"import dis, marshal; dis.dis(marshal.loads(open({shown!r}, "
                                                 f"'rb').read()[16:]))"))
         self.unreadable_pyc = unreadable

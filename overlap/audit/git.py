@@ -7,13 +7,13 @@ content it reaches; a SHA whose object is absent is graded by ``--network``).
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 
 from . import gitfiles as gf
 from .context import Ctx, Incomplete, capped, cut, iso, short
 from .gitentries import LABELS
 from .model import SEVERITY_RANK, Finding, worst
+from .targets import checkout_exists
 from .tree import walk
 
 
@@ -373,18 +373,6 @@ def check_g7(ctx: Ctx) -> list[Finding]:
                         hint="staged blobs survive gc --prune=now and pass ref-only checks")]
 
 
-def _checkout_exists(ctx: Ctx, checkout: str | None) -> bool:
-    """Whether a linked worktree's checkout exists: inside the root filesystem or image when there is one
-    (its absolute paths are the image's, never the host's), else on this machine."""
-    if not checkout:
-        return False
-    if ctx.fsroot is None:
-        return os.path.lexists(checkout)
-    from .targets import inside
-
-    return checkout.startswith("/") and inside(ctx.fsroot, checkout) is not None
-
-
 def check_g8(ctx: Ctx) -> list[Finding]:
     """Linked worktrees: their HEAD, checkout folder and whether it exists."""
     repo = ctx.repo
@@ -398,7 +386,7 @@ def check_g8(ctx: Ctx) -> list[Finding]:
         oid = head.oid if head else None
         sev = (ctx.grade_oid(oid) if oid else None) or "info"
         where = ctx.gp(f"worktrees/{w}")
-        rec = {"name": w, "head": oid, "checkout": checkout, "path_exists": _checkout_exists(ctx, checkout),
+        rec = {"name": w, "head": oid, "checkout": checkout, "path_exists": checkout_exists(ctx.fsroot, checkout),
                "object_present": bool(oid and repo.has(oid))}
         if oid and oid in repo.commits:
             rec["subject"] = cut(repo.commits[oid].commit.subject)

@@ -6,8 +6,10 @@ import re
 from collections import Counter
 
 from .context import Ctx, NotApplicable, capped, cut
+from .imagefs import read_members
 from .leftovers import scan
 from .model import Finding, worst
+from .reference import blob_id
 from .times import _grade, group_size_cap
 
 _EDITS = re.compile(r"git\s+apply|\bpatch\b|git\s+checkout|git\s+stash|sed\s+-i")
@@ -121,23 +123,32 @@ def image_sha_findings(ctx: Ctx) -> list[Finding]:
 
 def check_l11(ctx: Ctx) -> list[Finding]:
     """Shadowed content (builder only): answer-like files hidden by a whiteout or a later layer."""
-    _, merged = _image(ctx)
+    img, merged = _image(ctx)
     s = scan(ctx)
     out = []
+    fixed = ctx.fixed_blobs() if ctx._repo is not None else {}
+    hexlen = ctx._repo.hexlen if ctx._repo is not None else 40
+    sizes = {f.size for f in fixed.values() if f.size is not None}
+    # a hidden file of a fixed file's size is read back from its layer and hashed (F1 on shadowed content)
+    sized = {tuple(sh["src"]) for sh in merged.shadowed if sh.get("src") and sh.get("size") in sizes
+             and tuple(sh["src"]) not in merged.spooled}
+    contents = {**merged.spooled, **(read_members(img, sized, ctx.limits) if sized else {})}
     for sh in merged.shadowed:
-        if not sh["interesting"]:
+        data = contents.get(tuple(sh["src"])) if sh.get("src") else None
+        same = fixed.get(blob_id(data, hexlen)) if data is not None and sh.get("size") in sizes else None
+        if not (sh["interesting"] or same):
             continue
-        data = merged.spooled.get(tuple(sh["src"])) if sh.get("src") else None
         text = data.decode("utf-8", "replace") if data else ""
         hits = s.patch_match(text) if s.hunks and text else []
-        what = "reference patch" if hits else "answer-like file"
+        what = (f"fixed {same.path}" if same.kind == "fix" else f"hidden test {same.path}") if same \
+            else "reference patch" if hits else "answer-like file"
         out.append(ctx.finding("L11", sh["path"], "info", "content",
                                f"{sh['path']} = {what}, written by layer {sh['layer']}, hidden by layer "
                                f"{sh['hidden_by']} ({sh['how']})", f"layer {sh['layer']} (hidden by layer "
                                                                    f"{sh['hidden_by']})",
                                {"path": sh["path"], "layer": sh["layer"], "hidden_by": sh["hidden_by"],
-                                "how": sh["how"], "hunks": hits}, "builder only: extract the layer from the archive",
-                               run_on="host"))
+                                "how": sh["how"], "hunks": hits, "equals_fixed": same.path if same else None},
+                               "builder only: extract the layer from the archive", run_on="host"))
     if merged.skipped:
         n = len(merged.skipped)
         out.append(ctx.finding("L11", "archive:skipped", "info", "hygiene",

@@ -158,7 +158,7 @@ def _remove(merged: Merged, path: str, *, below: int, how: str, children_only: b
         if e.layer < below:
             if e.kind == "file":
                 merged.shadowed.append({"path": "/" + k, "layer": e.layer, "hidden_by": below, "how": how,
-                                        "src": e.src, "interesting": interesting(k)})
+                                        "src": e.src, "size": e.size, "interesting": interesting(k)})
             del entries[k]
 
 
@@ -175,7 +175,7 @@ def _add(merged: Merged, name: str, e: MEntry) -> None:
                 del entries[k]
         elif old.kind == "file" and old.layer < e.layer:
             merged.shadowed.append({"path": "/" + name, "layer": old.layer, "hidden_by": e.layer, "how": "overwritten",
-                                    "src": old.src, "interesting": interesting(name)})
+                                    "src": old.src, "size": old.size, "interesting": interesting(name)})
     if e.kind == "hardlink":
         target = entries.get(e.link) if e.link else None
         if target is None or target.kind != "file":
@@ -186,6 +186,27 @@ def _add(merged: Merged, name: str, e: MEntry) -> None:
     if e.kind in ("device", "fifo", "other"):
         merged.skipped.append({"path": name, "layer": e.layer, "reason": f"{e.kind} recorded, never created"})
     entries[name] = e
+
+
+def read_members(img: Image, wanted: set[tuple[int, int]], limits: dict[str, int]) -> dict[tuple[int, int], bytes]:
+    """The bytes of a few (layer, member ordinal) entries, streamed again from their layers (pass 3 for L11:
+    shadowed files whose size equals a fixed file's). Members over ``spool_bytes`` are left out."""
+    out: dict[tuple[int, int], bytes] = {}
+    budget = [limits["image_bytes"]]
+    for layer in img.present_layers:
+        todo = {o for i, o in wanted if i == layer.index}
+        if not todo:
+            continue
+        _, _, stream = img.open_layer(layer, budget)
+        with tarfile.open(fileobj=stream, mode="r|") as tar:
+            for ordinal, m in enumerate(tar):
+                tar.members = []
+                if ordinal in todo and m.isreg() and m.size <= limits["spool_bytes"]:
+                    out[(layer.index, ordinal)] = tar.extractfile(m).read()
+                    todo.discard(ordinal)
+                if not todo:
+                    break
+    return out
 
 
 # --------------------------------------------------------------------------------------- pass 2

@@ -121,6 +121,16 @@ def inside(fsroot: Path, image_path: str) -> Path | None:
     return cur if os.path.lexists(cur) and not cur.is_symlink() else None
 
 
+def checkout_exists(fsroot: Path | None, checkout: str | None) -> bool:
+    """Whether a linked worktree's checkout exists: inside the root filesystem or image when there is one
+    (its absolute paths are the image's, never the host's), else on this machine."""
+    if not checkout:
+        return False
+    if fsroot is None:
+        return os.path.lexists(checkout)
+    return checkout.startswith("/") and inside(fsroot, checkout) is not None
+
+
 def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, Path | None, str | None]:
     """(worktree, git folder, image path) of the audited repo in a root filesystem (§2 image mode)."""
     if repo_path:
