@@ -80,3 +80,18 @@ def snapshot(root: Path) -> dict[str, tuple]:
             rel = os.path.relpath(p, root)
             out[rel] = (st.st_mode, digest, st.st_mtime_ns)
     return out
+
+
+def assert_valid_report(report) -> dict:
+    """The report's JSON validates against ``overlap/audit/schema.json`` and names no private path (§10.1)."""
+    import json
+    from importlib.resources import files
+
+    import pytest
+
+    jsonschema = pytest.importorskip("jsonschema")
+    text = report.to_json()
+    assert "overlap-audit-" not in text and "/scratch" not in text
+    data = json.loads(text)
+    jsonschema.validate(data, json.loads(files("overlap.audit").joinpath("schema.json").read_text()))
+    return data

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from audit_helpers import assert_valid_report
 from test_audit_fixtures import assert_findings
 
 from overlap.audit import audit
@@ -122,6 +123,7 @@ def test_every_cache_family_is_recognised(cache_roots):
 def test_caches_naming_hidden_tests_or_holding_the_fix(gitfix, cache_roots):
     root, _ = cache_roots["leak"]
     report = audit(str(root), rootfs=True, repo_path="/testbed", test_ids=[GO_ID], **gitfix.R)
+    assert_valid_report(report)
     by = {f.key: f for f in report.targets[0].findings if f.check == "L4"}
     assert {k[3:]: f.severity for k, f in by.items()} == EXPECTED_LEAK
     ev = {k[3:]: f.evidence for k, f in by.items()}

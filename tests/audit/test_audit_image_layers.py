@@ -14,6 +14,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from audit_helpers import assert_valid_report
 from test_audit_fixtures import assert_findings
 from test_audit_images import _assert_same_findings
 
@@ -104,6 +105,7 @@ def test_missing_foreign_oci_layer_is_incomplete_and_the_rest_is_audited(gitfix,
     _edit_oci(oci_dir, add_foreign_base)
     report = audit(str(oci_dir), **gitfix.R)
     t = report.targets[0]
+    assert_valid_report(report)
     assert report.verdict == "leak" and not report.complete  # a leak in the layers present still counts
     keys = {f.key for f in t.findings}
     assert {"T1:worktree", "T3:layers", "L8:config.Env.0", "L11:/tmp/fix.patch"} <= keys

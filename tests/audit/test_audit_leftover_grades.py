@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from audit_helpers import git
+from audit_helpers import assert_valid_report, git
 from test_audit_fixtures import assert_findings
 
 from overlap.audit import audit
@@ -49,7 +49,9 @@ def test_shadowed_files_equal_to_the_fix_are_found_by_hash(gitfix, tmp_path):
     out = tmp_path / "img.tar"
     subprocess.run([sys.executable, str(MKIMAGE), str(out), "docker", "t:1", "[]", str(tmp_path / "l0"), "clone",
                     str(tmp_path / "l1"), "COPY answer", str(tmp_path / "l2"), "RUN git checkout ."], check=True)
-    t = audit(str(out), **gitfix.R).targets[0]
+    report = audit(str(out), **gitfix.R)
+    assert_valid_report(report)
+    t = report.targets[0]
     l11 = {f.key: f for f in t.findings if f.check == "L11"}
     assert set(l11) == {"L11:/testbed/src/calc.py", "L11:/opt/answer/calc.py"}
     assert all(f.severity == "info" and f.evidence["equals_fixed"] == "src/calc.py" for f in l11.values())
