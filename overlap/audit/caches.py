@@ -21,7 +21,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from .archives import is_archive, members
+from .archives import GZIP_MAGIC, is_archive, members
 from .context import capped, cut
 from .matchers import holds, stripped_lines
 from .model import worst
@@ -99,7 +99,8 @@ class Caches:
         ctx = self.ctx
         limit = ctx.limits["scan_file_bytes"]
         skipped = 0
-        if fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"] and is_archive(read_head(fe.path, 4)):
+        head = read_head(fe.path, 4) if fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"] else b""
+        if is_archive(head):
             items = members(fe.path, ctx.limits["archive_member_bytes"])
         else:
             try:
@@ -130,10 +131,19 @@ class Caches:
             return
         evidence = {"cache": kind, "members_skipped": skipped,
                     **{k: capped(v, ctx.max_items) for k, v in hits.items() if v}}
-        what = "the fix or the hidden tests" if content else "hidden or non-base tests"
-        self.add("L4", shown, worst(sevs), "content" if content else "location",
-                 f"{kind} cache holds {what}", evidence, f"cat {ctx.q(shown)}" if not hits["members"]
-                 else f"python3 -m zipfile -l {ctx.q(shown)}")
+        if hits["equals_fixed"]:
+            what = f"holds the fixed {hits['equals_fixed'][0]}"
+        elif hits["hunks"]:
+            what = f"holds {len(hits['hunks'])} reference hunk(s)"
+        elif hits["tokens"]:
+            what = f"holds strings only the fix adds ({cut(hits['tokens'][0], 40)})"
+        else:
+            ids = hits["test_ids"]
+            what = f"names {ids[0]}" + (f" (+{len(ids) - 1} more)" if len(ids) > 1 else "")
+        lister = "tar -tzf" if head.startswith(GZIP_MAGIC) else "python3 -m zipfile -l"
+        see = f"{lister} {ctx.q(shown)}" if hits["members"] else f"cat {ctx.q(shown)}"
+        self.add("L4", shown, worst(sevs), "content" if content else "location", f"{kind} cache {what}", evidence,
+                 see)
 
     def _cache_matches(self, shown: str, kind: str, data: bytes) -> list[tuple[str, str, list, bool]]:
         """(severity, evidence key, values, is content) for each matcher that fires on one cached text."""

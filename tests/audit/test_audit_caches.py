@@ -136,6 +136,8 @@ def test_caches_naming_hidden_tests_or_holding_the_fix(gitfix, cache_roots):
     jest = ev["/tmp/jest_rs/jest-transform-cache-3f2a/1a/calc_1a2b3c"]
     assert jest["hunks"]["items"][0].startswith("fix src/calc.py")
     assert "Return the sum of a and b (issue #42)." in ev["/root/.julia/compiled/v1.10/Calc/abcd.ji"]["tokens"]["items"]
+    assert by["L4:/testbed/.coverage"].title == "coverage cache names tests/test_calc.py::test_add"
+    assert by["L4:/root/.gradle/caches/build-cache-1/0a1b2c3d4e"].reproduce["command"].startswith("tar -tzf ")
     assert by["L4:/testbed/.coverage"].cls == "location" and by["L4:/root/.cache/pip/wheels/ab/cd/" +
                                                                 "calc-2.0-py3-none-any.whl"].cls == "content"
 
