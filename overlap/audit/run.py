@@ -127,6 +127,22 @@ def run_checks(ctx: Ctx, checks: Iterable[Check]) -> tuple[list[CheckResult], li
     return results, findings
 
 
+def _git_view(gitdir: Path | None, fsroot: Path | None, private: Path, git_error: str | None):
+    """(git folder for git, dropped alternates, their image names, git error) of a store inside a root
+    filesystem or image: alternates, ``commondir`` and ``gitdir`` are rewritten into a private copy (§9.4);
+    a common folder that is not in the input blocks git (its host namesake is never read)."""
+    dropped: list[str] = []
+    alt_names: dict[str, str] = {}
+    if fsroot is None or gitdir is None:
+        return gitdir, dropped, alt_names, git_error
+    missing: list[tuple[str, str]] = []
+    gitdir = private_gitdir(gitdir, fsroot, private, dropped, alt_names, missing)
+    lost = [f"{file} names {cut(line, 80)}" for file, line in missing if file.endswith("/commondir")]
+    if lost and not git_error:
+        git_error = "a linked worktree's common git folder is not in the input: " + lost[0]
+    return gitdir, dropped, alt_names, git_error
+
+
 def submodule_base(ctx: Ctx, rel: str) -> str | None:
     """A checked-out submodule's base: the gitlink at its path in B's tree (None: use its own HEAD)."""
     repo = ctx._repo
@@ -144,10 +160,13 @@ def run_nested(ctx: Ctx, rel: str, gitdir: Path):
     cache = ctx.__dict__.setdefault("_nested_cache", {})
     if rel not in cache:
         base = submodule_base(ctx, rel)
-        sub = Ctx(kind="nested", path=rel, root=None, gitdir=gitdir, runner=ctx.runner, private=ctx.private,
+        # a store inside an image or rootfs names image paths (alternates, commondir): rewritten like the main one
+        view, dropped, alt_names, git_error = _git_view(gitdir, ctx.fsroot, ctx.private, ctx.git_error)
+        sub = Ctx(kind="nested", path=rel, root=None, gitdir=view, runner=ctx.runner, private=ctx.private,
                   reference=ctx.reference, network=ctx.network, limits=ctx.limits, git_version=ctx.git_version,
-                  git_error=ctx.git_error, nested_depth=ctx.nested_depth + 1, base_arg=base,
-                  base_source="argument" if base else "HEAD")
+                  git_error=git_error, nested_depth=ctx.nested_depth + 1, base_arg=base,
+                  base_source="argument" if base else "HEAD", fsroot=ctx.fsroot, origin_gitdir=gitdir,
+                  dropped_alternates=dropped, alt_names=alt_names)
         results, findings = run_checks(sub, GIT_STORE_CHECKS)
         incomplete = [f"{r.id}: {r.reason}" for r in results if r.status == "incomplete"]
         cache[rel] = (sub._repo, findings, incomplete)
@@ -235,15 +254,8 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                 linked = _git_symlinks(merged) if merged is not None else []
                 if linked and not target_git_error:
                     target_git_error = "symlink in a git folder of the image: " + ", ".join(linked[:3])
-            dropped: list[str] = []
-            alt_names: dict[str, str] = {}
             origin = gitdir
-            if fsroot is not None and gitdir is not None:
-                missing: list[tuple[str, str]] = []
-                gitdir = private_gitdir(gitdir, fsroot, private, dropped, alt_names, missing)
-                lost = [f"{file} names {cut(line, 80)}" for file, line in missing if file.endswith("/commondir")]
-                if lost and not target_git_error:  # the host path of the same name is never read
-                    target_git_error = "a linked worktree's common git folder is not in the input: " + lost[0]
+            gitdir, dropped, alt_names, target_git_error = _git_view(gitdir, fsroot, private, target_git_error)
             ctx = Ctx(kind=kind, path=display, root=root, gitdir=gitdir, runner=runner, private=private,
                       reference=reference, network=network, limits=lim, base_arg=base, base_source=base_source,
                       git_version=git_version, git_error=target_git_error, fsroot=fsroot,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -83,6 +84,25 @@ def test_alternates_to_a_host_path_are_never_read(gitfix):
     assert_findings(report, {f"G9:{line}": "low"}, "clean")
     own = audit(gitfix.path("ctl-img.tar"), **gitfix.R).targets[0].stats["objects_total"]
     assert report.targets[0].stats["objects_total"] == own  # the host store next door was not read
+
+
+def test_nested_store_alternates_to_a_host_path_are_never_read(gitfix, tmp_path):
+    """A second store in the image (G13) gets the same §9.4 rewriting as the audited one."""
+    import shutil
+
+    layer = tmp_path / "l0"
+    shutil.copytree(gitfix.L / "r", layer / "testbed", symlinks=True)
+    subprocess.run(["git", "init", "-q", "--bare", str(layer / "opt/vendor.git")], check=True,
+                   env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(tmp_path)})
+    line = str(gitfix.L / "up/.git/objects")  # the leaky upstream store, on this machine only
+    (layer / "opt/vendor.git/objects/info/alternates").write_text(line + "\n")
+    subprocess.run([sys.executable, str(Path(__file__).parent / "fixtures/mkimage.py"), str(tmp_path / "img.tar"),
+                    "docker", "t:1", "[]", str(layer), "clone"], check=True)
+    report = audit(str(tmp_path / "img.tar"), **gitfix.R)
+    assert_findings(report, {"G13:/opt/vendor.git": "low"}, "clean")
+    g13 = report.targets[0].findings[0].evidence
+    assert g13["objects"] == 0 and g13["fixed_blobs"] == []
+    assert [f["key"] for f in g13["findings"]] == [f"G9:{line}"]
 
 
 def test_hostile_archive_writes_nothing_outside(gitfix, tmp_path):
