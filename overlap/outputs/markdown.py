@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..model import PAIR_COLUMNS
+from . import more_sections  # noqa: F401 - registers the evidence, text and SWE sections
 from .sections import (  # noqa: F401 - Section, register_section, SECTIONS, null_models... re-exported
     NULL_FIELDS,
     SECTIONS,
@@ -164,8 +165,9 @@ def _bench_pairs(view: ResultView, name: str) -> pd.DataFrame:
 
 
 def evidence_columns(pairs: pd.DataFrame) -> list[str]:
-    """Columns later stages added to pairs (fix relation, crash grade, text scores...)."""
-    return [c for c in pairs.columns if c not in PAIR_COLUMNS]
+    """Columns later stages added to pairs (fix relation, crash grade, text scores...); the free-text
+    `*_reason` columns are left to pairs.csv and the examples (one row per distinct sentence is noise)."""
+    return [c for c in pairs.columns if c not in PAIR_COLUMNS and not c.endswith("_reason")]
 
 
 def evidence_blocks(pairs: pd.DataFrame) -> list[Block]:
@@ -304,7 +306,8 @@ def build_report(view: ResultView) -> list[RenderedSection]:
     for bench in summary["benches"]:
         sections.append(RenderedSection(f"{bench.get('bench')}", [_headline(bench, train)]))
         sections += _extra_sections(bench, CORE_BENCH_KEYS, "bench", view, bench, 3)
-        evidence = evidence_blocks(_bench_pairs(view, str(bench.get("bench"))))
+        # Without an evidence summary (older folders, columns added by hand) the pair columns are counted.
+        evidence = [] if "evidence" in bench else evidence_blocks(_bench_pairs(view, str(bench.get("bench"))))
         if evidence:
             sections.append(RenderedSection("Evidence grades", evidence, 3))
         examples = example_blocks(view, bench)

@@ -61,7 +61,7 @@ def test_sections_absent_are_skipped_and_present_are_shown(demo_result):
     plain = render_markdown(view_of(demo_result))
     assert "Chance baselines" not in plain and "Evidence grades" not in plain
     block = attach_test_baselines(demo_result)["cybergym"]
-    demo_result.benches[0].sections["text"] = {"ngram": {"n": 13, "pairs_with_shared": 1}, "status": "ran"}
+    demo_result.benches[0].sections["custom_check"] = {"ngram": {"n": 13, "pairs_with_shared": 1}, "status": "ran"}
     demo_result.benches[0].pairs["crash_grade"] = ["same", "same", "same", "different", "", "same", "same", "same"]
     md = render_markdown(view_of(demo_result))
     uniform = block["uniform"]
@@ -70,7 +70,7 @@ def test_sections_absent_are_skipped_and_present_are_shown(demo_result):
     assert f"| uniform | {uniform['observed']} | {uniform['expected']:,.4g} | {uniform['sd']:,.4g} | {lo}–{hi} |" in md
     assert "| within project |" in md and "_within project: per stratum_" in md
     assert "## Chance baselines: pool" in md and "| strata_by | project |" in md
-    assert "### Text" in md and "_ngram_\n\n| field | value |\n|---|---|\n| n | 13 |" in md  # unregistered: generic
+    assert "### Custom check" in md and "_ngram_\n\n| field | value |\n|---|---|\n| n | 13 |" in md  # unregistered
     assert "### Evidence grades" in md and "| same | 6 |" in md and "| (empty) | 1 |" in md
     assert "crash_grade: same" in md  # the pair's evidence in its example header
 
