@@ -158,30 +158,52 @@ def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped
                               names: dict[str, str]) -> Path:
     """Copy a git folder whose alternates name image paths into the private folder, rewriting each line
     to the copy's view of the image (§9.4): git must never read a host path named by the image."""
-    alt = gitdir / "objects" / "info" / "alternates"
-    if not alt.is_file() or alt.is_symlink():
+    if not is_regular(gitdir / "objects" / "info" / "alternates"):
         return gitdir
     copy = Path(tempfile.mkdtemp(prefix="git-", dir=private))
     shutil.rmtree(copy)
     shutil.copytree(gitdir, copy, symlinks=True)
+    _rewrite_alternates(gitdir / "objects", copy / "objects", fsroot, private, dropped, names, {}, 0)
+    return copy
+
+
+MAX_ALTERNATES_DEPTH = 5  # git's own limit on chained alternates
+
+
+def _rewrite_alternates(objects: Path, copy: Path, fsroot: Path, private: Path, dropped: list[str],
+                        names: dict[str, str], memo: dict[str, Path], depth: int) -> None:
+    """Write ``copy/info/alternates`` from ``objects/info/alternates``: each line resolved inside ``fsroot``.
+    An alternate with alternates of its own is copied and rewritten the same way (a chain), since git
+    follows every link of the chain; a line naming no folder of the image is dropped and listed."""
     lines = []
-    for line in alt.read_bytes().decode("utf-8", "replace").splitlines():
+    data = b""
+    if depth < MAX_ALTERNATES_DEPTH:
+        try:
+            data = read_regular(objects / "info" / "alternates", 1 << 20) or b""
+        except TooLarge:
+            data = b""
+    here = _image_path(fsroot, objects)
+    for line in data.decode("utf-8", "replace").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        try:
-            objects_in_image = "/" + str((gitdir / "objects").relative_to(fsroot))
-        except ValueError:
-            objects_in_image = "/"
-        image_abs = line if line.startswith("/") else os.path.normpath(objects_in_image + "/" + line)
+        image_abs = line if line.startswith("/") else os.path.normpath(here + "/" + line)
         target = inside(fsroot, image_abs)
-        if target is not None and is_dir(target):
-            lines.append(str(target))
-            names[str(target)] = image_abs
-        else:
+        if target is None or not is_dir(target):
             dropped.append(line)
-    (copy / "objects" / "info" / "alternates").write_text("".join(f"{x}\n" for x in lines))
-    return copy
+            continue
+        if is_regular(target / "info" / "alternates"):
+            if str(target) not in memo:
+                chained = Path(tempfile.mkdtemp(prefix="objects-", dir=private))
+                shutil.rmtree(chained)
+                shutil.copytree(target, chained, symlinks=True)
+                memo[str(target)] = chained
+                _rewrite_alternates(target, chained, fsroot, private, dropped, names, memo, depth + 1)
+            target = memo[str(target)]
+        lines.append(str(target))
+        names[str(target)] = image_abs
+    (copy / "info").mkdir(exist_ok=True)
+    (copy / "info" / "alternates").write_text("".join(f"{x}\n" for x in lines))
 
 
 def _image_path(fsroot: Path, host: Path) -> str:

@@ -105,6 +105,35 @@ def test_nested_store_alternates_to_a_host_path_are_never_read(gitfix, tmp_path)
     assert [f["key"] for f in g13["findings"]] == [f"G9:{line}"]
 
 
+@pytest.mark.parametrize("chained", ["/opt/up.git/objects", "host"])
+def test_chained_alternates_are_rewritten_at_every_link(gitfix, tmp_path, chained):
+    """/testbed -> /opt/a.git/objects -> CHAINED: git follows the whole chain, so each link is resolved in
+    the image; a link naming a host path is dropped, never read."""
+    import shutil
+
+    layer = tmp_path / "l0"
+    shutil.copytree(gitfix.L / "r", layer / "testbed", symlinks=True)
+    env = {"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q", "--bare", str(layer / "opt/a.git")], check=True, env=env)
+    if chained != "host":
+        subprocess.run(["git", "clone", "-q", "--bare", f"file://{gitfix.L}/up", str(layer / "opt/up.git")],
+                       check=True, env=env)
+    line = str(gitfix.L / "up/.git/objects") if chained == "host" else chained
+    (layer / "opt/a.git/objects/info/alternates").write_text(line + "\n")
+    (layer / "testbed/.git/objects/info/alternates").write_text("/opt/a.git/objects\n")
+    subprocess.run([sys.executable, str(Path(__file__).parent / "fixtures/mkimage.py"), str(tmp_path / "img.tar"),
+                    "docker", "t:1", "[]", str(layer), "clone"], check=True)
+    report = audit(str(tmp_path / "img.tar"), **gitfix.R)
+    keys = {f.key: f.severity for f in report.targets[0].findings}
+    if chained == "host":
+        assert keys[f"G9:{line}"] == "low" and report.verdict == "clean"
+        assert report.targets[0].stats["objects_nonbase"] == 0  # the host store was not read
+    else:
+        assert keys["G5:alternate:/opt/up.git/objects"] == "critical" and keys["F1:src/calc.py"] == "critical"
+        assert keys["G9:/opt/up.git/objects"] == "critical" and report.verdict == "leak"
+    assert "overlap-audit-" not in report.to_json()
+
+
 def test_hostile_archive_writes_nothing_outside(gitfix, tmp_path):
     report = audit(gitfix.path("img-hostile.tar"), **gitfix.R)
     assert report.verdict == "clean" and report.exit_code == 0
