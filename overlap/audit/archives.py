@@ -23,6 +23,20 @@ def is_archive(head: bytes) -> bool:
     return head.startswith((GZIP_MAGIC, ZIP_MAGIC))
 
 
+def has_zip_directory(path: Path) -> bool:
+    """A zip central directory at the end of the file, whatever precedes it (pip's old HTTP cache stores a
+    serialised response header before the wheel's bytes)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return zipfile.is_zipfile(fh)
+        except OSError:
+            return False
+
+
 def members(path: Path, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
     """(member name, bytes) of an archive; bytes is None for a member over the limit (skipped, counted)."""
     try:

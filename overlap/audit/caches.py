@@ -21,7 +21,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from .archives import GZIP_MAGIC, is_archive, members
+from .archives import GZIP_MAGIC, has_zip_directory, is_archive, members
 from .context import capped, cut
 from .matchers import holds, stripped_lines
 from .model import worst
@@ -100,7 +100,7 @@ class Caches:
         limit = ctx.limits["scan_file_bytes"]
         skipped = 0
         head = read_head(fe.path, 4) if fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"] else b""
-        if is_archive(head):
+        if is_archive(head) or (kind == "pip" and head and has_zip_directory(fe.path)):
             items = members(fe.path, ctx.limits["archive_member_bytes"])
         else:
             try:

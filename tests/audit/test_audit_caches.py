@@ -76,6 +76,8 @@ def add_caches(root: Path, calc: str, test: str, go_test: str) -> dict[str, str]
         "testbed/.ruff_cache/0.4.1/1234567890": b"\x02\0\0src/calc.py\0" + calc.encode() + b"\0",
         "root/.cache/pip/wheels/ab/cd/calc-2.0-py3-none-any.whl":
             _zip({"calc/calc.py": calc + "\n\ndef mul(a, b):\n    return a * b\n"}),
+        # pip's old HTTP cache: a serialised response header, then the wheel's bytes
+        "root/.cache/pip/http/a/b/c/d/e/abcdef0123": b"cc=4,\x83\xa8response\x00" + _zip({"calc/calc.py": calc}),
     }
     for rel, data in files.items():
         p = root / rel
@@ -108,6 +110,7 @@ EXPECTED_LEAK = {
     "/testbed/.mypy_cache/3.11/tests/test_calc.data.json": "high",
     "/testbed/.ruff_cache/0.4.1/1234567890": "critical",
     "/root/.cache/pip/wheels/ab/cd/calc-2.0-py3-none-any.whl": "critical",
+    "/root/.cache/pip/http/a/b/c/d/e/abcdef0123": "critical",
     "/testbed/.coverage": "high",
 }
 
@@ -132,6 +135,7 @@ def test_caches_naming_hidden_tests_or_holding_the_fix(gitfix, cache_roots):
     assert ev["/root/.gradle/caches/build-cache-1/0a1b2c3d4e"]["members"]["items"] == \
         ["tree-testResults/TEST-tests.test_calc.xml"]
     assert ev["/root/.cache/go-build/3f/3fa4c1-d"]["test_ids"]["items"] == [GO_ID]
+    assert ev["/root/.cache/pip/http/a/b/c/d/e/abcdef0123"]["equals_fixed"]["items"] == ["src/calc.py"]  # read as zip
     assert ev["/testbed/.coverage"]["test_ids"]["items"] == ["tests/test_calc.py::test_add"]
     jest = ev["/tmp/jest_rs/jest-transform-cache-3f2a/1a/calc_1a2b3c"]
     assert jest["hunks"]["items"][0].startswith("fix src/calc.py")
