@@ -6,9 +6,8 @@ test checks that ``overlap --help`` imports no ``overlap.audit`` module).
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -83,10 +82,11 @@ def audit(
     from .audit import audit as run_audit
     from .audit import render_table
 
-    report = run_audit(
-        path, base=base, fix=fix or (), tests=tests or (), test_ids=test_id or (), fix_commit=fix_commit,
-        instance=instance, network=network, repo_path=repo_path, image=image, platform=platform,
-        rootfs=rootfs, limits=limit or None, git=git)
+    with _progress(f"auditing {path}", enabled=fmt != "json"):
+        report = run_audit(
+            path, base=base, fix=fix or (), tests=tests or (), test_ids=test_id or (), fix_commit=fix_commit,
+            instance=instance, network=network, repo_path=repo_path, image=image, platform=platform,
+            rootfs=rootfs, limits=limit or None, git=git)
     report.fail_on = fail_on
     text = report.to_json()
     if output:
@@ -99,19 +99,21 @@ def audit(
     raise typer.Exit(report.exit_code)
 
 
+def _progress(message: str, enabled: bool):
+    """A spinner on stderr while the audit runs; off when stderr is not a terminal or the output is JSON."""
+    import contextlib
+
+    if not (enabled and sys.stderr.isatty()):
+        return contextlib.nullcontext()
+    from rich.console import Console
+
+    return Console(stderr=True).status(message)
+
+
 def _write_atomic(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
+    from .outputs.atomic import write_text_atomic
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".overlap-audit-", dir=folder)
+        write_text_atomic(Path(path), text)
     except OSError as exc:
         raise InputError(f"--output {path}: cannot write there ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
