@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..errors import HubUnavailableError, InputError
+from .github import offline
 
-MAX_FILE_BYTES = 4 * 1024 * 1024  # reports and patches above this are not parsed (said in the reason)
+MAX_FILE_BYTES = 4 * 1024 * 1024
+HUB_WORKERS = 8  # reports and patches above this are not parsed (said in the reason)
 
 
 @dataclass(frozen=True)
@@ -40,30 +43,34 @@ def fetch_item_files(dataset, item_ids: Iterable[str], name: str,
     if source is None or source.origin == "local-file":
         reason = "per-item files need the dataset's repo layout (a Hub repo or a --data folder)"
         return {i: TaskFile(None, reason) for i in ids}
-    unreachable = ""
+    unreachable: list[str] = []  # set by the first failed download: the Hub is unreachable, stop trying
+    cache_only = offline()
+
+    def fetch_one(item_id: str) -> TaskFile:
+        relpath = path_of(item_id, name)
+        if relpath is None:
+            return TaskFile(None, f"no {name} for this item")
+        if unreachable:
+            return TaskFile(None, unreachable[0])
+        try:
+            path = source.fetch(relpath)
+        except HubUnavailableError:
+            if cache_only:  # offline: a miss is this file not being cached, the others may be
+                return TaskFile(None, f"{relpath} not in the Hub cache (offline)")
+            unreachable.append(f"{name} not cached and the Hub is unreachable")
+            return TaskFile(None, unreachable[0])
+        except InputError:
+            return TaskFile(None, f"{relpath} not found")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return TaskFile(None, f"{relpath} is {size} bytes, above the {MAX_FILE_BYTES}-byte cap")
+        return TaskFile(path.read_bytes().decode("utf-8", errors="replace"))
+
+    # Hub downloads are network-bound: a few in flight at once. Local folders are read in order.
+    workers = HUB_WORKERS if source.origin.startswith("hub") else 1
     progress, task = _progress(len(ids), f"{dataset.name}: {name}")
-    with progress:
-        for item_id in ids:
+    with progress, ThreadPoolExecutor(max_workers=workers) as pool:
+        for item_id, result in zip(ids, pool.map(fetch_one, ids), strict=True):
+            out[item_id] = result
             progress.advance(task)
-            relpath = path_of(item_id, name)
-            if relpath is None:
-                out[item_id] = TaskFile(None, f"no {name} for this item")
-                continue
-            if unreachable:  # one failed download means the Hub is unreachable: do not wait N times
-                out[item_id] = TaskFile(None, unreachable)
-                continue
-            try:
-                path = source.fetch(relpath)
-            except HubUnavailableError:
-                unreachable = f"{name} not cached and the Hub is unreachable"
-                out[item_id] = TaskFile(None, unreachable)
-                continue
-            except InputError:
-                out[item_id] = TaskFile(None, f"{relpath} not found")
-                continue
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                out[item_id] = TaskFile(None, f"{relpath} is {size} bytes, above the {MAX_FILE_BYTES}-byte cap")
-                continue
-            out[item_id] = TaskFile(path.read_bytes().decode("utf-8", errors="replace"))
     return out
