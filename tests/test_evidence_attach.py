@@ -120,3 +120,10 @@ def test_specs_naming_the_harness_are_marked_for_the_filter():
     assert flagged == ["arvo_42471761"]  # "MemorySanitizer: … in function `LLVMFuzzerTestOneInput` …"
     removed = filter_split(result, ["spec:harness"]).removed
     assert removed[["item_id", "reasons"]].values.tolist() == [["arvo_42471761", "spec:harness"]]
+
+
+def test_signatures_shared_by_too_many_records_are_counted_not_expanded(monkeypatch):
+    monkeypatch.setattr("overlap.evidence.attach.MAX_RELATED_GROUP", 1)
+    result = compare("mimo-cyber", ["cybergym"], data=demo_data(), permutations=0)
+    related = result.summary()["benches"][0]["evidence"]["related"]
+    assert related["pairs"] == 0 and related["signatures_too_common"] >= 1

@@ -19,6 +19,7 @@ from .itemtexts import ItemTexts
 from .patches import FIX_RELATIONS, PatchBook, relate_patches
 
 FIX_JOIN_MODES = ("auto", "on", "off")
+MAX_RELATED_GROUP = 10  # records sharing one signature above which it is too common to relate bugs
 
 
 def _is_cyber(dataset) -> bool:
@@ -142,6 +143,10 @@ def _related(result, comp) -> tuple[pd.DataFrame, dict[str, Any]]:
     if pool is None:
         return pd.DataFrame(), {"status": "not_run", "reason": "no ARVO-Meta records loaded (see baselines)"}
     groups = related_groups(pool.table, id_field="canonical_id")
+    # A signature shared by many records (a placeholder fix commit, a generic crash state) relates nothing
+    # specific and would expand to n² pairs: such groups are counted, not expanded.
+    too_common = groups[groups["n_records"] > MAX_RELATED_GROUP]
+    groups = groups[groups["n_records"] <= MAX_RELATED_GROUP]
     ids = {side: _canonical_items(ds) for side, ds in (("train", result.train), ("bench", comp.bench))}
     expanded = related_pairs(groups, focus_ids=ids["bench"].keys())
     known = set(zip(comp.pairs["train_id"], comp.pairs["bench_id"], strict=True))
@@ -156,6 +161,7 @@ def _related(result, comp) -> tuple[pd.DataFrame, dict[str, Any]]:
     table = pd.DataFrame(rows).drop_duplicates() if rows else pd.DataFrame()
     counts = Counter(table["relation"]) if len(table) else Counter()
     return table, {"status": "ran", "pairs": int(len(table)), "by_relation": dict(sorted(counts.items())),
+                   "signatures_too_common": int(len(too_common)),
                    "pair_specific": int((table["strength"] == "pair").sum()) if len(table) else 0,
                    "note": "reported, not counted as overlap; n_records 2 = pair-specific, >= 3 = weak"}
 
