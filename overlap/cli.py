@@ -153,6 +153,10 @@ def compare(
     from .text.attach import parse_text_options
 
     threshold = _parse_fail_on(fail_on)
+    if fmt == Format.json:
+        from .progress import set_quiet
+
+        set_quiet()
     result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
                          strata=None if strata == "none" else strata, permutations=permutations, seed=seed,
                          reference=reference, reference_range=reference_range, evidence=evidence,

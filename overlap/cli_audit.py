@@ -103,7 +103,9 @@ def _progress(message: str, enabled: bool):
     """A spinner on stderr while the audit runs; off when stderr is not a terminal or the output is JSON."""
     import contextlib
 
-    if not (enabled and sys.stderr.isatty()):
+    from .progress import progress_enabled
+
+    if not (enabled and progress_enabled()):
         return contextlib.nullcontext()
     from rich.console import Console
 

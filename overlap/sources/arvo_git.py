@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import HubUnavailableError, InputError
 from ..model import FileRecord
+from ..progress import progress_enabled
 from .github import GithubRepo, cache_root, offline
 
 META_DIR = "archive_data/meta"
@@ -122,7 +123,7 @@ def download_meta_files(source: GithubRepo, tree: str) -> list[tuple[str, bytes]
     from rich.progress import Progress
 
     console = Console(file=sys.stderr)
-    with Progress(console=console, disable=not console.is_terminal, transient=True) as progress:
+    with Progress(console=console, disable=not progress_enabled(), transient=True) as progress:
         task = progress.add_task("ARVO-Meta files (slow: consider cloning the repo)", total=len(entries))
         out = []
         with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:

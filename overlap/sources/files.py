@@ -87,6 +87,12 @@ class HubRepo(FileSource):
         from huggingface_hub import errors as hf_errors
         from huggingface_hub import hf_hub_download
 
+        from ..progress import progress_enabled
+
+        if not progress_enabled():  # huggingface_hub's own bars follow the same rule as ours
+            from huggingface_hub.utils import disable_progress_bars
+
+            disable_progress_bars()
         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
         hint = (
             f"download '{relpath}' from the Hub dataset {self.repo_id} at {self.revision} on a machine "

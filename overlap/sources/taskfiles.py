@@ -7,12 +7,12 @@ so the check that needed it reports `not_run` for that item instead of failing t
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..errors import HubUnavailableError, InputError
+from ..progress import progress_enabled
 from .github import offline
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -28,7 +28,7 @@ class TaskFile:
 def _progress(total: int, label: str):
     from rich.progress import Progress
 
-    enabled = sys.stderr.isatty() and total > 20
+    enabled = progress_enabled() and total > 20
     progress = Progress(transient=True, disable=not enabled)
     return progress, progress.add_task(label, total=total)
 
