@@ -103,8 +103,10 @@ def compare(
     text; []: off), what an n-gram filter (`ngram_ns`) flags among the id-matched and the rest, and the
     pairs' longest shared runs.
     """
-    if fix_join not in ("auto", "on", "off"):
-        raise InputError(f"--fix-join {fix_join!r}: use auto, on or off")
+    from .evidence.attach import FIX_JOIN_MODES
+
+    if fix_join not in FIX_JOIN_MODES:
+        raise InputError(f"--fix-join {fix_join!r}: use {', '.join(FIX_JOIN_MODES)}")
     if not benches:
         raise InputError("give at least one benchmark to compare with")
     train_ds = train if isinstance(train, Dataset) else load_dataset(train, data)

@@ -41,9 +41,6 @@ PAIR_COLUMNS = {
     "bench_raw": "string",
 }
 
-KNOWN_KEY_KINDS = ("ossfuzz", "cve", "repo_pr", "repo_pr_exact", "base_pr", "base", "fix_commit")
-
-
 def _coerce(df: pd.DataFrame, schema: dict[str, str], table: str) -> pd.DataFrame:
     out = df.copy()
     for column, dtype in schema.items():

@@ -29,7 +29,6 @@ REPORTED_KINDS = ("same_base_no_pr_other_fix", "same_base_other_pr")
 PAIR_KINDS = COUNTED_KINDS + REPORTED_KINDS
 # Kinds whose fix relation is worked out (the others are decided by the keys alone).
 FIX_KINDS = ("same_pr_other_base", "same_pr_base_unknown", "same_base_no_pr")
-CLASS_COLUMNS = ("pair_kind", "counted", "fix_relation", "fix_reason")
 
 
 def _share(part: int, whole: int) -> float:

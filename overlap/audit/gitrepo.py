@@ -166,12 +166,6 @@ class GitRepo(EntryPoints, ObjectReader):
         elif fmt != "sha1":
             self.blocked.append(f"unknown object format {fmt}")
 
-    def config_value(self, key: str) -> str | None:
-        for k, v in self.config:
-            if k.lower() == key.lower():
-                return v
-        return None
-
     def _walk_refs(self, root: Path, prefix: str) -> dict[str, gf.RefValue]:
         out: dict[str, gf.RefValue] = {}
         if not is_dir(root):

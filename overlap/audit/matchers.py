@@ -99,10 +99,6 @@ def hex_runs(text: str) -> list[str]:
     return list(out)
 
 
-def test_ids_in(text: str, ids: list[str]) -> list[str]:
-    return [i for i in ids if i in text]
-
-
 _NODEID = re.compile(r"([\w./-]+\.py)::([\w\[\]-]+(?:::[\w\[\]-]+)?)")
 
 

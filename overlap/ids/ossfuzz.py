@@ -11,7 +11,6 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import InputError
 
@@ -93,14 +92,6 @@ def parse_mapping(data: bytes, source: str) -> OssFuzzMapping:
     if not old_to_new:
         raise InputError(f"{source}: no 'old id,new id' rows found; is this the ARVO mapping CSV?")
     return OssFuzzMapping(old_to_new, skipped_rows=skipped, source=source)
-
-
-def load_mapping(path: Path) -> OssFuzzMapping:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the OSS-Fuzz mapping ({exc.strerror})") from None
-    return parse_mapping(data, str(path))
 
 
 def canonicalize_keys(keys, mapping: OssFuzzMapping):

@@ -137,13 +137,6 @@ class HubRepo(FileSource):
             self.origin = "hub-cache"
         return path
 
-    def exists(self, relpath: str) -> bool:
-        try:
-            self.fetch(relpath)
-        except (InputError, HubUnavailableError):
-            return False
-        return True
-
 
 @dataclass
 class SingleFile(FileSource):

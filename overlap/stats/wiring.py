@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from ..sources.arvo_meta import Pool
 
 DEFAULT_POOL = "arvo-meta"
-DEFAULT_REFERENCE = "multi-swe-rl-discarded"
 
 
 def pool_for(result: CompareResult) -> str | None:
