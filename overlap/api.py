@@ -154,6 +154,46 @@ def compare(
     return result
 
 
+def filter_train(
+    train: str | Dataset,
+    benches: list[str | Dataset],
+    out: Path,
+    *,
+    reasons: tuple[str, ...] | list[str] = ("id", "fix", "dup"),
+    data: dict[str, Path] | None = None,
+    mapping: OssFuzzMapping | None = None,
+    flagged: dict[str, list[str]] | None = None,
+    seed: int = 0,
+):
+    """Write the training set without the rows that overlap the benchmarks into the folder `out`, checked.
+
+    Runs the compare stages the `reasons` need (ids always; evidence for `fix` and `spec:*`; the text check
+    for `ngram:<n>`), decides which rows go (`overlap.outputs.filter_plan`), writes the split and proves it:
+    the kept split, read back through the same adapter and compared again the same way, matches nothing
+    (`overlap.outputs.splits.write_split`). Returns (CompareResult, FilterResult, SplitReport).
+    """
+    from .outputs.splits import check_reasons, filter_split, write_split
+
+    asked = check_reasons(reasons)
+    ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))
+    options: dict[str, Any] = {
+        "pool": None,  # chance baselines do not decide what a filter drops
+        "seed": seed,
+        "evidence": any(r == "fix" or r.startswith("spec:") for r in asked),
+        "text": None if ns else [],
+        "ngram_ns": ns or (13,),
+    }
+    result = compare(train, benches, data=data, mapping=mapping, **options)
+    decision = filter_split(result, asked, flagged=flagged)
+    bench_sets = [b.bench for b in result.benches]
+
+    def recheck(kept: Dataset) -> CompareResult:
+        return compare(kept, bench_sets, mapping=result.mapping, **options)
+
+    report = write_split(result, decision, out, recheck=None if flagged else recheck)
+    return result, decision, report
+
+
 def _attach_swe(result: CompareResult) -> None:
     """SWE sets: classify pairs (same PR same base, other base, …), keep the counted ones as the overlap
     and move the reported-only ones (same base, different PR) to `related`."""
@@ -242,8 +282,42 @@ def _bench_block(result: CompareResult, comp: BenchComparison) -> dict[str, Any]
     return block
 
 
+# Stage sections of a compare summary: present whether the stage ran or not (`status` ran / not_run with a
+# `reason`), so summary.json has the same keys for every run. Value: the reason given when it did not run.
+BENCH_STAGES = {
+    "baselines": "no chance-baseline pool was used (none fits these datasets, or --pool none)",
+    "inclusion": "no reference set was given (--reference)",
+    "evidence": "the evidence stage was off",
+    "text": "the text check was off",
+    "swe": "no pull-request keys on both sides (not SWE datasets)",
+}
+TOP_STAGES = {
+    "baselines": BENCH_STAGES["baselines"],
+    "inclusion": BENCH_STAGES["inclusion"],
+    "swe": BENCH_STAGES["swe"],
+    "mapping": "no OSS-Fuzz ids: the old→new id mapping was not needed",
+}
+
+
+def _stage_blocks(container: dict[str, Any], stages: dict[str, str], top: dict[str, Any] | None = None) -> None:
+    """Give every stage of `stages` a block in `container` (in place): the stage's own with `status`, or
+    `{"status": "not_run", "reason": ...}` (the summary-level reason when the summary has one)."""
+    for key, reason in stages.items():
+        block = container.get(key)
+        if isinstance(block, dict):
+            container[key] = {"status": "ran", **block}
+        elif block is None:
+            upper = (top or {}).get(key)
+            if isinstance(upper, dict) and upper.get("status") == "not_run" and upper.get("reason"):
+                reason = upper["reason"]
+            container[key] = {"status": "not_run", "reason": reason}
+
+
 def summarize(result: CompareResult) -> dict[str, Any]:
-    """Every count of a compare, plus provenance and parameters: the content of summary.json."""
+    """Every count of a compare, plus provenance and parameters: the content of summary.json (kind
+    `compare`, `overlap/outputs/schemas/compare-summary.schema.json`)."""
+    from .outputs.jsonout import to_jsonable, versioned
+
     summary: dict[str, Any] = {
         "tool": {"name": "overlap", "version": __version__},
         "parameters": result.parameters,
@@ -265,4 +339,7 @@ def summarize(result: CompareResult) -> dict[str, Any]:
             "skipped_rows": result.mapping.skipped_rows,
             "provenance": result.mapping_provenance.to_dict(),
         }
-    return summary
+    _stage_blocks(summary, TOP_STAGES)
+    for block in summary["benches"]:
+        _stage_blocks(block, BENCH_STAGES, summary)
+    return to_jsonable(versioned("compare", summary))

@@ -54,9 +54,10 @@ def filter_cmd(
       overlap filter mimo-cyber cybergym --out mimo-minus-cybergym
       overlap filter mimo-cyber cybergym --drop id --push-to-hub me/mimo-rl --config minus-cybergym
     """
-    from .api import compare
+    from .api import filter_train
     from .outputs import splits
     from .sources.load import parse_data_options
+    from .sources.registry import parse_selection
 
     reasons = splits.check_reasons(drop or splits.DEFAULT_REASONS)
     api = None
@@ -65,19 +66,20 @@ def filter_cmd(
             splits.check_config_name(config)
         api = splits._hub_api(None)
         splits.check_write_access(api, push_to_hub)
-    result = compare(train, bench, data=parse_data_options(data))
-    filtered = splits.filter_split(result, reasons)
-    benches = [b.bench.name for b in result.benches]
-    out = out or Path("filtered") / f"{result.train.name}-minus-{'-'.join(benches)}"
-    splits.write_split(result, filtered, out)
+    names = [parse_selection(t).name for t in (train, *bench)]
+    out = out or Path("filtered") / f"{names[0]}-minus-{'-'.join(names[1:])}"
+    result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data))
     info = filtered.summary()
-    typer.echo(f"rows read: {info['source_rows']}  removed: {info['removed_rows']}  kept: {info['kept_rows']} "
-               f"(of which {info['rows_without_item_kept']} without an id, kept)")
+    typer.echo(f"rows read: {info['source_rows']:,}  removed: {info['removed_rows']:,}  kept: {info['kept_rows']:,} "
+               f"(of which {info['rows_without_item_kept']:,} made no item: no id, malformed or outside the subset)")
     for reason, count in info["removed_by_reason"].items():
-        typer.echo(f"  {reason}: {count}")
+        typer.echo(f"  {reason}: {count:,}")
+    typer.echo(written.verified_line())
     typer.echo(f"written to {out}", err=True)
     if push_to_hub:
-        url = splits.push_split(result, filtered, push_to_hub, config or f"minus-{'-'.join(benches)}", api=api)
+        benches = [b.bench.name for b in result.benches]
+        url = splits.push_split(result, filtered, push_to_hub, config or f"minus-{'-'.join(benches)}", split=out,
+                                api=api)
         typer.echo(f"pull request: {url}")
 
 
@@ -107,7 +109,7 @@ def card(
     from .outputs.cards import card_update, push_card, read_card
     from .outputs.markdown import load_result
 
-    view = load_result(result_dir)
+    view = load_result(result_dir, command="card")
     train_repo = ((view.summary.get("train") or {}).get("provenance") or {}).get("repo_id")
     text, where = read_card(card_path, train_repo)
     update = card_update(view, text, bench, where)

@@ -16,9 +16,13 @@ from .errors import InputError
 # Items: one row per task. `item_id` and `row` are required; the rest are optional and stay null when a
 # source does not have them (never invented). Columns starting with `text_` are named texts and
 # columns starting with `in_` are subset-membership flags.
+# Where an item came from: `file` (repo-relative file, as the provenance names it), `file_row` (its
+# position in that file as read, before any row is skipped) and `row` (the same position across all files
+# read, in read order: the stable output order).
 ITEM_REQUIRED = {"item_id": "string", "row": "int64"}
 ITEM_OPTIONAL = {
-    "file": "string",  # repo-relative file the row came from (`row` is its position across all files read)
+    "file": "string",
+    "file_row": "Int64",
     "subset": "string",  # the split/file the item came from (e.g. SEC-bench `oss` / `cve`)
     "project": "string",  # OSS-Fuzz project, or canonical GitHub `owner/name`
     "repo": "string",  # repo as written by the dataset
@@ -28,6 +32,9 @@ ITEM_OPTIONAL = {
     "crash_report": "string",
 }
 ITEM_PREFIXES = {"text_": "string", "in_": "boolean"}
+
+# Rows that repeat an earlier item's id: not items, but located, so they go wherever their item goes.
+REPEAT_COLUMNS = {"item_id": "string", "file": "string", "file_row": "int64", "row": "int64"}
 
 KEY_COLUMNS = {"item_id": "string", "kind": "string", "value": "string", "raw": "string"}
 
@@ -91,6 +98,12 @@ def make_keys(df: pd.DataFrame, dataset: str = "keys") -> pd.DataFrame:
     return out.drop_duplicates().reset_index(drop=True)
 
 
+def _repeats_frame(frame: pd.DataFrame | None) -> pd.DataFrame:
+    if frame is None or not len(frame.columns):
+        return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in REPEAT_COLUMNS.items()})
+    return frame[list(REPEAT_COLUMNS)]
+
+
 def empty_pairs() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in PAIR_COLUMNS.items()})
 
@@ -122,6 +135,7 @@ class Provenance:
     files: list[FileRecord] = field(default_factory=list)
     location: str | None = None  # local path for local origins
     adapter: str | None = None  # registered adapter that read it
+    subsets: list[str] = field(default_factory=list)  # the subsets selected (`NAME:SUBSET`); empty = all
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -151,8 +165,10 @@ class Dataset:
     # The FileSource it was read from, kept so per-item files (e.g. CyberGym's patch.diff) and original
     # rows can be fetched later from the same place and revision.
     source: Any = field(default=None, repr=False, compare=False)
+    repeats: pd.DataFrame | None = None  # REPEAT_COLUMNS: rows whose id an earlier row already took
 
     def __post_init__(self) -> None:
+        self.repeats = _coerce(_repeats_frame(self.repeats), REPEAT_COLUMNS, self.name)
         self.items = make_items(self.items, self.name)
         self.keys = make_keys(self.keys, self.name)
         orphans = set(self.keys["item_id"]) - set(self.items["item_id"])
@@ -167,3 +183,9 @@ class Dataset:
         if "subset" not in self.items.columns:
             return []
         return sorted(self.items["subset"].dropna().unique().tolist())
+
+
+# Placeholder (lead): the size cap for text/patch fields is being written by the engineer on issue 12.5;
+# replace this definition with theirs.
+def cap_field(value: str | None) -> tuple[str | None, bool]:
+    return value, False

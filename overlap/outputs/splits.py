@@ -1,203 +1,58 @@
 """What a training set looks like without a benchmark's tasks: the filtered split, its removed rows with
 reasons, and the clean/contaminated id lists of each benchmark.
 
-Reasons (every dropped row carries at least one, `;`-joined in `removed.csv`):
+The decision (which rows, why) is `filter_plan`; the shards on disk are `split_files`. `write_split` writes
+them and, before it reports success, proves the promise on what it wrote:
 
-- `id:<kind>`  the train item shares a canonical key of that kind with a bench item (`id:ossfuzz`, ...);
-- `fix`        a pair's kinds include `fix`, or its `fix_relation` column says the fixes are the same
-               (identical / contains / contained);
-- `dup:<kind>` an extra copy of one bug inside the training set (items sharing a canonical key). One copy
-               of each group is kept: the first copy in source order that no other active reason drops.
-               When every copy is dropped for other reasons, none is kept and every copy after the first
-               also carries `dup:<kind>`;
-- `ngram:<n>`, `spec:harness` (only when asked for) train items flagged by a column of that name with
-               `:` written `_` (`ngram_13`, `spec_harness`) in the pairs or the train items, or passed in
-               `flagged={reason: ids}`. Asking for one that nothing provides is an InputError.
+1. every written row is byte-equal (parquet: equal values and types) to the input row at its position;
+2. kept + removed = rows read, file by file;
+3. each removed row, read back through the dataset's own adapter, has the id `removed.csv` gives it;
+4. the kept split, read back through the same adapter and joined with the benchmark(s) again, gives no row
+   that any asked reason drops (`verified: 0 of N rows match <bench>`).
 
-Rows of the source the adapter did not turn into items (no id, a repeated id, outside a selected subset)
-are kept and counted. Kept rows + removed rows = source rows, always.
+Any failure is an InputError naming the first offending row, and the output folder is not left behind.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ..errors import InputError, OverlapError
+from ..sources.files import SplitSource, first_line, sha256_of
 from .atomic import atomic_folder
+from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
 from .report import dumps_json, to_csv_text
+from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_schema, write_shard
 
-DEFAULT_REASONS = ("id", "fix", "dup")
-FIX_RELATIONS = ("identical", "contains", "contained")
-_REASON_RE = re.compile(r"^(id|fix|dup|id:[a-z0-9_]+|ngram:\d+|spec:[a-z0-9_]+)$")
-REMOVED_COLUMNS = ["row", "file", "item_id", "reasons", "bench_ids"]
+__all__ = ["DEFAULT_REASONS", "REMOVED_COLUMNS", "FilterResult", "SplitReport", "bench_lists", "check_reasons",
+           "filter_split", "push_split", "write_split"]
+
+CHECK_FOLDER = ".check"  # scratch space inside the temp output folder, removed before it is renamed
 
 
 @dataclass
-class FilterResult:
-    """The rows to drop from a training set and why (no data read yet; see `read_split`)."""
+class SplitReport:
+    """What `write_split` wrote and what it proved about it."""
 
-    train: str
-    reasons_asked: tuple[str, ...]
-    removed: pd.DataFrame  # REMOVED_COLUMNS, one row per dropped item, by source row
-    source_rows: int  # rows of the source files, as recorded in the provenance
-    items: int  # rows the adapter turned into items
-    counts: dict[str, int] = field(default_factory=dict)  # dropped rows per reason (a row can have several)
+    out: Path
+    shards: list[str]
+    kept_rows: int
+    verification: dict[str, Any]
 
-    @property
-    def kept_rows(self) -> int:
-        return self.source_rows - len(self.removed)
-
-    @property
-    def rows_without_item(self) -> int:
-        """Source rows that are not items (no id, repeated id, outside the subset): always kept."""
-        return self.source_rows - self.items
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "train": self.train,
-            "reasons_asked": list(self.reasons_asked),
-            "source_rows": self.source_rows,
-            "items": self.items,
-            "rows_without_item_kept": self.rows_without_item,
-            "removed_rows": len(self.removed),
-            "kept_rows": self.kept_rows,
-            "removed_by_reason": dict(sorted(self.counts.items())),
-        }
+    def verified_line(self) -> str:
+        v = self.verification
+        return f"verified: {v['rows_matching']} of {v['kept_rows']:,} rows match {', '.join(v['benches'])}"
 
 
-def check_reasons(reasons: Iterable[str]) -> tuple[str, ...]:
-    out = tuple(dict.fromkeys(r.strip().lower() for r in reasons if r.strip()))
-    bad = [r for r in out if not _REASON_RE.match(r)]
-    if bad:
-        raise InputError(f"unknown drop reason '{bad[0]}'; use id, id:<kind>, fix, dup, ngram:<n> or spec:harness")
-    if not out:
-        raise InputError("no drop reason given; use e.g. --drop id --drop dup")
-    return out
-
-
-def _id_active(reasons: tuple[str, ...], kind: str) -> bool:
-    return "id" in reasons or f"id:{kind}" in reasons
-
-
-def _fix_pair(row: Mapping[str, Any], has_relation: bool) -> bool:
-    kinds = str(row.get("kinds") or "").split(";")
-    return "fix" in kinds or (has_relation and str(row.get("fix_relation")) in FIX_RELATIONS)
-
-
-def _truthy(series: pd.Series) -> pd.Series:
-    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
-        return series.fillna(0).astype(float) > 0
-    return series.astype("string").str.lower().isin(["true", "1", "yes"]).fillna(False)
-
-
-def _flagged_by_columns(reason: str, pairs: pd.DataFrame, items: pd.DataFrame) -> set[str] | None:
-    """Train ids flagged by a `<family>_<arg>` column of the pairs or the train items (None: no column)."""
-    column = reason.replace(":", "_")
-    found: set[str] | None = None
-    if column in pairs.columns:
-        found = set(pairs.loc[_truthy(pairs[column]), "train_id"])
-    if column in items.columns:
-        found = (found or set()) | set(items.loc[_truthy(items[column]), "item_id"])
-    return found
-
-
-def _duplicate_components(dups: pd.DataFrame) -> list[tuple[list[str], dict[str, set[str]]]]:
-    """Connected groups of train items sharing a key (transitively), with the kinds each item shared."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    kinds: dict[str, set[str]] = {}
-    for group in dups.itertuples(index=False):
-        ids = str(group.item_ids).split(";")
-        for item in ids:
-            kinds.setdefault(item, set()).add(str(group.kind))
-            parent[find(item)] = find(ids[0])
-    components: dict[str, list[str]] = {}
-    for item in kinds:
-        components.setdefault(find(item), []).append(item)
-    return [(members, kinds) for members in components.values()]
-
-
-def filter_split(result, reasons: Iterable[str] = DEFAULT_REASONS, *,
-                 flagged: Mapping[str, Iterable[str]] | None = None) -> FilterResult:
-    """Decide which training rows to drop for a `CompareResult` (all its benchmarks) and why."""
-    asked = check_reasons(reasons)
-    train = result.train
-    items = train.items
-    pairs = result.pairs
-    why: dict[str, set[str]] = {}
-    benches: dict[str, set[str]] = {}
-
-    def drop(item_id: str, reason: str, bench_id: str | None = None) -> None:
-        why.setdefault(item_id, set()).add(reason)
-        if bench_id is not None:
-            benches.setdefault(item_id, set()).add(bench_id)
-
-    has_relation = "fix_relation" in pairs.columns
-    for row in pairs.to_dict(orient="records"):
-        bench_ref = f"{row['bench']}:{row['bench_id']}" if len(result.benches) > 1 else str(row["bench_id"])
-        for kind in str(row["kinds"]).split(";"):
-            if kind and kind != "fix" and _id_active(asked, kind):
-                drop(row["train_id"], f"id:{kind}", bench_ref)
-        if "fix" in asked and _fix_pair(row, has_relation):
-            drop(row["train_id"], "fix", bench_ref)
-
-    for reason in (r for r in asked if r.startswith(("ngram:", "spec:"))):
-        given = (flagged or {}).get(reason)
-        found = _flagged_by_columns(reason, pairs, items)
-        if given is None and found is None:
-            column = reason.replace(":", "_")
-            raise InputError(f"drop reason '{reason}' asked for, but the result has no '{column}' column; run "
-                             "the check that provides it first, or leave the reason out")
-        for item_id in set(given or ()) | (found or set()):
-            drop(str(item_id), reason)
-
-    if "dup" in asked:
-        row_of = items.set_index("item_id")["row"]
-        for members, kinds in _duplicate_components(result.train_duplicates):
-            ordered = sorted(members, key=lambda i: row_of[i])
-            free = [i for i in ordered if i not in why]
-            keep = free[0] if free else ordered[0]
-            for item_id in ordered:
-                if item_id != keep:
-                    for kind in sorted(kinds[item_id]):
-                        drop(item_id, f"dup:{kind}")
-
-    located = items.set_index("item_id")
-    records = [
-        {
-            "row": int(located.at[item_id, "row"]),
-            "file": located.at[item_id, "file"] if "file" in located.columns else None,
-            "item_id": item_id,
-            "reasons": ";".join(sorted(reasons_of)),
-            "bench_ids": ";".join(sorted(benches.get(item_id, ()))),
-        }
-        for item_id, reasons_of in why.items()
-    ]
-    removed = pd.DataFrame.from_records(records, columns=REMOVED_COLUMNS).sort_values("row", kind="stable")
-    counts: dict[str, int] = {}
-    for reasons_of in why.values():
-        for reason in reasons_of:
-            counts[reason] = counts.get(reason, 0) + 1
-    source_rows = sum(int(f.rows or 0) for f in train.provenance.files)
-    if source_rows < len(items):
-        raise InputError(f"{train.name}: the provenance records {source_rows} source rows but there are "
-                         f"{len(items)} items; the adapter did not record its files' row counts")
-    return FilterResult(train.name, asked, removed.reset_index(drop=True), source_rows, len(items), counts)
-
-
-# --- reading the original rows ----------------------------------------------------------------------
+# A recheck re-runs the compare of the original result with the kept split as the training set and returns
+# a result `filter_split` can decide on (api.filter passes one that runs every check the reasons need).
+Recheck = Callable[[Any], Any]
 
 
 def _source_of(dataset):
@@ -218,76 +73,167 @@ def _source_of(dataset):
     return source
 
 
-def _read_table(path: Path):
-    """All columns of one data file as an Arrow table, row for row as the adapters count them."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        return pq.read_table(path)
-    if suffix == ".csv":
-        import pyarrow.csv as pcsv
-
-        # Every column as text, as the adapters read CSV: the filtered copy keeps the values as written.
-        header = pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 16)).column_names
-        options = pcsv.ConvertOptions(column_types={c: pa.string() for c in header})
-        return pcsv.read_csv(path, convert_options=options)
-    from ..sources.files import read_json_rows  # the adapters' own JSON reader: same rows, same count
-
-    return pa.Table.from_pylist(read_json_rows(path))
-
-
-def read_source_table(dataset):
-    """The source files of a dataset concatenated in the order read, checked against the provenance."""
-    import pyarrow as pa
-
-    from ..sources.files import sha256_of
-
+def _input_shards(dataset) -> list[tuple[Shard, int]]:
+    """(shard, rows recorded) of every file the dataset was read from, each checked unchanged."""
     source = _source_of(dataset)
-    tables = []
+    out = []
     for record in dataset.provenance.files:
+        if "@" in record.path:  # a subset-membership file of another repo, not rows of this set
+            continue
         path = source.fetch(record.path)
         if sha256_of(path) != record.sha256:
             raise InputError(f"{path}: changed since it was compared (sha256 differs from the provenance); "
                              "run the compare again")
-        table = _read_table(path)
-        if record.rows is not None and table.num_rows != record.rows:
-            raise InputError(f"{path}: {table.num_rows} rows re-read but {record.rows} recorded; cannot take "
-                             "rows back by position")
-        tables.append(table)
-    if not tables:
+        out.append((shard_for(record.path, path), int(record.rows or 0)))
+    if not out:
         raise InputError(f"{dataset.name}: the provenance lists no files to re-read")
-    return pa.concat_tables(tables, promote_options="default")
-
-
-def kept_table(result, filtered: FilterResult):
-    """The original rows (all columns) without the removed ones, in source order."""
-    import pyarrow as pa
-
-    table = read_source_table(result.train)
-    drop = set(filtered.removed["row"].tolist())
-    keep = [i for i in range(table.num_rows) if i not in drop]
-    out = table.take(pa.array(keep, type=pa.int64()))
-    if out.num_rows + len(filtered.removed) != table.num_rows:
-        raise InputError(f"{result.train.name}: removed rows point outside the source; run the compare again")
     return out
 
 
-def write_split(result, filtered: FilterResult, out: Path) -> Path:
-    """Write `<train>.parquet` (kept rows, all columns), `removed.csv`, `filter.json` and the bench id
-    lists into the folder `out`, atomically."""
-    import pyarrow.parquet as pq
+def _split_source(dataset, shards: list[Shard], root: Path) -> SplitSource:
+    files = {s.label: root / s.relpath for s in shards}
+    if dataset.provenance.origin == "local-file" and len(shards) == 1:
+        files[""] = root / shards[0].relpath  # a single file is fetched as ""
+    return SplitSource(origin="split", location=None, shards=files)
 
-    table = kept_table(result, filtered)
-    info = filtered.summary() | {"provenance": result.train.provenance.to_dict(), "parquet": "train.parquet"}
+
+def _label_map(shards: list[Shard]) -> dict[str, str]:
+    """How the adapter names a shard when it reads it back → the input file it was cut from."""
+    out = {s.label: s.label for s in shards}
+    out.update({Path(s.relpath).name: s.label for s in shards if len(shards) == 1})
+    return out
+
+
+def _reread(dataset, shards: list[Shard], root: Path):
+    from ..sources.load import reread
+
+    try:
+        return reread(dataset, _split_source(dataset, shards, root))
+    except InputError as exc:
+        if "no usable rows" in str(exc):
+            return None  # nothing to read back (every row removed, or none kept)
+        raise
+
+
+def _check_removed_ids(dataset, filtered: FilterResult, shards: list[Shard], root: Path) -> None:
+    """Read the removed rows back through the adapter: each must hold the id removed.csv names."""
+    again = _reread(dataset, shards, root)
+    labels = _label_map(shards)
+    found: dict[tuple[str, int], str] = {}
+    if again is not None:
+        located = pd.concat([again.items[["item_id", "file", "file_row"]], again.repeats[["item_id", "file",
+                                                                                            "file_row"]]])
+        for item_id, file, position in located.itertuples(index=False):
+            found[(labels.get(file, file), int(position))] = item_id
+    for file, group in filtered.removed.groupby("file", sort=False):
+        for scratch_position, (row, item_id) in enumerate(zip(group["row"], group["item_id"], strict=True)):
+            held = found.get((str(file), scratch_position))
+            if held != item_id:
+                raise InputError(f"filter check failed: removed.csv names {item_id!r} at {file} row {row}, but the "
+                                 f"source holds {held!r} there; nothing was written")
+
+
+def _join_check(result, kept, reasons: tuple[str, ...], recheck: Recheck | None) -> tuple[int, list[str]]:
+    """Rows of the kept split that an asked reason would still drop (0 when the split is right), and the
+    reasons checked."""
+    if kept is None:
+        return 0, list(reasons)
+    checked = reasons if recheck is not None else tuple(r for r in reasons if r == "dup" or r.startswith("id"))
+    again = (recheck or _rejoin(result))(kept)
+    still = filter_split(again, checked).removed if checked else pd.DataFrame(columns=REMOVED_COLUMNS)
+    if len(still):
+        first = still.iloc[0]
+        raise InputError(f"filter check failed: kept row {first['file']} row {first['row']} ({first['item_id']}) "
+                         f"still matches ({first['reasons']}); nothing was written")
+    return 0, list(checked)
+
+
+@dataclass
+class _Rejoined:
+    """The little of a CompareResult that `filter_split` reads, for a re-join without the compare stages."""
+
+    train: Any
+    pairs: pd.DataFrame
+    benches: list
+    train_duplicates: pd.DataFrame
+
+
+def _rejoin(result) -> Recheck:
+    from ..ids.ossfuzz import canonicalize_keys
+    from ..join import duplicates, join
+
+    def run(kept):
+        if result.mapping is not None:
+            kept.keys = canonicalize_keys(kept.keys, result.mapping)
+        frames = [join(kept, b.bench, on="value") for b in result.benches]
+        return _Rejoined(kept, pd.concat(frames, ignore_index=True), result.benches, duplicates(kept))
+
+    return run
+
+
+def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck | None = None) -> SplitReport:
+    """Write the kept rows (one shard per input file under `data/`), `removed.csv`, `filter.json` and the
+    bench id lists into the folder `out`, atomically, after checking them (see the module docstring).
+
+    `recheck` re-runs the compare on the kept split (api.filter gives one); without it the check re-joins
+    the ids and checks the `id` and `dup` reasons only, and says so in `filter.json`."""
+    train = result.train
+    inputs = _input_shards(train)
+    shards = [s for s, _ in inputs]
+    schema, as_text = unified_schema(shards)
+    drops = filtered.drop_positions()
+    unknown = set(drops) - {s.label for s in shards}
+    if unknown:
+        raise InputError(f"{train.name}: removed rows name a file that was not read ({sorted(unknown)[0]})")
     with atomic_folder(out) as tmp:
-        pq.write_table(table, tmp / "train.parquet", compression="zstd")
+        kept_rows = 0
+        for shard, recorded in inputs:
+            positions = drops.get(shard.label, set())
+            read = write_shard(shard, tmp, positions, keep_listed=False, schema=schema)
+            if read != recorded:
+                raise InputError(f"{shard.source}: {read} rows re-read but {recorded} recorded; run the compare "
+                                 "again")
+            differs = same_rows(shard, tmp, positions, keep_listed=False, schema=schema)
+            if differs:
+                raise InputError(f"filter check failed: {differs}; nothing was written")
+            kept_rows += read - len(positions)
+        if kept_rows + len(filtered.removed) != filtered.source_rows:
+            raise InputError(f"filter check failed: {kept_rows} kept + {len(filtered.removed)} removed rows != "
+                             f"{filtered.source_rows} rows read; nothing was written")
+        scratch = tmp / CHECK_FOLDER
+        for shard, _ in inputs:
+            write_shard(shard, scratch, drops.get(shard.label, set()), keep_listed=True, schema=schema)
+        _check_removed_ids(train, filtered, shards, scratch)
+        _remove_tree(scratch)
+        kept = _reread(train, shards, tmp)
+        matching, checked = _join_check(result, kept, filtered.reasons_asked, recheck)
+        verification = {
+            "status": "passed",
+            "benches": [b.bench.name for b in result.benches],
+            "kept_rows": kept_rows,
+            "rows_matching": matching,
+            "reasons_checked": checked,
+            "reasons_not_checked": [r for r in filtered.reasons_asked if r not in checked],
+            "rows_equal_to_input": True,
+            "removed_ids_confirmed": True,
+        }
+        info = filtered.summary() | {
+            "provenance": train.provenance.to_dict(),
+            "shards": [s.relpath for s in shards],
+            "columns_unified_to_text": as_text,
+            "verification": verification,
+        }
         (tmp / "removed.csv").write_text(to_csv_text(filtered.removed), encoding="utf-8")
         (tmp / "filter.json").write_text(dumps_json(info), encoding="utf-8")
         for name, text in bench_lists(result).items():
             (tmp / name).write_text(text, encoding="utf-8")
-    return Path(out)
+    return SplitReport(Path(out), [s.relpath for s in shards], kept_rows, verification)
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=False)
 
 
 # --- benchmark lists ----------------------------------------------------------------------------------
@@ -317,12 +263,28 @@ def _hub_api(token: str | None):
     return HfApi(token=token)
 
 
-def _push_with_datasets(table, repo_id: str, config_name: str, token: str, description: str) -> Any:
+def _push_with_datasets(rows, repo_id: str, config_name: str, token: str, description: str) -> Any:
+    return rows.push_to_hub(repo_id, config_name=config_name, token=token, create_pr=True,
+                            commit_message=f"overlap: add config {config_name}", commit_description=description)
+
+
+def _split_rows(split: Path, cache: Path):
+    """The written split as a `datasets.Dataset` (memory-mapped from a scratch cache, not held in RAM)."""
     import datasets
 
-    ds = datasets.Dataset(datasets.table.InMemoryTable(table))
-    return ds.push_to_hub(repo_id, config_name=config_name, token=token, create_pr=True,
-                          commit_message=f"overlap: add config {config_name}", commit_description=description)
+    files = sorted(p for p in (split / SHARD_FOLDER).rglob("*") if p.is_file())
+    parquet = [str(p) for p in files if p.suffix == ".parquet"]
+    lines = [str(p) for p in files if p.suffix == ".jsonl"]
+    if parquet and lines:
+        raise InputError(f"{split}: the split mixes parquet and JSON-lines shards; push it by hand")
+    if not parquet and not lines:
+        raise InputError(f"{split}: no shards under {SHARD_FOLDER}/ to push")
+    try:
+        if parquet:
+            return datasets.Dataset.from_parquet(parquet, cache_dir=str(cache))
+        return datasets.Dataset.from_json(lines, cache_dir=str(cache))
+    except Exception as exc:  # datasets raises many kinds for unreadable shards
+        raise InputError(f"{split}: the split cannot be loaded for the push ({first_line(exc)})") from None
 
 
 def check_write_access(api, repo_id: str, repo_type: str = "dataset") -> None:
@@ -359,24 +321,35 @@ def check_config_name(config_name: str) -> None:
         raise InputError(f"--config {config_name!r}: give a config name such as minus-cybergym")
 
 
-def push_split(result, filtered: FilterResult, repo_id: str, config_name: str, *, token: str | None = None,
-               api=None) -> str:
-    """Publish the filtered split as config `config_name` of `repo_id` in one pull request (never the main
-    branch). Returns the PR URL. No token / no access → OverlapError (exit 2) before anything is sent."""
+def push_split(result, filtered: FilterResult, repo_id: str, config_name: str, *, split: Path,
+               token: str | None = None, api=None) -> str:
+    """Publish the written, checked split folder `split` as config `config_name` of `repo_id` in one pull
+    request (never the main branch). Returns the PR URL. No token / no access → OverlapError (exit 2) before
+    anything is sent. The description names repos, revisions and file hashes, never a local path."""
+    import tempfile
+
     from huggingface_hub import errors as hf_errors
 
     check_config_name(config_name)
     api = api or _hub_api(token)
     check_write_access(api, repo_id)
-    table = kept_table(result, filtered)
     prov = result.train.provenance
-    description = (f"Rows of {prov.repo_id or prov.name}@{prov.revision or 'local'} without the "
-                   f"{len(filtered.removed)} rows that overlap {', '.join(b.bench.name for b in result.benches)} "
-                   f"(reasons: {', '.join(filtered.reasons_asked)}). Written by overlap filter.\n\n"
-                   + dumps_json(filtered.summary() | {"provenance": prov.to_dict()}))
-    try:
-        info = _push_with_datasets(table, repo_id, config_name, api.token, description)
-    except hf_errors.HfHubHTTPError as exc:
-        raise OverlapError(f"{repo_id}: push refused ({_status(exc)}); nothing was merged, check write access") \
-            from None
+    files = [{"path": Path(f.path).name if prov.origin.startswith("local") else f.path, "sha256": f.sha256,
+              "rows": f.rows} for f in prov.files]
+    if prov.origin.startswith("local"):
+        where = f"local files of {prov.repo_id}" if prov.repo_id else "local files"
+    else:
+        where = f"{prov.repo_id}@{prov.revision}"
+    description = (f"Rows of {where} without the {len(filtered.removed)} rows that overlap "
+                   f"{', '.join(b.bench.name for b in result.benches)} (reasons: "
+                   f"{', '.join(filtered.reasons_asked)}). Written by overlap filter.\n\n"
+                   + dumps_json(filtered.summary() | {"source": {"dataset": prov.name, "from": where,
+                                                                  "files": files}}))
+    with tempfile.TemporaryDirectory(prefix="overlap-push-") as cache:
+        rows = _split_rows(Path(split), Path(cache))
+        try:
+            info = _push_with_datasets(rows, repo_id, config_name, api.token, description)
+        except hf_errors.HfHubHTTPError as exc:
+            raise OverlapError(f"{repo_id}: push refused ({_status(exc)}); nothing was merged, check write "
+                               "access") from None
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", "") or info)

@@ -46,13 +46,13 @@ def load_mimo_cyber(source: FileSource, spec: DatasetSpec, subsets: tuple[str, .
     relpath = spec.files[""]
     path = source.fetch(relpath)
     rows = read_records(path, ["extra_info", "prompt"], required=["extra_info"])
-    for index, row in enumerate(rows):
+    for index, row in builder.rows_of(relpath, rows):
         where = f"{relpath} row {index}"
         extra = row.get("extra_info") or {}
         if not isinstance(extra, dict):
             builder.problem("malformed_row", where, "extra_info is not an object")
             continue
-        item_id = _str_or_none(extra.get("instance_id"))
+        item_id = extra.get("instance_id")
         prompt_text = _first_message(row.get("prompt"))
         statement, project = None, None
         instance_json = extra.get("instance_json")
@@ -62,11 +62,12 @@ def load_mimo_cyber(source: FileSource, spec: DatasetSpec, subsets: tuple[str, .
                 statement = _str_or_none(instance.get("problem_statement"))
                 project = _str_or_none(instance.get("project_name") or instance.get("project"))
             except (ValueError, AttributeError):
-                builder.problem("malformed_instance_json", item_id or where, "instance_json is not a JSON object")
+                builder.problem("malformed_instance_json", where, "instance_json is not a JSON object")
         # The prompt is the task's crash spec (one line naming type, function and file): it is both the
         # text the model sees and the crash evidence compared with the benchmark's sanitizer report.
-        if builder.add_item(item_id, where, file=relpath, row=index, project=project, text_prompt=prompt_text,
-                            text_problem_statement=statement, crash_report=prompt_text):
+        item_id = builder.add_item(item_id, where, project=project, text_prompt=prompt_text,
+                                   text_problem_statement=statement, crash_report=prompt_text)
+        if item_id is not None:
             _add_ossfuzz_key(builder, item_id, item_id)
     source.record(relpath, path, len(rows))
     return builder.build(source)
@@ -105,33 +106,38 @@ def load_cybergym(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     columns = ["task_id", "project_name", "project_main_repo", "vulnerability_description"]
     rows = read_records(path, columns, required=["task_id"])
     wanted = set(subsets)
-    for index, row in enumerate(rows):
-        item_id = _str_or_none(row.get("task_id"))
-        kind = item_id.split(":", 1)[0] if item_id and ":" in item_id else None
+    for index, row in builder.rows_of(relpath, rows):
+        item_id = row.get("task_id")
+        kind = task_kind(item_id)
         if wanted and kind not in wanted:
             continue
         added = builder.add_item(
             item_id,
             f"{relpath} row {index}",
-            file=relpath,
-            row=index,
             subset=kind,
             project=_str_or_none(row.get("project_name")),
             repo=_str_or_none(row.get("project_main_repo")),
             text_description=_str_or_none(row.get("vulnerability_description")),
         )
         if added:
-            _add_ossfuzz_key(builder, item_id, item_id)
+            _add_ossfuzz_key(builder, added, added)
     source.record(relpath, path, len(rows))
     return builder.build(source)
+
+
+def task_kind(task_id: object) -> str | None:
+    """The kind of a CyberGym task id, lowercased like its key (`ARVO:10340` is in subset `arvo`)."""
+    text = _str_or_none(task_id) if isinstance(task_id, str) else None
+    kind = text.split(":", 1)[0].strip().lower() if text and ":" in text else None
+    return kind or None
 
 
 def cybergym_task_path(task_id: str, name: str) -> str | None:
     """Repo-relative path of a per-task file: `arvo:1065` → `data/arvo/1065/<name>`."""
     kind, sep, number = task_id.partition(":")
-    if not sep or not kind or not number.isdigit():
+    if not sep or not kind or not (number.isascii() and number.isdigit()):
         return None
-    return f"data/{kind}/{number}/{name}"
+    return f"data/{kind.strip().lower()}/{number}/{name}"
 
 
 register(
@@ -171,23 +177,20 @@ def load_sec_bench(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ..
     builder = DatasetBuilder(spec.name)
     columns = ["instance_id", "repo", "base_commit", "patch", "sanitizer_report", "bug_description", "bug_report"]
     files = [("", "")] if single else _files_for(spec, subsets)
-    offset = 0
     for file_subset, relpath in files:
         path = source.fetch(relpath)
         rows = read_records(path, columns, required=["instance_id"])
         label = relpath or path.name
-        for index, row in enumerate(rows):
-            item_id = _str_or_none(row.get("instance_id"))
-            subset = file_subset or (_secbench_subset(item_id) if item_id else None)
+        for index, row in builder.rows_of(label, rows):
+            item_id = row.get("instance_id")
+            subset = file_subset or (_secbench_subset(item_id) if isinstance(item_id, str) else None)
             if single and subsets and subset not in subsets:
                 continue
             added = builder.add_item(
                 item_id,
                 f"{label} row {index}",
-                file=label,
-                row=offset + index,
                 subset=subset,
-                project=item_id.split(".", 1)[0] if item_id and "." in item_id else None,
+                project=item_id.split(".", 1)[0] if isinstance(item_id, str) and "." in item_id else None,
                 repo=_str_or_none(row.get("repo")),
                 base_commit=(_str_or_none(row.get("base_commit")) or "").lower() or None,
                 patch=_str_or_none(row.get("patch")),
@@ -196,9 +199,8 @@ def load_sec_bench(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ..
                 text_bug_report=_str_or_none(row.get("bug_report")),
             )
             if added:
-                _add_secbench_keys(builder, item_id)
+                _add_secbench_keys(builder, added)
         source.record(label, path, len(rows))
-        offset += len(rows)
     return builder.build(source)
 
 

@@ -263,3 +263,20 @@ def _require(path: Path, required: list[str], available: Iterable[str]) -> None:
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+@dataclass
+class SplitSource(FileSource):
+    """The shards of a written split standing in for the files they were cut from (repo-relative name →
+    shard), so the same adapter can read a filtered split back and re-derive its keys."""
+
+    shards: dict[str, Path] = field(default_factory=dict)
+
+    def fetch(self, relpath: str) -> Path:
+        return self.shards[relpath]
+
+    def exists(self, relpath: str) -> bool:
+        return relpath in self.shards
+
+    def listed(self, suffix: str) -> list[str]:
+        return sorted(name for name in self.shards if name.endswith(suffix))

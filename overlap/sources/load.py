@@ -81,10 +81,21 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
     source, single = open_source(spec, selection.revision, local)
     dataset = spec.adapter(source, spec, selection.subsets, single)
     dataset.source = source
+    dataset.provenance.subsets = list(selection.subsets)
     if label != dataset.name:
         dataset.name = label
         dataset.provenance.name = label
     return dataset
+
+
+def reread(dataset: Dataset, source: FileSource) -> Dataset:
+    """The dataset's adapter run again, with the same subsets, over `source` (e.g. a written split)."""
+    prov = dataset.provenance
+    spec = get_spec(prov.adapter or dataset.name)
+    again = spec.adapter(source, spec, tuple(prov.subsets), prov.origin == "local-file")
+    again.name = again.provenance.name = dataset.name
+    again.source = source
+    return again
 
 
 def load_identity(name: str, data: dict[str, Path] | None = None) -> tuple[Any, Provenance]:

@@ -22,10 +22,10 @@ from .swe_rebench import (
     load_swe_rebench_v2,
     load_swe_rebench_v2_prs,
 )
-from .swe_tasks import BASE_FIELDS, TEXT, ColumnBuilder, add_task
+from .swe_tasks import BASE_FIELDS, TEXT, add_task
 
 __all__ = [
-    "BASE_FIELDS", "TEXT", "ColumnBuilder", "add_task", "ensure_columns", "fetch_columns", "lazy_columns",
+    "BASE_FIELDS", "TEXT", "add_task", "ensure_columns", "fetch_columns", "lazy_columns",
     "list_files", "load_multi_swe_bench", "load_multi_swe_rl_discarded", "load_swe_bench",
     "load_swe_bench_multilingual", "load_swe_bench_pro", "load_swe_polybench", "load_swe_rebench_v2",
     "load_swe_rebench_v2_prs", "POLY_VERIFIED", "SWEBENCH_VERIFIED",

@@ -10,17 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import Dataset
+from .builder import DatasetBuilder
 from .files import FileSource
 from .registry import DatasetSpec
 from .swe_files import file_rows, membership, selected
-from .swe_tasks import BASE_FIELDS, TEXT, ColumnBuilder, add_task, pr_from_id, str_or_none, texts_of
+from .swe_tasks import BASE_FIELDS, TEXT, add_task, pr_from_id, str_or_none, texts_of
 
 POLY_COLUMNS = ["instance_id", "repo", "pull_number", "base_commit", "problem_statement", "patch"]
 SWEBENCH_COLUMNS = ["instance_id", "repo", "base_commit", "problem_statement", "patch"]
 
 
-def _bench_builder(spec: DatasetSpec, flags: tuple[str, ...] = ()) -> ColumnBuilder:
-    return ColumnBuilder(spec.name, (*BASE_FIELDS, TEXT, "patch", *flags))
+def _bench_builder(spec: DatasetSpec, flags: tuple[str, ...] = ()) -> DatasetBuilder:
+    return DatasetBuilder(spec.name, (*BASE_FIELDS, TEXT, "patch", *flags))
 
 
 def _member_flag(spec: DatasetSpec) -> str | None:
@@ -35,7 +36,7 @@ def _flag_value(flag: str | None, members: set[str] | None, item_id: str | None)
     return {flag: (item_id in members) if members is not None and item_id else None}
 
 
-def _add_bench_row(builder: ColumnBuilder, row: dict[str, Any], where: str, *, pr: object, pr_field: str | None,
+def _add_bench_row(builder: DatasetBuilder, row: dict[str, Any], where: str, *, pr: object, pr_field: str | None,
                    **fields: Any) -> bool:
     """Add a row in SWE-bench's schema, with its issue text and fix patch."""
     return add_task(builder, str_or_none(row.get("instance_id")), where, repo=row.get("repo"), pr=pr,
@@ -98,11 +99,13 @@ def load_swe_bench_pro(source: FileSource, spec: DatasetSpec, subsets: tuple[str
                 continue
             if item_id in listed:
                 builder.problem("duplicate_id", item_id, "a repeated id keeps its first row")
+                builder.note_repeat(item_id)
                 continue
             listed.add(item_id)
             configs_of.setdefault(item_id, set()).add(config)
             if builder.has(item_id):
-                continue  # listed by an earlier config: the configs overlap by design
+                builder.note_repeat(item_id)  # listed by an earlier config: the configs overlap by design
+                continue
             _add_bench_row(builder, row, where, pr=None, pr_field=None, subset=config or None)
     for flag in flags:
         config = flag[3:]

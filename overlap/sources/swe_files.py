@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import HubUnavailableError, InputError, OverlapError
 from ..model import Dataset, FileRecord
 from .builder import DatasetBuilder
-from .files import FileSource, HubRepo, LocalFolder, SingleFile, first_line, read_records, sha256_of
+from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, first_line, read_records, sha256_of
 from .registry import DatasetSpec
 
 BY_ID = (("instance_id",),)  # the columns that make an item: the id alone
@@ -35,6 +35,8 @@ def file_rows(
     """
     path = source.fetch(relpath)
     label = relpath or path.name
+    suffix = path.suffix.lower()  # the file's own format wins (a filtered split is parquet whatever it was)
+    kind = {".parquet": "parquet", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix, kind)
     if kind == "parquet":
         rows = _parquet_rows(builder, path, label, columns, needed_any)
     elif kind == "jsonl":
@@ -42,15 +44,17 @@ def file_rows(
     else:
         rows = _csv_rows(builder, path, label, columns)
     count = 0
-    for where, row in rows:
+    # A malformed line comes through as None: it holds a position in the file but makes no item.
+    for _, (where, row) in builder.rows_of(label, rows):
         count += 1
-        yield where, row
+        if row is not None:
+            yield where, row
     source.record(label, path, count)
 
 
 def _parquet_rows(
     builder: DatasetBuilder, path: Path, label: str, wanted: list[str], needed_any: tuple[tuple[str, ...], ...]
-) -> Iterator[tuple[str, dict[str, Any]]]:
+) -> Iterator[tuple[str, dict[str, Any] | None]]:
     """Rows of one parquet file, one row group at a time, reading only `wanted` columns.
 
     A wanted column the file lacks is counted (`missing_column`). When no group of `needed_any` is fully
@@ -72,6 +76,8 @@ def _parquet_rows(
             builder.problem("missing_column", f"{label}: {column}", "a column the file lacks is read as empty")
     if not any(all(c in names for c in group) for group in needed_any):
         builder.problem("unusable_file", label, "the file has none of the columns an item id is made from")
+        for position in range(handle.metadata.num_rows):  # its rows are still rows of the source
+            yield f"{label} row {position}", None
         return
     offset = 0
     try:
@@ -85,9 +91,9 @@ def _parquet_rows(
 
 
 def _jsonl_rows(builder: DatasetBuilder, path: Path, label: str, columns: list[str]
-                ) -> Iterator[tuple[str, dict[str, Any]]]:
+                ) -> Iterator[tuple[str, dict[str, Any] | None]]:
     """Rows of a JSON-lines file, streamed line by line (files of hundreds of MB hold test logs the
-    adapters do not need). Bad lines are counted and skipped."""
+    adapters do not need). Every non-blank line is a row; a bad line is counted and yields None."""
     with open(path, "rb") as handle:
         for index, raw in enumerate(handle):
             if not raw.strip():
@@ -97,12 +103,19 @@ def _jsonl_rows(builder: DatasetBuilder, path: Path, label: str, columns: list[s
                 row = json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 builder.problem("malformed_line", where, "not UTF-8 text")
+                yield where, None
                 continue
             except json.JSONDecodeError as exc:
                 builder.problem("malformed_line", where, f"invalid JSON ({exc.msg})")
+                yield where, None
+                continue
+            except RecursionError:
+                builder.problem("malformed_line", where, "JSON nested too deeply to read")
+                yield where, None
                 continue
             if not isinstance(row, dict):
                 builder.problem("malformed_line", where, "not a JSON object")
+                yield where, None
                 continue
             yield where, {c: row[c] for c in columns if c in row}
 
@@ -131,6 +144,8 @@ def selected(spec: DatasetSpec, subsets: tuple[str, ...]) -> tuple[str, ...]:
 def list_files(source: FileSource, suffix: str) -> list[str]:
     """Repo-relative paths of all files ending in `suffix`: the Hub's file list (HfApi.list_repo_files), or
     the local folder (glob), or the cached snapshot when offline. Sorted; hidden folders left out."""
+    if isinstance(source, SplitSource):
+        return source.listed(suffix)
     if isinstance(source, LocalFolder):
         root = Path(source.root)
         found = [p.relative_to(root).as_posix() for p in root.rglob(f"*{suffix}") if p.is_file()]

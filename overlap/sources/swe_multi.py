@@ -8,10 +8,11 @@ from typing import Any
 from ..errors import InputError
 from ..ids.github import parse_pr
 from ..model import Dataset
+from .builder import DatasetBuilder
 from .files import FileSource
 from .registry import DatasetSpec
 from .swe_files import file_rows, list_files
-from .swe_tasks import BASE_FIELDS, TEXT, ColumnBuilder, add_task, str_or_none
+from .swe_tasks import BASE_FIELDS, TEXT, add_task, str_or_none
 
 MSB_COLUMNS = ["instance_id", "org", "repo", "number", "base", "resolved_issues", "fix_patch"]
 MSB_LANGUAGES = ("c", "cpp", "go", "java", "js", "rust", "ts")
@@ -30,7 +31,7 @@ def _issues_text(issues: Any) -> str | None:
     return "\n\n".join(parts) or None
 
 
-def _add_msb_row(builder: ColumnBuilder, row: dict[str, Any], where: str, subset: str | None) -> None:
+def _add_msb_row(builder: DatasetBuilder, row: dict[str, Any], where: str, subset: str | None) -> None:
     org, name = str_or_none(row.get("org")), str_or_none(row.get("repo"))
     repo = f"{org.strip()}/{name.strip()}" if org and name else None
     number = row.get("number")
@@ -47,7 +48,7 @@ def _add_msb_row(builder: ColumnBuilder, row: dict[str, Any], where: str, subset
 
 def _read_msb(source: FileSource, spec: DatasetSpec, files: list[tuple[str, str | None]]) -> Dataset:
     """Items of the (relpath, subset) files, in order."""
-    builder = ColumnBuilder(spec.name, MSB_FIELDS)
+    builder = DatasetBuilder(spec.name, MSB_FIELDS)
     for relpath, subset in files:
         for where, row in file_rows(source, builder, relpath, "jsonl", MSB_COLUMNS):
             _add_msb_row(builder, row, where, subset)

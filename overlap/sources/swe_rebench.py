@@ -12,10 +12,11 @@ from typing import Any
 from ..errors import InputError, OverlapError
 from ..ids.github import canonical_repo, instance_id_for, normalize_base, parse_pr
 from ..model import Dataset
+from .builder import DatasetBuilder
 from .files import FileSource
 from .registry import DatasetSpec, get_spec
 from .swe_files import file_rows, list_files, reopen
-from .swe_tasks import BASE_FIELDS, TEXT, ColumnBuilder, add_task, pr_from_id, str_or_none
+from .swe_tasks import BASE_FIELDS, TEXT, add_task, pr_from_id, str_or_none
 
 REBENCH_KEYS = ["instance_id", "repo", "pull_number", "base_commit"]
 REBENCH_LAZY = {TEXT: "problem_statement", "patch": "patch"}
@@ -41,7 +42,7 @@ def _rebench_identity(row: dict[str, Any], pr_column: bool) -> tuple[str | None,
 
 
 def _scan_rebench(source: FileSource, spec: DatasetSpec, files: list[str]) -> Dataset:
-    builder = ColumnBuilder(spec.name, REBENCH_FIELDS)
+    builder = DatasetBuilder(spec.name, REBENCH_FIELDS)
     pr_column = spec.extra.get("pr_column", False)
     wanted = [c for c in REBENCH_KEYS if pr_column or c != "pull_number"]
     needed_any = (("instance_id",), ("repo", "pull_number")) if pr_column else (("instance_id",),)

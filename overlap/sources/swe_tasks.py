@@ -9,11 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..errors import InputError
 from ..ids.github import canonical_repo, normalize_base, parse_instance_id, parse_pr, pr_keys
-from ..model import Dataset
 from .builder import DatasetBuilder
-from .files import FileSource
 
 TEXT = "text_problem_statement"
 BASE_FIELDS = ("subset", "project", "repo", "pr", "base_commit")
@@ -38,59 +35,8 @@ def texts_of(row: dict[str, Any]) -> dict[str, str | None]:
     return {TEXT: str_or_none(row.get("problem_statement")), "patch": str_or_none(row.get("patch"))}
 
 
-class ColumnBuilder(DatasetBuilder):
-    """A DatasetBuilder that keeps items and keys as columns (lists) instead of one dict per row.
-
-    Same rules as DatasetBuilder (rows without an id are counted, a repeated id keeps its first row), a few
-    times less memory for the 100k-row training sets.
-    """
-
-    def __init__(self, name: str, fields: tuple[str, ...]) -> None:
-        super().__init__(name)
-        self.fields = fields
-        self.items: dict[str, list] = {c: [] for c in ("item_id", "row", *fields)}  # type: ignore[assignment]
-        self.keys: dict[str, list] = {c: [] for c in ("item_id", "kind", "value", "raw")}  # type: ignore[assignment]
-        self.count = 0
-
-    def add_item(self, item_id: object, where: str, **fields: Any) -> bool:
-        unknown = set(fields) - set(self.fields)
-        if unknown:  # pragma: no cover - a programming error in an adapter
-            raise ValueError(f"{self.name}: unknown item field(s) {sorted(unknown)}")
-        item_id = self._claim_id(item_id, where)
-        if item_id is None:
-            return False
-        self.items["item_id"].append(item_id)
-        self.items["row"].append(self.count)
-        for name in self.fields:
-            self.items[name].append(fields.get(name))
-        self.count += 1
-        return True
-
-    def add_key(self, item_id: str, kind: str, value: object, raw: object) -> None:
-        if value is None or str(value) == "":
-            return
-        self.keys["item_id"].append(str(item_id))
-        self.keys["kind"].append(kind)
-        self.keys["value"].append(str(value))
-        self.keys["raw"].append(str(raw))
-
-    def has(self, item_id: str) -> bool:
-        return item_id in self._ids
-
-    def build(self, source: FileSource, what: str = "") -> Dataset:
-        if not self.count:
-            reasons = "; ".join(f"{k}: {v[0]}" for k, v in sorted(self._problems.items()))
-            where = source.location or source.repo_id or self.name
-            raise InputError(f"{self.name}: no usable rows in {where}{what}"
-                             + (f" ({reasons})" if reasons else "") + "; check the files and their columns")
-        for name in [c for c in self.fields if c.startswith(("text_", "in_")) or c == "patch"]:
-            if all(v is None for v in self.items[name]):
-                del self.items[name]  # a column the source does not have stays absent, not all-null
-        return super().build(source, what)
-
-
 def add_task(
-    builder: ColumnBuilder,
+    builder: DatasetBuilder,
     item_id: object,
     where: str,
     *,
@@ -111,13 +57,12 @@ def add_task(
     written = str_or_none(repo)
     project = canonical_repo(written) if written else None
     sha = normalize_base(base)
-    added = builder.add_item(
+    item_id = builder.add_item(
         item_id, where, project=project, repo=written.strip() if written else None, pr=number, base_commit=sha,
         **fields,
     )
-    if not added:
+    if item_id is None:
         return False
-    item_id = str(item_id)
     if written is None:
         builder.problem("missing_repo", item_id, "no repo: no repo_pr keys (base_pr still joins)")
     elif project is None:

@@ -35,22 +35,25 @@ def test_filter_writes_the_split_and_prints_counts(demo_copy, tmp_path):
     out = tmp_path / "split"
     result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", out)
     assert result.exit_code == 0, result.stderr
-    assert "rows read: 11  removed: 8  kept: 3 (of which 0 without an id, kept)" in result.stdout
+    assert "rows read: 11  removed: 8  kept: 3 (of which 0 made no item" in result.stdout
     assert "  dup:ossfuzz: 1\n  id:ossfuzz: 8\n" in result.stdout
+    assert "verified: 0 of 3 rows match cybergym\n" in result.stdout
     assert f"written to {out}" in result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt",
-                                                     "filter.json", "removed.csv", "train.parquet"]
-    assert len(pd.read_parquet(out / "train.parquet")) == 3
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt", "data", "filter.json", "removed.csv"]
+    assert len(pd.read_parquet(out / "data" / "cyber.parquet")) == 3
 
 
 def test_filter_drop_option_and_bad_reason(demo_copy, tmp_path):
     result = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "s", "--drop", "dup")
     assert result.exit_code == 0 and "removed: 1  kept: 10" in result.stdout
-    # compare runs the 13- and 8-gram text check: ngram:13 can drop (the demo's texts share no 13-gram)
-    ok = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "u", "--drop", "ngram:13")
-    assert ok.exit_code == 0 and "removed: 0  kept: 11" in ok.stdout
-    bad = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "t", "--drop", "ngram:7")
-    assert bad.exit_code == 2 and "no 'ngram_7' column" in bad.stderr and not (tmp_path / "t").exists()
+    # an ngram reason runs the text check at that n (the demo's texts share no 13- or 7-gram)
+    for n in (13, 7):
+        ok = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / f"u{n}",
+                 "--drop", f"ngram:{n}")
+        assert ok.exit_code == 0 and "removed: 0  kept: 11" in ok.stdout
+    bad = run("filter", "mimo-cyber", "cybergym", *data_args(demo_copy), "--out", tmp_path / "t", "--drop", "bogus")
+    assert bad.exit_code == 2 and "unknown drop reason 'bogus'" in bad.stderr and not (tmp_path / "t").exists()
 
 
 def test_filter_push_needs_a_token(demo_copy, tmp_path, monkeypatch):

@@ -1,6 +1,8 @@
 import json
+from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from fixtures import write_all
@@ -12,7 +14,15 @@ from overlap.outputs.splits import bench_lists, filter_split, push_split, write_
 
 
 def read_out(out):
-    return pq.read_table(out / "train.parquet"), pd.read_csv(out / "removed.csv", dtype=str, keep_default_na=False)
+    """The kept rows of every shard under data/ (parquet or JSON lines, in shard order) and removed.csv."""
+    tables = []
+    for path in sorted(p for p in (out / "data").rglob("*") if p.is_file()):
+        if path.suffix == ".parquet":
+            tables.append(pq.read_table(path))
+        else:
+            tables.append(pa.Table.from_pylist([json.loads(line) for line in path.read_text().splitlines()]))
+    kept = pa.concat_tables(tables, promote_options="default")
+    return kept, pd.read_csv(out / "removed.csv", dtype=str, keep_default_na=False)
 
 
 def test_kept_plus_removed_is_input_and_every_removed_row_has_a_reason(demo_result, tmp_path):
@@ -101,7 +111,7 @@ def test_outputs_are_byte_identical_on_rerun(demo_result, tmp_path):
     filtered = filter_split(demo_result)
     for name in ("a", "b"):
         write_split(demo_result, filtered, tmp_path / name)
-    for name in ("train.parquet", "removed.csv", "filter.json", "cybergym_clean_ids.txt"):
+    for name in ("data/cyber.parquet", "removed.csv", "filter.json", "cybergym_clean_ids.txt"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
@@ -113,12 +123,14 @@ def test_bench_lists_partition_the_benchmark(demo_result):
     assert set(dirty) == set(demo_result.benches[0].pairs["bench_id"])
 
 
-def test_push_opens_a_pr_through_datasets(demo_result, fake_api, monkeypatch):
+def test_push_opens_a_pr_through_datasets(demo_result, fake_api, monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(splits, "_push_with_datasets",
                         lambda table, repo, config, token, description: calls.append(
                             (table.num_rows, repo, config, token, description)) or "https://hf.test/pr/1")
-    url = push_split(demo_result, filter_split(demo_result), "me/mimo", "minus-cybergym", api=fake_api)
+    filtered = filter_split(demo_result)
+    write_split(demo_result, filtered, tmp_path / "split")
+    url = push_split(demo_result, filtered, "me/mimo", "minus-cybergym", split=tmp_path / "split", api=fake_api)
     assert url == "https://hf.test/pr/1"
     rows, repo, config, token, description = calls[0]
     assert (rows, repo, config, token) == (3, "me/mimo", "minus-cybergym", "hf_test")
@@ -136,7 +148,8 @@ def test_push_refused_before_anything_is_sent(demo_result, monkeypatch, api_args
     monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
     monkeypatch.setattr(splits, "_push_with_datasets", lambda *a: pytest.fail("must not push"))
     with pytest.raises(OverlapError, match=message):
-        push_split(demo_result, filter_split(demo_result), "me/mimo", "minus-cybergym", api=FakeHfApi(**api_args))
+        push_split(demo_result, filter_split(demo_result), "me/mimo", "minus-cybergym", split=Path("unused"),
+                   api=FakeHfApi(**api_args))
 
 
 def test_rows_come_back_from_a_hub_cache_and_from_a_single_file(tmp_path, monkeypatch):

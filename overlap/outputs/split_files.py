@@ -1,0 +1,229 @@
+"""The filtered split on disk: one output shard per input file, streamed, and read back for the checks.
+
+Each input file of the training set becomes one shard under `data/`, named like the input file:
+
+- parquet stays parquet, one output row group per input row group (its rows less the dropped ones), with
+  the input's schema, so a 40-shard, 2.7 GB input stays 40 shards and memory stays one row group;
+- JSON lines stay JSON lines: the kept lines are copied byte for byte (a malformed line made no item and
+  is kept as it was);
+- a JSON array becomes JSON lines (`.jsonl`, one element a line) and a CSV becomes parquet with every column
+  as text (as the adapters read CSV), since neither can be cut into pieces and stay the same format.
+
+A row's position is the one the adapters count: the row index for parquet, CSV and JSON arrays, the index
+among non-blank lines for JSON lines. Shards whose column types drift (int64 in one, string in another)
+are written with one unified schema; a drift that cannot be unified is refused naming shard and column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..sources.files import first_line, read_json_rows
+
+SHARD_FOLDER = "data"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One input file and the shard it becomes."""
+
+    label: str  # the file as the provenance names it
+    source: Path  # where it was read
+    relpath: str  # the shard inside the output folder
+
+    @property
+    def kind(self) -> str:
+        suffix = self.source.suffix.lower()
+        if suffix == ".json" and _is_json_array(self.source):
+            return "json"
+        return {".parquet": "parquet", ".csv": "csv"}.get(suffix, "jsonl")
+
+
+def shard_for(label: str, source: Path) -> Shard:
+    """The shard of an input file: `data/<label>` with the format's suffix, never outside `data/`."""
+    name = PurePosixPath(label or source.name)
+    parts = [p for p in name.parts if p not in ("", ".", "..", "/")] or [source.name]
+    target = PurePosixPath(*parts)
+    probe = Shard(label, source, "")
+    suffix = {"json": ".jsonl", "csv": ".parquet"}.get(probe.kind)
+    if suffix:
+        target = target.with_suffix(suffix)
+    return Shard(label, source, f"{SHARD_FOLDER}/{target.as_posix()}")
+
+
+def _is_json_array(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"[")
+
+
+# --- reading a file as positioned pieces -----------------------------------------------------------------
+
+
+def _csv_table(path: Path) -> pa.Table:
+    import pyarrow.csv as pcsv
+
+    try:
+        header = pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 16)).column_names
+        options = pcsv.ConvertOptions(column_types={c: pa.string() for c in header},
+                                      strings_can_be_null=False, quoted_strings_can_be_null=False)
+        return pcsv.read_csv(path, convert_options=options)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{path}: cannot read CSV ({first_line(exc)})") from None
+
+
+def table_pieces(shard: Shard, schema: pa.Schema | None = None) -> Iterator[tuple[int, pa.Table]]:
+    """(position of the first row, rows) of a parquet or CSV input, one row group at a time."""
+    if shard.kind == "csv":
+        yield 0, _csv_table(shard.source)
+        return
+    handle = pq.ParquetFile(shard.source)
+    offset = 0
+    for index in range(handle.num_row_groups):
+        group = handle.read_row_group(index)
+        yield offset, group if schema is None else group.cast(schema)
+        offset += group.num_rows
+
+
+def line_rows(shard: Shard) -> Iterator[tuple[int, bytes]]:
+    """(position, line as bytes) of a JSON-lines input or a JSON array (one element re-serialised a line)."""
+    if shard.kind == "json":
+        for position, row in enumerate(read_json_rows(shard.source)):
+            yield position, (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+        return
+    position = 0
+    with open(shard.source, "rb") as handle:
+        for raw in handle:
+            if not raw.strip():
+                continue  # not a row: the adapters skip blank lines too
+            yield position, raw if raw.endswith(b"\n") else raw + b"\n"
+            position += 1
+
+
+# --- the schema every parquet shard is written with --------------------------------------------------------
+
+
+def unified_schema(shards: list[Shard]) -> tuple[pa.Schema | None, list[str]]:
+    """One schema for all table shards (None when there are none) and the columns unified to text.
+
+    pyarrow's own promotion covers widening (int32 → int64, null → any); a column that is a number in one
+    shard and text in another becomes text. Anything else (a struct against a string) is refused."""
+    schemas = [(s, pq.read_schema(s.source)) for s in shards if s.kind == "parquet"]
+    if not schemas:
+        return None, []
+    try:
+        return pa.unify_schemas([sc for _, sc in schemas], promote_options="permissive"), []
+    except (pa.ArrowInvalid, pa.ArrowTypeError, NotImplementedError):
+        pass
+    first_seen: dict[str, tuple[Shard, pa.DataType]] = {}
+    as_text: list[str] = []
+    for shard, schema in schemas:
+        for fld in schema:
+            seen = first_seen.setdefault(fld.name, (shard, fld.type))
+            if seen[1] == fld.type or fld.name in as_text:
+                continue
+            if _scalar(seen[1]) and _scalar(fld.type):
+                as_text.append(fld.name)
+                continue
+            raise InputError(f"{shard.label}: column '{fld.name}' is {fld.type} here but {seen[1]} in "
+                             f"{seen[0].label}; make the shards agree on its type, then filter again")
+    fields = []
+    for _, schema in schemas:
+        for fld in schema:
+            if fld.name not in {f.name for f in fields}:
+                fields.append(pa.field(fld.name, pa.string()) if fld.name in as_text else fld)
+    return pa.schema(fields), sorted(as_text)
+
+
+def _scalar(kind: pa.DataType) -> bool:
+    return (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_string(kind)
+            or pa.types.is_large_string(kind) or pa.types.is_boolean(kind) or pa.types.is_null(kind))
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` with `schema`'s columns, in its order and types (a column a shard lacks is null)."""
+    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
+               else pa.nulls(table.num_rows, f.type) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+# --- writing ----------------------------------------------------------------------------------------------
+
+
+def _mask(offset: int, count: int, positions: np.ndarray, keep_listed: bool) -> pa.Array:
+    listed = np.isin(np.arange(offset, offset + count, dtype=np.int64), positions)
+    return pa.array(listed if keep_listed else ~listed)
+
+
+def as_array(positions: set[int]) -> np.ndarray:
+    return np.fromiter(sorted(positions), dtype=np.int64, count=len(positions))
+
+
+def write_shard(shard: Shard, root: Path, positions: set[int], keep_listed: bool,
+                schema: pa.Schema | None) -> int:
+    """Write the rows of `shard` whose position is (keep_listed) or is not (not keep_listed) in
+    `positions` to `root / shard.relpath`; returns the number of rows read."""
+    target = root / shard.relpath
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if shard.kind in ("jsonl", "json"):
+        read = 0
+        with open(target, "wb") as out:
+            for position, line in line_rows(shard):
+                read += 1
+                if (position in positions) == keep_listed:
+                    out.write(line)
+        return read
+    read = 0
+    writer = None
+    listed = as_array(positions)
+    try:
+        for offset, piece in table_pieces(shard):
+            read += piece.num_rows
+            rows = piece.filter(_mask(offset, piece.num_rows, listed, keep_listed))
+            rows = conform(rows, schema) if schema is not None and shard.kind == "parquet" else rows
+            if writer is None:
+                writer = pq.ParquetWriter(target, rows.schema, compression="zstd")
+            if rows.num_rows:
+                writer.write_table(rows, row_group_size=max(1, rows.num_rows))
+        if writer is None:  # a file without row groups still becomes a (rowless) shard
+            empty = schema if schema is not None else pq.read_schema(shard.source)
+            writer = pq.ParquetWriter(target, empty, compression="zstd")
+    finally:
+        if writer is not None:
+            writer.close()
+    return read
+
+
+def same_rows(shard: Shard, root: Path, positions: set[int], keep_listed: bool,
+              schema: pa.Schema | None) -> str | None:
+    """Read the written shard back and compare it with the input rows it should hold; None when equal,
+    else where they first differ."""
+    written = root / shard.relpath
+    if shard.kind in ("jsonl", "json"):
+        with open(written, "rb") as handle:
+            for position, line in line_rows(shard):
+                if (position in positions) == keep_listed and handle.readline() != line:
+                    return f"{shard.relpath}: the row from {shard.label} position {position} differs"
+            return f"{shard.relpath}: holds rows the input has not" if handle.readline() else None
+    out_groups = pq.ParquetFile(written)
+    listed = as_array(positions)
+    group = 0
+    for offset, piece in table_pieces(shard):
+        expected = piece.filter(_mask(offset, piece.num_rows, listed, keep_listed))
+        if not expected.num_rows:
+            continue
+        if schema is not None and shard.kind == "parquet":
+            expected = conform(expected, schema)
+        if group >= out_groups.num_row_groups or not out_groups.read_row_group(group).equals(expected):
+            last = offset + piece.num_rows - 1
+            return f"{shard.relpath}: the rows from {shard.label} positions {offset}–{last} differ"
+        group += 1
+    return f"{shard.relpath}: holds rows the input has not" if group != out_groups.num_row_groups else None
