@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from .model import Dataset, Provenance
 from .sources.load import load_dataset, load_identity
 
 
-@dataclass
+@dataclass(repr=False)
 class BenchComparison:
     """One benchmark against the training set."""
 
@@ -30,8 +32,45 @@ class BenchComparison:
     # Pairs that are reported but not counted as overlap (e.g. same base commit, different PR).
     related: pd.DataFrame | None = None
 
+    @property
+    def name(self) -> str:
+        return self.bench.name
 
-@dataclass
+    @property
+    def items(self) -> int:
+        """Benchmark items (tasks)."""
+        return int(len(self.bench.items))
+
+    @property
+    def items_matched(self) -> int:
+        """Benchmark items in at least one (counted) pair with the training set."""
+        return int(self.pairs["bench_id"].nunique()) if len(self.pairs) else 0
+
+    def contaminated_ids(self) -> list[str]:
+        """Benchmark ids in a pair with the training set, in source order."""
+        matched = set(self.pairs["bench_id"])
+        return [i for i in self.bench.items.sort_values("row")["item_id"] if i in matched]
+
+    def clean_ids(self) -> list[str]:
+        """Benchmark ids in no pair with the training set, in source order (score a model on these)."""
+        matched = set(self.pairs["bench_id"])
+        return [i for i in self.bench.items.sort_values("row")["item_id"] if i not in matched]
+
+    def pair_records(self) -> list[dict[str, Any]]:
+        """The pairs as plain dicts, `kinds` as a list of key kinds (the `pairs` DataFrame and pairs.csv keep
+        them joined by `;`)."""
+        records = self.pairs.astype(object).where(self.pairs.notna(), None).to_dict("records")
+        for record in records:
+            kinds = record.get("kinds")
+            record["kinds"] = [k for k in str(kinds).split(";") if k] if kinds is not None else []
+        return records
+
+    def __repr__(self) -> str:
+        return (f"<BenchComparison {self.name}: {self.items_matched} of {self.items} items matched, "
+                f"{len(self.pairs)} pairs>")
+
+
+@dataclass(repr=False)
 class CompareResult:
     train: Dataset
     benches: list[BenchComparison]
@@ -62,16 +101,113 @@ class CompareResult:
     def summary(self) -> dict[str, Any]:
         return summarize(self)
 
+    @property
+    def bench_names(self) -> list[str]:
+        return [b.name for b in self.benches]
+
+    def __getitem__(self, key: str | int) -> BenchComparison:
+        """One benchmark's comparison, by name (`result["cybergym"]`) or position."""
+        if isinstance(key, int):
+            return self.benches[key]
+        for comp in self.benches:
+            if comp.name == key:
+                return comp
+        raise KeyError(f"no benchmark {key!r} in this result; its benchmarks: {', '.join(self.bench_names)}")
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.bench_names
+
+    def __repr__(self) -> str:
+        benches = "; ".join(f"{b.name}: {b.items_matched} of {b.items} items matched" for b in self.benches)
+        return f"<CompareResult {self.train.name} ({len(self.train.items)} items) vs {benches}>"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(b.name)}</td><td>{b.items:,}</td><td>{b.items_matched:,}</td>"
+            f"<td>{(b.items_matched / b.items if b.items else 0):.1%}</td><td>{len(b.pairs):,}</td>"
+            f"<td>{int(b.plain_pairs['bench_id'].nunique()) if len(b.plain_pairs) else 0:,}</td></tr>"
+            for b in self.benches)
+        return (f"<p><b>overlap</b>: {escape(self.train.name)} ({len(self.train.items):,} items), "
+                f"{len(self.train_clean_ids()):,} in no pair</p>"
+                "<table><thead><tr><th>benchmark</th><th>items</th><th>items matched</th><th>share</th>"
+                "<th>pairs</th><th>matched by a plain id join</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>")
+
 
 def _needs_mapping(datasets: list[Dataset]) -> bool:
     return any((d.keys["kind"] == "ossfuzz").any() for d in datasets)
 
 
+def _data_paths(data: Mapping[str, str | os.PathLike] | None) -> dict[str, Path]:
+    """`data` as {registered name: absolute Path}: names may be aliases, paths str or Path, relative to the
+    current folder or absolute (resolved once, here)."""
+    from .sources.registry import get_spec
+
+    if not data:
+        return {}
+    if not isinstance(data, Mapping):
+        raise InputError("data: expected a dict {dataset name: local folder or file}, e.g. {'arvo': './ARVO'}")
+    out: dict[str, Path] = {}
+    for name, path in data.items():
+        spec = get_spec(str(name))
+        try:
+            target = Path(path).expanduser().resolve()
+        except TypeError as exc:
+            raise InputError(f"data[{name!r}]: expected a folder or file path, got {type(path).__name__}") from exc
+        if not target.exists():
+            raise InputError(f"data[{name!r}]: {target} does not exist")
+        out[spec.name] = target
+    return out
+
+
+def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
+    """One dataset (name, path or Dataset) or a list of them."""
+    if isinstance(value, (str, os.PathLike, Dataset)):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise InputError(f"{what}: expected a dataset name, a path or a list of them, got {type(value).__name__}")
+    out: list[str | Dataset] = []
+    for item in value:
+        if isinstance(item, os.PathLike):
+            item = os.fspath(item)
+        if not isinstance(item, (str, Dataset)):
+            raise InputError(f"{what}: expected a dataset name, a path or a Dataset, got {type(item).__name__}")
+        out.append(item)
+    return out
+
+
+def _text_pairs(text: Any) -> list[tuple[str, str]] | None:
+    """`text` as (train field, bench field) pairs: None = each dataset's default, [] or "none" = off; items
+    are "TRAIN_FIELD:BENCH_FIELD" strings or 2-tuples."""
+    if text is None:
+        return None
+    if isinstance(text, str):
+        text = [] if text == "none" else [text]
+    if not isinstance(text, (list, tuple)):
+        raise InputError(f"text: expected a list of 'TRAIN_FIELD:BENCH_FIELD' strings, got {type(text).__name__}")
+    out = []
+    for value in text:
+        if isinstance(value, str):
+            train_field, sep, bench_field = value.partition(":")
+            pair = (train_field.strip(), bench_field.strip()) if sep else None
+        elif isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, str) for v in value):
+            pair = (value[0].strip(), value[1].strip())
+        else:
+            pair = None
+        if pair is None or not all(pair):
+            raise InputError(f"text {value!r}: expected 'TRAIN_FIELD:BENCH_FIELD' or (train_field, bench_field), "
+                             "e.g. 'prompt:description'")
+        out.append(pair)
+    return out
+
+
 def compare(
-    train: str | Dataset,
-    benches: list[str | Dataset],
+    train: str | os.PathLike | Dataset,
+    benches: str | os.PathLike | Dataset | list[str | os.PathLike | Dataset],
     *,
-    data: dict[str, Path] | None = None,
+    data: Mapping[str, str | os.PathLike] | None = None,
     mapping: OssFuzzMapping | None = None,
     pool: str | None = "auto",
     strata: str | None = "project",
@@ -81,8 +217,8 @@ def compare(
     reference_range: bool = False,
     evidence: bool = True,
     fix_join: str = "auto",
-    text: list[tuple[str, str]] | None = None,
-    ngram_ns: tuple[int, ...] = (13, 8),
+    text: str | list[str | tuple[str, str]] | None = None,
+    ngram_ns: int | tuple[int, ...] = (13, 8),
     boilerplate_threshold: int | None = None,
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
@@ -106,7 +242,14 @@ def compare(
     from .evidence.attach import FIX_JOIN_MODES
 
     if fix_join not in FIX_JOIN_MODES:
-        raise InputError(f"--fix-join {fix_join!r}: use {', '.join(FIX_JOIN_MODES)}")
+        raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
+    data = _data_paths(data)
+    if isinstance(train, (list, tuple)):
+        raise InputError("train: give one training set (a name, a path or a Dataset), not a list")
+    (train,) = _dataset_args(train, "train")
+    benches = _dataset_args(benches, "benches")
+    text = _text_pairs(text)
+    ngram_ns = (ngram_ns,) if isinstance(ngram_ns, int) else tuple(ngram_ns)
     if not benches:
         raise InputError("give at least one benchmark to compare with")
     train_ds = train if isinstance(train, Dataset) else load_dataset(train, data)
@@ -114,6 +257,13 @@ def compare(
     names = [train_ds.name] + [b.name for b in bench_ds]
     if len(set(names)) != len(names):
         raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
+    if text:
+        from .text.attach import text_field
+
+        for train_field, bench_field in text:  # fail before the slow stages, in the library's words
+            text_field(train_ds, train_field, f"text '{train_field}:{bench_field}'")
+            for b in bench_ds:
+                text_field(b, bench_field, f"text '{train_field}:{bench_field}'")
     mapping_provenance = None
     if _needs_mapping([train_ds, *bench_ds]):
         if mapping is None:
