@@ -63,7 +63,8 @@ def ngram(
     Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --field problem_statement:problem_statement
     """
     from .errors import InputError
-    from .outputs.report import dumps_json, ngram_summary, write_ngram_report
+    from .outputs.atomic import atomic_folder
+    from .outputs.report import dumps_json, to_csv_text
     from .sources.load import parse_data_options
     from .text.api import text_check
 
@@ -83,9 +84,12 @@ def ngram(
             raise InputError(f"{background}: cannot read the background corpus ({exc})") from None
     result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
                         boilerplate_threshold=threshold, background=texts)
-    summary = ngram_summary(train_name, bench_name, result)
+    summary = {"train": train_name, "bench": bench_name} | result.summary()
     if out is not None:
-        write_ngram_report(summary, result, out)
+        with atomic_folder(out) as tmp:
+            (tmp / "summary.json").write_text(dumps_json(summary), encoding="utf-8")
+            (tmp / "flags.csv").write_text(to_csv_text(result.flags), encoding="utf-8")
+            (tmp / "boilerplate.csv").write_text(to_csv_text(result.boilerplate), encoding="utf-8")
     if fmt == "json":
         sys.stdout.write(dumps_json(summary))
         return

@@ -185,7 +185,29 @@ class Dataset:
         return sorted(self.items["subset"].dropna().unique().tolist())
 
 
-# Placeholder (lead): the size cap for text/patch fields is being written by the engineer on issue 12.5;
-# replace this definition with theirs.
-def cap_field(value: str | None) -> tuple[str | None, bool]:
-    return value, False
+# Size cap of one text or patch field (UTF-8 bytes). A longer field is truncated for matching (and the
+# truncation counted by whoever truncates): ~8 MB of text is far more than any task statement, patch or
+# crash report, and it keeps tokenising and indexing one field within a few hundred MB.
+FIELD_CAP_BYTES = 8 << 20
+
+
+def cap_field(value: str | None, cap: int = FIELD_CAP_BYTES) -> tuple[str | None, bool]:
+    """``value`` cut to at most ``cap`` UTF-8 bytes on a character boundary; and whether it was cut.
+
+    None and non-str values pass through unchanged. Lone surrogates (from JSON escapes) count as the 3 bytes
+    they take in surrogate-pass UTF-8. Never copies more than the first ``cap`` characters of a long text.
+    """
+    if not isinstance(value, str) or len(value) <= cap // 4:
+        return value, False  # at most 4 bytes per character: it fits
+    head = value[: cap + 1].encode("utf-8", "surrogatepass")
+    if len(head) <= cap:
+        return value, False  # the whole text was encoded (it is at most cap characters) and fits
+    return head[: utf8_cut(head, cap)].decode("utf-8", "surrogatepass"), True
+
+
+def utf8_cut(data: bytes | memoryview, cap: int) -> int:
+    """The largest length <= ``cap`` at which ``data`` (UTF-8) can be cut without splitting a character."""
+    cut = min(cap, len(data))
+    while 0 < cut < len(data) and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut

@@ -203,6 +203,8 @@ def attach_evidence(result, *, fix_join: str = "auto", seed: int = 0) -> None:
         section["fix"] = _fix_relations(comp, tpatch, bpatch, tbook, bbook)
         section["crash"] = _crash_grades(comp, train, tcrash, bcrash, seed)
         related, section["related"] = _related(result, comp)
+        section["truncated"] = {"train": {"patch": tpatch.truncation(), "crash_report": tcrash.truncation()},
+                                "bench": {"patch": bpatch.truncation(), "crash_report": bcrash.truncation()}}
         if len(related):
             comp.related = related if comp.related is None or not len(comp.related) else pd.concat(
                 [comp.related, related], ignore_index=True)

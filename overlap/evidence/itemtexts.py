@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..model import FIELD_CAP_BYTES, cap_field
 from ..sources.taskfiles import TaskFile, fetch_item_files
 
 
@@ -22,11 +23,25 @@ class ItemTexts:
         self.field = field
         items = dataset.items
         self.values: dict[str, str] = {}
+        self.truncated = 0  # texts over the field cap, cut for matching
+        self.truncated_example: str | None = None
         if field in items.columns:
             present = items[items[field].notna()]
-            self.values = dict(zip(present["item_id"], present[field], strict=True))
+            self.values = {i: self._capped(i, v) for i, v in zip(present["item_id"], present[field], strict=True)}
         self.file_name, self.path_of = _item_file(dataset, field)
         self.fetched: dict[str, TaskFile] = {}
+
+    def _capped(self, item_id: str, value):
+        value, cut = cap_field(value)
+        if cut:
+            self.truncated += 1
+            self.truncated_example = self.truncated_example or str(item_id)
+        return value
+
+    def truncation(self) -> dict:
+        """How many of this field's texts were over the cap (for the evidence section of the summary)."""
+        return {"fields": self.truncated, "column": self.field, "example": self.truncated_example,
+                "cap_bytes": FIELD_CAP_BYTES}
 
     @property
     def available(self) -> bool:
@@ -42,7 +57,11 @@ class ItemTexts:
             return
         todo = {i for i in item_ids if i not in self.values and i not in self.fetched}
         if todo:
-            self.fetched.update(fetch_item_files(self.dataset, todo, self.file_name, self.path_of))
+            for item_id, got in fetch_item_files(self.dataset, todo, self.file_name, self.path_of).items():
+                if got.text is not None:
+                    text = self._capped(item_id, got.text)
+                    got = got if text is got.text else TaskFile(text, got.reason)
+                self.fetched[item_id] = got
 
     def get(self, item_id: str) -> str | TaskFile:
         if item_id in self.values:

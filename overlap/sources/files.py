@@ -166,34 +166,78 @@ def _check_readable(path: Path) -> None:
         raise InputError(f"{path}: unsupported file type; use one of {', '.join(SUPPORTED_SUFFIXES)}")
 
 
-def _decode(path: Path) -> str:
-    data = path.read_bytes()
+def _decode(path: Path, data: bytes | None = None, offset: int = 0, line: int = 1) -> str:
+    """UTF-8 text of a file (or of ``data``, a part of it starting at byte ``offset`` on line ``line``); an
+    InputError naming the file, line and byte when it is not UTF-8."""
+    if data is None:
+        data = path.read_bytes()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line += data[: exc.start].count(b"\n")
         raise InputError(
-            f"{path}: line {line}: not UTF-8 text (byte {exc.start}); re-encode the file as UTF-8"
+            f"{path}: line {line}: not UTF-8 text (byte {offset + exc.start}); re-encode the file as UTF-8"
         ) from None
 
 
+def _too_deep(path: Path, line_no: int | None) -> InputError:
+    import sys
+
+    where = f"line {line_no}: " if line_no is not None else ""
+    return InputError(f"{path}: {where}JSON nested too deeply to read (about {sys.getrecursionlimit()} levels "
+                      f"of [ or {{ or more); is this a data file?")
+
+
+def _deep_line(text: str, limit: int) -> int | None:
+    """The line on which the nesting of ``text`` (JSON) first goes deeper than ``limit``, ignoring strings."""
+    depth, line = 0, 1
+    for match in re.finditer(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]', text):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
 def read_json_rows(path: Path) -> list[Any]:
-    text = _decode(path)
-    stripped = text.lstrip()
-    if path.suffix.lower() == ".json" and stripped.startswith("["):
+    """Rows of a JSON array file, or of a JSON lines file (one value per line; blank lines skipped).
+
+    JSON lines are read line by line (a file never sits in memory twice). Nesting too deep for the parser
+    (e.g. 100k ``[``) is an InputError naming the file and line, like any other malformed line.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip()
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:].lstrip()
+    if path.suffix.lower() == ".json" and head.startswith(b"["):
+        text = _decode(path).removeprefix("\ufeff")
         try:
-            data = json.loads(text)
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}); is the file complete?") from None
-        return data
+        except RecursionError:
+            raise _too_deep(path, _deep_line(text, 500)) from None
     rows = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: line {line_no}: invalid JSON ({exc.msg}); is the file complete?") from None
+    offset = 0
+    with open(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            line = _decode(path, raw, offset, line_no)
+            offset += len(raw)
+            if line_no == 1:
+                line = line.removeprefix("\ufeff")
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}: line {line_no}: invalid JSON ({exc.msg}); is the file complete?") from None
+            except RecursionError:
+                raise _too_deep(path, line_no) from None
     return rows
 
 

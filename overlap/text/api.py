@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
+from .cells import CellCounts, text_cells
 from .identifiers import Targets, identifier_evidence
 from .ngrams import (
     CHUNK_BYTES,
@@ -77,9 +78,12 @@ def text_check(
     ns = tuple(sorted({int(n) for n in ns}, reverse=True))
     if not ns or min(ns) < 1:
         raise InputError("n-gram sizes must be positive integers")
-    btable = bench_table(bench, id_col, bench_field)
+    train_cells, bench_cells = CellCounts(train_field), CellCounts(bench_field)
+    btable = bench_table(bench, id_col, bench_field, {bench_field: bench_cells})
     bench_ids = btable.column(id_col).cast(pa.string()).to_pylist()
-    bench_text_col = btable.column(bench_field)
+    bench_text_col = text_cells(btable.column(bench_field), bench_ids, bench_cells)
+    del btable  # a field over the cap is only held truncated from here on
+    index_built = index is None
     if index is None:
         index = build_index(bench_text_col, bench_ids, ns=ns, boilerplate_threshold=boilerplate_threshold,
                             background=background, tokenizer=tokenizer, mask_spans=mask_spans)
@@ -100,24 +104,29 @@ def text_check(
             missing_bench.add(b)
     ident_field = identifier_field or train_field
     columns = [id_col, train_field] + ([ident_field] if given and ident_field != train_field else [])
-    tee = IdentifierTee(train_batches(train, columns, batch_rows), id_col, ident_field if given else None,
-                        pa.array(sorted(by_train), pa.string()))
+    batches = train_batches(train, columns, batch_rows, {train_field: train_cells}, id_col)
+    tee = IdentifierTee(batches, id_col, ident_field if given else None, pa.array(sorted(by_train), pa.string()))
     try:
         res = scan(index, tee, id_col=id_col, text_col=train_field, pairs=by_train, workers=workers,
-                   chunk_bytes=chunk_bytes, chunk_rows=batch_rows, progress=progress)
+                   chunk_bytes=chunk_bytes, chunk_rows=batch_rows, progress=progress, cells=train_cells)
     except KeyError as exc:
         raise InputError(f"train: no column {exc}") from None
 
     bench_null = np.asarray(bench_text_col.is_null().to_numpy(zero_copy_only=False)) if len(bench_ids) else []
     counts = dict(res.counts)
-    counts["null"] = counts["null"] - counts["non_utf8"]
+    counts["null"] = counts["null"] - counts["non_utf8"] - train_cells.non_text
     counts["short"] = dict(res.short)
+    counts.update(train_cells.summary())
+    bench_counts = dict(index.stats)
+    if index_built:
+        bench_counts["null"] = bench_counts["null"] - bench_cells.non_text
+        bench_counts.update(bench_cells.summary())
     return TextResult(
         train_field=train_field, bench_field=bench_field, ns=index.ns, boilerplate_threshold=index.threshold,
         tokenizer=index.tokenizer.name, flags=_flag_frame(res, index, bench_ids),
         runs=_run_frame(given, res, index, bench_pos, bench_null), boilerplate=_boilerplate_frame(res, index.ns),
         identifiers=_identifier_frame(given, res.pair_seen, tee.values, bench_text_col, bench_pos) if given else None,
-        train_counts=counts, bench_counts=dict(index.stats), pair_ids=set(given), pair_train_seen=set(res.pair_seen),
+        train_counts=counts, bench_counts=bench_counts, pair_ids=set(given), pair_train_seen=set(res.pair_seen),
         pairs_missing={"train_ids_not_in_train": len(set(by_train) - set(res.pair_seen)),
                        "bench_ids_not_in_bench": len(missing_bench)},
         mask_spans=index.mask_spans,

@@ -43,24 +43,42 @@ class NgramFrequencies:
     def is_boilerplate(self) -> np.ndarray:
         return self.frequent | self.background
 
+    @staticmethod
+    def per_window(flags: np.ndarray, sorted_hashes: np.ndarray) -> np.ndarray:
+        """A per-n-gram value (in ``uniq`` order) for every window of the sorted window hashes."""
+        if not len(sorted_hashes) or not flags.any():
+            return np.zeros(len(sorted_hashes), dtype=flags.dtype)
+        new = np.empty(len(sorted_hashes), dtype=bool)
+        new[0] = True
+        np.not_equal(sorted_hashes[1:], sorted_hashes[:-1], out=new[1:])
+        firsts = np.flatnonzero(new)
+        del new
+        runs = np.diff(firsts, append=len(sorted_hashes))
+        return np.repeat(flags, runs)
+
 
 def item_frequencies(windows: Windows, threshold: int | None) -> NgramFrequencies:
-    """Count the distinct bench items of each distinct n-gram; frequent = at least ``threshold`` of them."""
-    hashes, items, starts = windows
-    if len(hashes) == 0:
+    """Count the distinct bench items of each distinct n-gram; frequent = at least ``threshold`` of them.
+
+    ``windows`` must be sorted by (hash, item, position), as :func:`ngram_build._bench_windows` makes them.
+    """
+    h_sorted, i_sorted, starts = windows
+    if len(h_sorted) == 0:
         return NgramFrequencies(np.zeros(0, U64), np.zeros(0, np.int64), np.zeros(0, np.int64),
                                 np.zeros(0, bool), np.zeros(0, bool))
-    order = np.lexsort((starts, items, hashes))
-    h_sorted, i_sorted = hashes[order], items[order]
-    new_hash = np.ones(len(order), dtype=bool)
+    new_hash = np.ones(len(h_sorted), dtype=bool)
     new_hash[1:] = h_sorted[1:] != h_sorted[:-1]
     new_pair = new_hash.copy()
     new_pair[1:] |= i_sorted[1:] != i_sorted[:-1]
-    hash_id = np.cumsum(new_hash) - 1
-    df = np.bincount(hash_id[new_pair], minlength=int(hash_id[-1]) + 1)
-    uniq = h_sorted[new_hash]
+    firsts = np.flatnonzero(new_hash)
+    df = np.add.reduceat(new_pair, firsts, dtype=np.int32)  # distinct items per n-gram
+    del new_hash, new_pair
+    if len(firsts) == len(h_sorted):  # all distinct (typical of one long text): share, do not copy
+        uniq, first_pos = h_sorted, starts
+    else:
+        uniq, first_pos = h_sorted[firsts], starts[firsts]
     frequent = df >= threshold if threshold else np.zeros(len(uniq), bool)
-    return NgramFrequencies(uniq=uniq, df=df, first_pos=starts[order][new_hash], frequent=frequent,
+    return NgramFrequencies(uniq=uniq, df=df, first_pos=first_pos, frequent=frequent,
                             background=np.zeros(len(uniq), bool))
 
 
@@ -100,7 +118,7 @@ def bench_span_mask(windows: dict[int, Windows], freqs: dict[int, NgramFrequenci
         is_bp = freqs[n].is_boilerplate
         if not is_bp.any():
             continue
-        win_bp = is_bp[np.searchsorted(freqs[n].uniq, hashes)]
+        win_bp = NgramFrequencies.per_window(is_bp, hashes)
         masked |= spans_mask(n_tokens, starts[win_bp], n)
     return masked
 

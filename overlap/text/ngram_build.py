@@ -53,20 +53,24 @@ def build_index(
     arr, non_utf8 = to_string_array(texts)
     if len(item_ids) != len(arr):
         raise ValueError("one item id per bench text is needed")
-    toks = tokenize_flat(arr, tok)
-    index = _vocabulary_index(toks, item_ids, ns, tok, boilerplate_threshold, mask_spans)
+    index = _vocabulary_index(tokenize_flat(arr, tok), item_ids, ns, tok, boilerplate_threshold, mask_spans)
+    release_memory()  # the token strings are gone: only their vocabulary ids stay
     item_of = np.repeat(np.arange(len(arr), dtype=np.int32), np.diff(index.offsets))
     windows = _bench_windows(index, item_of)
     freqs = {n: item_frequencies(w, boilerplate_threshold) for n, w in windows.items()}
     background_rows = mark_background(freqs, background, index) if background is not None else 0
     index.masked = bench_span_mask(windows, freqs, len(index.ids), mask_spans)
-    masked_prefix = np.zeros(len(index.ids) + 1, dtype=np.int64)
-    np.cumsum(index.masked, out=masked_prefix[1:])
-    index.tables = {n: _ngram_table(n, w, freqs[n], index.ids, masked_prefix) for n, w in windows.items()}
-    min_hashes = windows[min(ns)].hashes
-    index.min_hashes = np.unique(min_hashes) if len(min_hashes) else np.zeros(0, U64)
+    index.min_hashes = freqs[min(ns)].uniq  # every distinct bench window hash of the smallest n
     index.filter_bits = int(min(27, max(16, np.ceil(np.log2(max(len(index.min_hashes), 1) * 64)))))
-    release_memory()
+    masked_prefix = None  # masked tokens before each position (None: nothing is masked)
+    if index.masked.any():
+        masked_prefix = np.zeros(len(index.ids) + 1, dtype=np.int64)
+        np.cumsum(index.masked, out=masked_prefix[1:])
+    index.tables = {}
+    for n in list(windows):  # each n's windows are dropped as soon as its table is built
+        index.tables[n] = _ngram_table(n, windows.pop(n), freqs[n], index.ids, masked_prefix)
+        release_memory()
+    del masked_prefix
     index.stats = _bench_stats(index, arr, non_utf8, item_of, background_rows)
     return index
 
@@ -89,34 +93,47 @@ def _vocabulary_index(toks: Tokens, item_ids: Sequence[str], ns: tuple[int, ...]
 
 
 def _bench_windows(index: BenchIndex, item_of: np.ndarray) -> dict[int, Windows]:
-    """All bench windows of every n, with their hash, item and position (one prefix sum for all n)."""
+    """All bench windows of every n, with their hash, item and position (one prefix sum for all n), sorted
+    by (hash, position) and so by (hash, item, position): items follow positions."""
     prefix = prefix_hashes(index.ids, index.r64)
     windows = {}
     for n in index.ns:
         starts = row_window_starts(index.offsets, n)
-        hashes = window_hashes(prefix, n)[starts] if len(starts) else np.zeros(0, U64)
-        windows[n] = Windows(hashes, item_of[starts] if len(starts) else np.zeros(0, np.int32), starts)
+        if not len(starts):
+            windows[n] = Windows(np.zeros(0, U64), np.zeros(0, np.int32), starts)
+            continue
+        hashes = window_hashes(prefix, n)
+        if len(starts) != len(hashes):  # several items: only the windows inside one item
+            hashes = hashes[starts]
+        order = np.argsort(hashes, kind="stable")
+        hashes = hashes[order]
+        starts = starts[order]
+        del order
+        windows[n] = Windows(hashes, item_of[starts], starts)
     return windows
 
 
 def _ngram_table(n: int, windows: Windows, freqs: NgramFrequencies, ids: np.ndarray,
-                 masked_prefix: np.ndarray) -> NgramTable:
+                 masked_prefix: np.ndarray | None) -> NgramTable:
     """The lookup table of one n: windows clear of boilerplate, one entry per (n-gram, item)."""
-    hashes, items, starts = windows
+    hashes, items, starts = windows  # sorted by (hash, item, position)
     is_bp = freqs.is_boilerplate
-    k = np.searchsorted(freqs.uniq, hashes)
-    keep = ~is_bp[k] & (masked_prefix[starts + n] - masked_prefix[starts] == 0)
-    h, it, st = hashes[keep], items[keep], starts[keep]
-    order = np.lexsort((st, it, h))
-    h, it, st = h[order], it[order], st[order]
+    keep = ~freqs.per_window(is_bp, hashes)
+    if masked_prefix is not None:
+        keep &= masked_prefix[starts + n] == masked_prefix[starts]
+    # (copies are made only where something is dropped: a huge bench item costs its windows once)
+    h, it, st = (hashes, items, starts) if keep.all() else (hashes[keep], items[keep], starts[keep])
+    del keep
     first = np.ones(len(h), dtype=bool)  # first occurrence of each (n-gram, item)
     first[1:] = (h[1:] != h[:-1]) | (it[1:] != it[:-1])
     same = np.flatnonzero(~first)
     if len(same):  # equal hashes in one item: drop the repeat only if the words are equal too
         differ = (gather_windows(ids, st[same], n) != gather_windows(ids, st[same - 1], n)).any(1)
         first[same[differ]] = True
+    if not first.all():
+        h, it, st = h[first], it[first], st[first]
     return NgramTable(
-        n=n, real_hash=h[first], real_item=it[first], real_pos=st[first],
+        n=n, real_hash=h, real_item=it, real_pos=st,
         bp_hash=freqs.uniq[is_bp], bp_pos=freqs.first_pos[is_bp], bp_items=freqs.df[is_bp].astype(np.int32),
         bp_background=freqs.background[is_bp],
     )

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .cells import CellCounts, text_cells
 from .memory import release_memory
 from .ngram_index import BenchIndex
 from .ngram_workers import dump_index, init_worker, run_task, scan_task
@@ -58,11 +59,14 @@ def scan(
     chunk_rows: int = CHUNK_ROWS,
     long_row_bytes: int = LONG_ROW_BYTES,
     progress=None,
+    cells: CellCounts | None = None,
 ) -> ScanResult:
-    """Stream train record batches through the index. ``pairs``: train id -> bench item indexes."""
+    """Stream train record batches through the index. ``pairs``: train id -> bench item indexes.
+
+    ``cells`` counts the train cells that are not text (skipped) or over the field cap (truncated)."""
     release_memory()  # e.g. what building the index left on the heap
     source = _TaskSource(batches, id_col, text_col, pairs or {}, workers > 1, chunk_bytes, chunk_rows,
-                         long_row_bytes)
+                         long_row_bytes, cells)
     collector = _Collector(index.ns, progress)
     tasks = iter(source)
     head = list(islice(tasks, 2))
@@ -106,8 +110,10 @@ class _TaskSource:
     """
 
     def __init__(self, batches: Iterable, id_col: str, text_col: str, pairs: dict[str, list[int]],
-                 compact: bool, chunk_bytes: int, chunk_rows: int, long_row_bytes: int):
+                 compact: bool, chunk_bytes: int, chunk_rows: int, long_row_bytes: int,
+                 cells: CellCounts | None = None):
         self.batches, self.id_col, self.text_col, self.pairs = batches, id_col, text_col, pairs
+        self.cells = cells
         self.compact = compact  # tasks go to other processes: slices pickle their whole buffer
         self.limits = (chunk_bytes, chunk_rows, long_row_bytes)
         self.pair_ids = pa.array(sorted(pairs), pa.string()) if pairs else None
@@ -118,7 +124,7 @@ class _TaskSource:
     def __iter__(self) -> Iterator[tuple[tuple, pa.Array, int]]:
         row_base = 0
         for batch in self.batches:
-            ids, texts, bad = _batch_columns(batch, self.id_col, self.text_col)
+            ids, texts, bad = _batch_columns(batch, self.id_col, self.text_col, self.cells)
             self.non_utf8 += bad
             if self.pair_ids is not None:
                 in_pairs = np.flatnonzero(pc.is_in(ids, value_set=self.pair_ids).to_numpy(zero_copy_only=False))
@@ -202,7 +208,8 @@ def _concat(parts: list[dict], keys: list[str]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
 
-def _batch_columns(batch, id_col: str, text_col: str) -> tuple[pa.Array, pa.Array, int]:
+def _batch_columns(batch, id_col: str, text_col: str, cells: CellCounts | None = None
+                   ) -> tuple[pa.Array, pa.Array, int]:
     names = batch.schema.names
     for col in (id_col, text_col):
         if col not in names:
@@ -211,7 +218,7 @@ def _batch_columns(batch, id_col: str, text_col: str) -> tuple[pa.Array, pa.Arra
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
     ids = ids.cast(pa.string()) if not pa.types.is_string(ids.type) else ids
-    texts, bad = to_string_array(batch.column(names.index(text_col)))
+    texts, bad = to_string_array(text_cells(batch.column(names.index(text_col)), ids, cells))
     return ids, texts, bad
 
 

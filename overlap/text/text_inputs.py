@@ -11,30 +11,41 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from .cells import CellCounts, python_cells, text_cells
 from .identifiers import Targets, extract_targets
 from .tokenize import to_string_array
 
 
-def table_from_frame(df: pd.DataFrame, columns: Sequence[str], what: str) -> pa.Table:
-    """The named columns of a DataFrame as an Arrow table (mixed str / bytes columns become bytes)."""
+def table_from_frame(df: pd.DataFrame, columns: Sequence[str], what: str,
+                     counts: dict[str, CellCounts] | None = None, id_col: str | None = None) -> pa.Table:
+    """The named columns of a DataFrame as an Arrow table (mixed str / bytes columns become bytes).
+
+    A column Arrow cannot type (e.g. text mixed with numbers or lists) keeps its text cells; its other cells
+    become null, counted in ``counts[column]`` when given (the text check's ``non_text_cells``).
+    """
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(f"{what}: no column {', '.join(repr(c) for c in missing)} "
                          f"(columns: {', '.join(map(str, df.columns))})")
     arrays = {}
+    ids = df[id_col].tolist() if id_col is not None and id_col in df.columns else None
     for c in dict.fromkeys(columns):
         col = df[c]
         try:
             arrays[c] = pa.array(col, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # e.g. str and bytes mixed: keep as bytes
-            arrays[c] = pa.array(col.astype(object), type=pa.large_binary(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            if c == id_col:  # ids of mixed types: as written
+                arrays[c] = pa.array([None if v is None else str(v) for v in col.astype(object)], pa.string())
+            else:  # keep the text (str / bytes) cells, count and null the others
+                arrays[c] = python_cells(col.tolist(), ids, (counts or {}).get(c))
     return pa.table(arrays)
 
 
-def train_batches(train, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+def train_batches(train, columns: Sequence[str], batch_rows: int, counts: dict[str, CellCounts] | None = None,
+                  id_col: str | None = None) -> Iterator[pa.RecordBatch]:
     """Record batches of the train side (DataFrame, Arrow table, batch, or iterable of those)."""
     if isinstance(train, pd.DataFrame):
-        yield from table_from_frame(train, columns, "train").to_batches(max_chunksize=batch_rows)
+        yield from table_from_frame(train, columns, "train", counts, id_col).to_batches(max_chunksize=batch_rows)
         return
     if isinstance(train, pa.Table):
         missing = [c for c in columns if c not in train.column_names]
@@ -54,10 +65,10 @@ def train_batches(train, columns: Sequence[str], batch_rows: int) -> Iterator[pa
         yield batch
 
 
-def bench_table(bench, id_col: str, field_: str) -> pa.Table:
+def bench_table(bench, id_col: str, field_: str, counts: dict[str, CellCounts] | None = None) -> pa.Table:
     """The id and text columns of the bench side (DataFrame or Arrow table)."""
     if isinstance(bench, pd.DataFrame):
-        return table_from_frame(bench, [id_col, field_], "bench")
+        return table_from_frame(bench, [id_col, field_], "bench", counts, id_col)
     if isinstance(bench, pa.Table):
         missing = [c for c in (id_col, field_) if c not in bench.column_names]
         if missing:
@@ -95,7 +106,8 @@ class IdentifierTee:
                 hit = pc.is_in(ids, value_set=self.wanted)
                 if pc.any(hit).as_py():
                     rows = pa.array(np.flatnonzero(hit.to_numpy(zero_copy_only=False)))
-                    texts, _ = to_string_array(batch.column(batch.schema.names.index(self.field)).take(rows))
+                    column = batch.column(batch.schema.names.index(self.field)).take(rows)
+                    texts, _ = to_string_array(text_cells(column))
                     for i, t in zip(ids.take(rows).to_pylist(), texts.to_pylist(), strict=True):
                         if i not in self.values:  # keep the targets, not the (possibly long) text
                             self.values[i] = extract_targets(t)
