@@ -63,8 +63,7 @@ def ngram(
     Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --field problem_statement:problem_statement
     """
     from .errors import InputError
-    from .outputs.atomic import atomic_folder
-    from .outputs.report import dumps_json, to_csv_text
+    from .outputs.report import dumps_json, ngram_summary, write_ngram_report
     from .sources.load import parse_data_options
     from .text.api import text_check
 
@@ -84,12 +83,9 @@ def ngram(
             raise InputError(f"{background}: cannot read the background corpus ({exc})") from None
     result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
                         boilerplate_threshold=threshold, background=texts)
-    summary = {"train": train_name, "bench": bench_name} | result.summary()
+    summary = ngram_summary(train_name, bench_name, result)
     if out is not None:
-        with atomic_folder(out) as tmp:
-            (tmp / "summary.json").write_text(dumps_json(summary), encoding="utf-8")
-            (tmp / "flags.csv").write_text(to_csv_text(result.flags), encoding="utf-8")
-            (tmp / "boilerplate.csv").write_text(to_csv_text(result.boilerplate), encoding="utf-8")
+        write_ngram_report(summary, result, out)
     if fmt == "json":
         sys.stdout.write(dumps_json(summary))
         return

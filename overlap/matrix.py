@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from . import __version__
 from .errors import InputError, OverlapError
 from .join import join
 from .model import Dataset
@@ -58,14 +57,26 @@ class MatrixResult:
     shared_repos: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
+    def families(self) -> dict[str, str]:
+        """Each benchmark's family: benchmarks joined by an own-subset couple (SWE-PolyBench and its Verified
+        subset) share one, named after the first of them in argument order."""
+        family = {d.name: d.name for d in self.datasets}
+        skipped = self.couples[self.couples["skipped"] != ""] if len(self.couples) else self.couples
+        for a, b in zip(skipped.get("a", []), skipped.get("b", []), strict=True):
+            old, new = family[b], family[a]
+            family = {name: new if fam == old else fam for name, fam in family.items()}
+        return family
+
     def bench_rows(self) -> list[dict[str, Any]]:
-        """Per benchmark: items, items found in at least one / two other benchmarks (counted pairs)."""
+        """Per benchmark: items, items found in at least one / two other benchmarks (counted pairs). A
+        benchmark and its own subset are one other benchmark, never two (`families`)."""
         counted = self.pairs[self.pairs["counted"].fillna(False).astype(bool)] if len(self.pairs) else self.pairs
+        family = self.families()
         others: dict[str, dict[str, set[str]]] = {d.name: {} for d in self.datasets}
         for a, b, a_id, b_id in zip(counted.get("a", []), counted.get("b", []), counted.get("a_id", []),
                                     counted.get("b_id", []), strict=True):
-            others[a].setdefault(a_id, set()).add(b)
-            others[b].setdefault(b_id, set()).add(a)
+            others[a].setdefault(a_id, set()).add(family[b])
+            others[b].setdefault(b_id, set()).add(family[a])
         rows = []
         for dataset in self.datasets:
             n = len(dataset.items)
@@ -84,8 +95,9 @@ class MatrixResult:
             row = dict(row)
             row["shared_repo_names"] = self.shared_repos.get((row["a"], row["b"]), [])
             couples.append(row)
-        return {
-            "tool": {"name": "overlap", "version": __version__},
+        from .outputs.jsonout import to_jsonable, versioned
+
+        return to_jsonable(versioned("matrix", {
             "parameters": self.parameters,
             "benches": self.bench_rows(),
             "cells": cells,
@@ -94,10 +106,10 @@ class MatrixResult:
                            "reported_not_counted": [k for k in PAIR_KINDS if k not in COUNTED_KINDS]},
             "datasets": [
                 {"name": d.name, "items": int(len(d.items)), "problems": [p.__dict__ for p in d.problems],
-                 "provenance": d.provenance.to_dict()}
+                 "provenance": d.provenance.to_dict(), "family": self.families()[d.name]}
                 for d in self.datasets
             ],
-        }
+        }))
 
 
 def _load_all(benches: list[str | Dataset], data: dict[str, Path] | None) -> list[Dataset]:

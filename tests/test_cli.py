@@ -29,7 +29,7 @@ def test_compare_writes_report_folder_and_prints_table(cyber, tmp_path):
     assert summary["mapping"]["provenance"]["files"][0]["sha256"]
     assert summary["train"]["provenance"]["files"][0]["rows"] == 7
     pairs = (out / "pairs.csv").read_text().splitlines()
-    assert pairs[0] == ("bench,train_id,bench_id,kinds,match_type,train_raw,bench_raw,"
+    assert pairs[0] == ("bench,train_id,bench_id,kinds,match_type,train_raw,bench_raw,pair_kind,counted,"
                         "fix_relation,fix_method,fix_reason,crash_grade,crash_reason,"
                         "longest_run,names_function,names_file")
     assert len(pairs) == 6

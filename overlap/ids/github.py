@@ -25,16 +25,20 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import InputError
+from .values import ascii_int
 
 RENAMES_FILE = Path(__file__).resolve().parent.parent / "mappings" / "repo_renames.csv"
 
 # GitHub owners: letters, digits, single hyphens; names: letters, digits, `-`, `_`, `.`.
-_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+\Z")
 # `owner__repo-N`: the owner has no underscore, so the first `__` splits it off; the PR number is the
 # integer after the last `-` (names can contain `-`).
-_INSTANCE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*)__(.+)-(\d+)$")
-_SHA = re.compile(r"^[0-9a-f]{7,64}$")
-_INT_TEXT = re.compile(r"^\+?(\d+)(?:\.0*)?$")
+_INSTANCE = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*)__(.+)-([0-9]+)", re.ASCII | re.DOTALL)
+_SHA = re.compile(r"^[0-9a-f]{7,64}\Z")
+# PR number text: ASCII digits (`\d` also takes `１２`), no sign, no exponent; `.0` only because CSV
+# readers write a float column's `19284` as `19284.0` (SWE-PolyBench).
+_PR_TEXT = re.compile(r"([0-9]+)(?:\.0+)?", re.ASCII)
+MAX_PR = 2**63 - 1  # PR numbers end up in int64 columns
 
 
 # --- renames ------------------------------------------------------------------------------------------
@@ -118,29 +122,33 @@ def repo_as_written(repo: object) -> str | None:
     return str(repo).strip()
 
 
-def parse_pr(value: object) -> int | None:
-    """A PR number from an int, a numeric string or a whole float (`19284.0`); None otherwise.
+def pr_number(digits: str) -> int | None:
+    """The PR number written as exactly `digits` (ASCII, > 0, fits int64), or None: the one place PR
+    number text becomes an int."""
+    number = ascii_int(digits, len(str(MAX_PR)))
+    return number if number is not None and 0 < number <= MAX_PR else None
 
-    Booleans, negatives, fractions, NaN and text like `abc` or `#12` are not PR numbers.
+
+def parse_pr(value: object) -> int | None:
+    """A PR number from an int, a numeric string or a whole float (`19284.0`, `"19284.0"`); None otherwise.
+
+    Booleans, negatives, signs, fractions, exponents, NaN, inf, numbers past int64 and text like `abc` or
+    `#12` are not PR numbers.
     """
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if value > 0 else None
+        return value if 0 < value <= MAX_PR else None
     if isinstance(value, float):
-        if math.isnan(value) or not value.is_integer() or value <= 0:
+        if not (math.isfinite(value) and value.is_integer()):
             return None
-        return int(value)
-    if hasattr(value, "item") and not isinstance(value, str | bytes):  # numpy / pandas scalars
-        try:
-            return parse_pr(value.item())
-        except (TypeError, ValueError):
-            return None
-    match = _INT_TEXT.match(str(value).strip())
-    if not match:
-        return None
-    number = int(match.group(1))
-    return number if number > 0 else None
+        return parse_pr(int(value))  # a whole float past int64 (1e19) is then out of range
+    if isinstance(value, str):
+        match = _PR_TEXT.fullmatch(value.strip())
+        return pr_number(match.group(1)) if match else None
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):  # numpy.int64, numpy.bool_…
+        return parse_pr(value.item())
+    return None
 
 
 def normalize_base(value: object) -> str | None:
@@ -155,11 +163,11 @@ def parse_instance_id(instance_id: object) -> tuple[str, str, int] | None:
     """`owner__repo-N` → (owner, repo, N) as written; None when the id does not have that form."""
     if instance_id is None:
         return None
-    match = _INSTANCE.match(str(instance_id).strip())
+    match = _INSTANCE.fullmatch(str(instance_id).strip())
     if not match:
         return None
-    owner, name, number = match.group(1), match.group(2), int(match.group(3))
-    if number <= 0 or not _REPO.match(f"{owner}/{name}"):
+    owner, name, number = match.group(1), match.group(2), pr_number(match.group(3))
+    if number is None or not _REPO.match(f"{owner}/{name}"):
         return None
     return owner, name, number
 
@@ -196,6 +204,5 @@ def pr_keys(
 def split_key(value: str) -> tuple[str, int | None]:
     """`clap-rs/clap#941` → (`clap-rs/clap`, 941); `<sha>` → (`<sha>`, None)."""
     head, sep, tail = str(value).rpartition("#")
-    if not sep or not tail.isdigit():
-        return str(value), None
-    return head, int(tail)
+    number = pr_number(tail) if sep else None
+    return (head, number) if number is not None else (str(value), None)

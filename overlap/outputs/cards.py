@@ -5,39 +5,50 @@ replaces it (never duplicates it), a card without it gets it appended once, and 
 broken (one without the other, twice, out of order, or another bench's markers inside) is refused with a
 message instead of being mangled. Nothing here reads a clock, so the same result gives the same bytes.
 
-`.overlap/<bench>.json` follows `schemas/overlap-bench.schema.json` (`schema_version` 1): the counts, the
-method, the revisions, baselines when the result has them, and every pair with its keys and evidence.
+`.overlap/<bench>.json` follows `schemas/overlap-bench.schema.json` (`schema_version` 1, kind `bench-record`):
+the counts, the method, the revisions, baselines when the result has them, and every pair with its keys and
+evidence. Both are published, so they name inputs by repo id, revision and file sha256 only, never by a local
+path (`published.public_provenance`, with `published.scrub_paths` as the net under free text).
+
+The card keeps the input's line endings (a CRLF card stays CRLF), gets minimal YAML front matter when it
+has none (`---\n{}\n---`, as huggingface_hub writes it), and is written all or nothing (README.md and every
+`.overlap/<bench>.json`, or none of them), never over the input card. Bench names become file names and
+markers only through `published.safe_name`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, OverlapError
 from ..model import PAIR_COLUMNS
-from .atomic import write_text_atomic
-from .markdown import ResultView, fmt, null_models
-from .report import dumps_json
+from .jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
+from .markdown import ResultView, fmt, null_models, stage_ran
+from .published import describe_source, public_provenance, safe_name, scrub_paths
 
-SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "overlap-bench.schema.json"
+EMPTY_FRONT_MATTER = "---\n{}\n---\n"
+# Evidence columns that are not text, typed again when pairs.csv is read back (it is read as text).
+_EVIDENCE_TYPES = {"counted": "bool", "names_function": "bool", "names_file": "bool", "longest_run": "int"}
 _MARKER = re.compile(r"<!--\s*overlap:(begin|end)\s+(\S+?)\s*-->")
 
 
 def begin_marker(bench: str) -> str:
-    return f"<!-- overlap:begin {bench} -->"
+    return f"<!-- overlap:begin {safe_name(bench)} -->"
 
 
 def end_marker(bench: str) -> str:
-    return f"<!-- overlap:end {bench} -->"
+    return f"<!-- overlap:end {safe_name(bench)} -->"
 
 
 def record_path(bench: str) -> str:
-    return f".overlap/{bench}.json"
+    return f".overlap/{safe_name(bench)}.json"
 
 
 def _bench_block(view: ResultView, bench: str) -> dict[str, Any]:
@@ -49,8 +60,22 @@ def _bench_block(view: ResultView, bench: str) -> dict[str, Any]:
 
 
 def _where(prov: dict | None) -> str:
-    prov = prov or {}
-    return f"{prov.get('repo_id') or prov.get('location') or prov.get('name')}@{prov.get('revision') or 'local copy'}"
+    return describe_source(prov)
+
+
+def _typed(column: str, value: Any) -> Any:
+    """An evidence value as its type (pairs.csv read back gives text: "False", "3")."""
+    kind = _EVIDENCE_TYPES.get(column)
+    if not isinstance(value, str) or kind is None:
+        return value
+    if kind == "bool" and value in ("True", "False", "true", "false"):
+        return value.lower() == "true"
+    if kind == "int":
+        try:
+            return int(float(value))
+        except ValueError:
+            return value
+    return value
 
 
 def _split(value: Any) -> list[str]:
@@ -71,21 +96,20 @@ def bench_record(view: ResultView, bench: str) -> dict[str, Any]:
             "match_type": str(r["match_type"]),
             "train_raw": _split(r.get("train_raw")),
             "bench_raw": _split(r.get("bench_raw")),
-            "evidence": {c: r[c] for c in evidence if fmt(r[c]) != ""},
+            "evidence": {c: _typed(c, r[c]) for c in evidence if fmt(r[c]) != ""},
         }
         for r in pairs.to_dict(orient="records")
     ]
-    mapping = summary.get("mapping")
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": summary.get("tool", {}),
-        "train": {"name": summary["train"].get("name"), "provenance": summary["train"].get("provenance", {})},
+    mapping = (summary.get("mapping") or {}).get("provenance")
+    record = {
+        "train": {"name": summary["train"].get("name"),
+                  "provenance": public_provenance(summary["train"].get("provenance"))},
         "bench": {"name": bench, "items": block.get("bench_items", 0),
-                  "provenance": (block.get("dataset") or {}).get("provenance", {})},
+                  "provenance": public_provenance((block.get("dataset") or {}).get("provenance"))},
         "method": {
             "join": "equality on normalised source identities (kind, canonical value)",
             "key_kinds": sorted((block.get("shared_keys_by_kind") or {}).keys()),
-            "mapping": (mapping or {}).get("provenance"),
+            "mapping": public_provenance(mapping) if mapping else None,
         },
         "counts": {k: block.get(k) for k in ("bench_items_matched", "bench_share", "train_items_matched",
                                              "pairs", "shared_keys")} | {"plain_join": block.get("plain_join", {})},
@@ -94,6 +118,7 @@ def bench_record(view: ResultView, bench: str) -> dict[str, Any]:
         "bench_ids": sorted({p["bench_id"] for p in records}),
         "pairs": records,
     }
+    return scrub_paths(json.loads(dumps_json(versioned("bench-record", record))))
 
 
 def _baseline_line(baselines: Any) -> str:
@@ -118,7 +143,7 @@ def render_section(view: ResultView, bench: str) -> str:
     train = summary["train"]
     plain = block.get("plain_join") or {}
     kinds = ", ".join(f"{k} ({n})" for k, n in sorted((block.get("shared_keys_by_kind") or {}).items())) or "none"
-    mapping = summary.get("mapping")
+    mapping = summary.get("mapping") if stage_ran(summary.get("mapping")) else None
     lines = [
         begin_marker(bench),
         f"## Overlap with {bench}",
@@ -151,6 +176,7 @@ def render_section(view: ResultView, bench: str) -> str:
 def update_card_text(text: str, bench: str, section: str, where: str = "the card") -> str:
     """`text` with the bench's section replaced (or appended once when absent); broken markers refused."""
     markers = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _MARKER.finditer(text)]
+    bench = safe_name(bench)
     mine = [m for m in markers if m[3] == bench]
     begins = [m for m in mine if m[2] == "begin"]
     ends = [m for m in mine if m[2] == "end"]
@@ -171,18 +197,56 @@ def update_card_text(text: str, bench: str, section: str, where: str = "the card
 
 @dataclass
 class CardUpdate:
-    """The files of a card change: repo-relative path → text (README.md first)."""
+    """The files of a card change: repo-relative path → text (README.md first). `source` is where the
+    input card was read (a local path, or `hub:<repo>`)."""
 
     files: dict[str, str] = field(default_factory=dict)
     benches: list[str] = field(default_factory=list)
     description: str = ""
+    source: str = ""
 
     def write(self, out: Path) -> list[Path]:
-        written = []
-        for relpath, text in self.files.items():
-            write_text_atomic(Path(out) / relpath, text)
-            written.append(Path(out) / relpath)
-        return written
+        """Write every file under `out`, all or nothing; never over the input card (refused)."""
+        out = Path(out)
+        targets = [out / relpath for relpath in self.files]
+        if self.source and not self.source.startswith("hub:"):
+            card = Path(self.source)
+            if any(_same_file(t, card) for t in targets):
+                raise InputError(f"{card}: the input card is never overwritten; give --out another folder "
+                                 "(the updated card and .overlap/ go there)")
+        return write_files_together(dict(zip(targets, self.files.values(), strict=True)))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def write_files_together(files: dict[Path, str]) -> list[Path]:
+    """Write each text to its path so that all appear or none: every file is first written in full to a
+    temp file beside its target, and only then are they renamed into place. A failure before the renames
+    leaves no file behind; text is written as given (line endings kept)."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except OSError as exc:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"{next(iter(files), '')}: cannot write the card ({exc.strerror or exc}); nothing "
+                         "was written") from None
+    return list(files)
 
 
 def read_card(card: str | Path | None, repo_id: str | None) -> tuple[str, str]:
@@ -194,7 +258,7 @@ def read_card(card: str | Path | None, repo_id: str | None) -> tuple[str, str]:
         if not path.exists():
             return "", str(path)
         try:
-            return path.read_text(encoding="utf-8"), str(path)
+            return path.read_bytes().decode("utf-8"), str(path)  # bytes: CRLF line endings are kept
         except UnicodeDecodeError:
             raise InputError(f"{path}: not UTF-8 text; re-encode the card as UTF-8") from None
     target = str(card or repo_id or "")
@@ -218,12 +282,19 @@ def read_card(card: str | Path | None, repo_id: str | None) -> tuple[str, str]:
 def card_update(view: ResultView, text: str, benches: list[str] | None = None, where: str = "the card") -> CardUpdate:
     """The updated README and one `.overlap/<bench>.json` per benchmark."""
     names = benches or [str(b.get("bench")) for b in view.summary.get("benches", [])]
-    update = CardUpdate(benches=names)
+    paths = [record_path(b) for b in names]
+    if len(set(paths)) != len(paths):
+        raise InputError(f"two benchmarks of this result share a file name ({', '.join(names)}); give --bench")
+    update = CardUpdate(benches=names, source=where)
+    eol = "\r\n" if "\r\n" in text else "\n"
+    text = text.replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        text = EMPTY_FRONT_MATTER + text
     records = {}
     for bench in names:
-        text = update_card_text(text, bench, render_section(view, bench), where)
+        text = update_card_text(text, bench, scrub_paths(render_section(view, bench)), where)
         records[record_path(bench)] = dumps_json(bench_record(view, bench))
-    update.files = {"README.md": text, **records}
+    update.files = {"README.md": text.replace("\n", eol), **records}
     update.description = pr_description(view, names)
     return update
 
@@ -235,12 +306,12 @@ def pr_description(view: ResultView, benches: list[str]) -> str:
              f"- train: {_where(summary['train'].get('provenance'))}"]
     for bench in benches:
         lines.append(f"- {bench}: {_where((_bench_block(view, bench).get('dataset') or {}).get('provenance'))}")
-    if summary.get("mapping"):
+    if stage_ran(summary.get("mapping")):
         lines.append(f"- mapping: {_where(summary['mapping'].get('provenance'))}")
     tool = summary.get("tool", {})
     lines += [f"- tool: {tool.get('name', 'overlap')} {tool.get('version', '')}", "", "```json",
               json.dumps({"parameters": summary.get("parameters")}, sort_keys=True), "```"]
-    return "\n".join(lines) + "\n"
+    return scrub_paths("\n".join(lines) + "\n")
 
 
 def push_card(update: CardUpdate, repo_id: str, *, api=None, token: str | None = None) -> str:
@@ -269,6 +340,4 @@ def push_card(update: CardUpdate, repo_id: str, *, api=None, token: str | None =
 
 def validate_record(record: dict[str, Any]) -> None:
     """Validate a `.overlap/<bench>.json` record against the shipped JSON schema (jsonschema)."""
-    import jsonschema
-
-    jsonschema.validate(record, json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+    validate_output("bench-record", record)

@@ -9,8 +9,7 @@ from .report import dumps_json, to_csv_text
 SUMMARY_ROWS = (
     ("bench items", lambda b: b["bench_items"]),
     ("shared canonical keys", lambda b: b["shared_keys"]),
-    ("pairs (exact / translated)", lambda b: "{} ({} / {})".format(
-        b["pairs"], b["pairs_by_match_type"].get("exact", 0), b["pairs_by_match_type"].get("translated", 0))),
+    ("pairs by how they matched", lambda b: pairs_cell(b)),
     ("train items matched", lambda b: b["train_items_matched"]),
     ("bench items matched", lambda b: f"{b['bench_items_matched']} ({b['bench_share']:.1%})"),
     ("plain id join: bench items", lambda b: f"{b['plain_join']['bench_items_matched']} "
@@ -19,6 +18,19 @@ SUMMARY_ROWS = (
     ("bench duplicates (groups / items)", lambda b: "{} / {}".format(
         b["dataset"]["duplicates"]["groups"], b["dataset"]["duplicates"]["items"])),
 )
+
+
+# How a pair matched (pairs.csv `match_type`) → its words in the summary table; other kinds follow by name.
+MATCH_TYPE_WORDS = {"exact": "exact", "translated": "translated", "fix": "by fix"}
+
+
+def pairs_cell(bench: dict[str, Any]) -> str:
+    """`100 (0 exact / 80 translated / 20 by fix)`: every kind of pair, so the parts add up to the total
+    (exact and translated always shown, the others when there are any)."""
+    by_type = dict(bench.get("pairs_by_match_type") or {})
+    parts = [f"{by_type.pop(k, 0)} {MATCH_TYPE_WORDS[k]}" for k in ("exact", "translated")]
+    parts += [f"{n} {MATCH_TYPE_WORDS.get(k, k)}" for k, n in sorted(by_type.items(), key=lambda kv: kv[0] != "fix")]
+    return f"{bench['pairs']} ({' / '.join(parts)})"
 
 
 def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:

@@ -36,6 +36,7 @@ from .sections import (  # noqa: F401 - Section, register_section, SECTIONS, nul
     null_models,
     register_section,
     registered_sections,
+    stage_ran,
     top_baselines_blocks,
 )
 
@@ -54,22 +55,24 @@ def _read_csv(path: Path) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def load_result(folder: Path) -> ResultView:
+def load_result(folder: Path, command: str = "report") -> ResultView:
     """Read a result folder written by `overlap compare` (summary.json, pairs.csv, duplicates.csv and,
-    when present, pair_items.parquet for the side-by-side examples)."""
+    when present, pair_items.parquet for the side-by-side examples). Any other folder (a matrix, ngram or
+    filter result, an empty folder, a summary.json that is not JSON or of another schema_version) is
+    refused with one line naming what it is and which command reads it (`folders.require_kind`)."""
+    from .folders import require_kind
+
     folder = Path(folder)
-    summary_path = folder / "summary.json"
-    if not summary_path.is_file():
-        raise InputError(f"{folder}: no summary.json; give a folder written by `overlap compare --out`")
+    summary = require_kind(folder, "compare", command)
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{summary_path}: line {exc.lineno}: invalid JSON; re-run the compare") from None
-    if not isinstance(summary, dict) or not isinstance(summary.get("benches"), list):
-        raise InputError(f"{summary_path}: not an overlap summary (no 'benches' list)")
-    pairs = _read_csv(folder / "pairs.csv") if (folder / "pairs.csv").is_file() else pd.DataFrame()
-    dups = _read_csv(folder / "duplicates.csv") if (folder / "duplicates.csv").is_file() else pd.DataFrame()
-    items = pd.read_parquet(folder / PAIR_ITEMS_FILE) if (folder / PAIR_ITEMS_FILE).is_file() else None
+        pairs = _read_csv(folder / "pairs.csv") if (folder / "pairs.csv").is_file() else pd.DataFrame()
+        dups = _read_csv(folder / "duplicates.csv") if (folder / "duplicates.csv").is_file() else pd.DataFrame()
+        items = pd.read_parquet(folder / PAIR_ITEMS_FILE) if (folder / PAIR_ITEMS_FILE).is_file() else None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{folder}: cannot read its tables ({type(exc).__name__}); re-run `overlap compare "
+                         "--out`") from None
+    if len(pairs) and not {"bench", "train_id", "bench_id"} <= set(pairs.columns):
+        raise InputError(f"{folder}/pairs.csv: not the pairs of a compare (no bench/train_id/bench_id columns)")
     return ResultView(summary, pairs, dups, items, folder)
 
 
@@ -132,13 +135,14 @@ def write_report_extras(result, folder: Path, reports: bool = True) -> None:
     its atomic folder): pair_items.parquet (texts for the examples, so `overlap report DIR` can re-render),
     the `<bench>_clean_ids.txt` / `<bench>_contaminated_ids.txt` lists and, with `reports`, report.md and
     report.html."""
+    from .published import safe_name
     from .splits import bench_lists
 
     folder = Path(folder)
     view = view_of(result)
     view.items.to_parquet(folder / PAIR_ITEMS_FILE, index=False, compression="zstd")
     for name, text in bench_lists(result).items():
-        (folder / name).write_text(text, encoding="utf-8")
+        (folder / safe_name(name)).write_text(text, encoding="utf-8")  # a bench name never leaves the folder
     if reports:
         from .html import render_html
 
@@ -175,6 +179,8 @@ def evidence_blocks(pairs: pd.DataFrame) -> list[Block]:
     blocks: list[Block] = []
     for column in evidence_columns(pairs):
         values = pairs[column].astype("string").fillna("(empty)").replace("", "(empty)")
+        if (values == "(empty)").all():  # a stage that did not run leaves its pairs.csv column empty
+            continue
         numeric = pd.to_numeric(pairs[column], errors="coerce")
         if numeric.notna().all() and values.nunique() > 12:
             blocks.append(Table(["column", "min", "median", "max"], [[column, fmt(numeric.min()),
@@ -234,7 +240,7 @@ CORE_BENCH_KEYS = {"bench", "bench_items", "bench_items_matched", "bench_share",
                    "found_only_by_normalisation", "pairs", "pairs_by_match_type", "plain_join", "shared_keys",
                    "shared_keys_by_kind", "train_by_subset", "train_items_matched"}
 CORE_TOP_KEYS = {"tool", "parameters", "train", "benches", "train_items_in_any_pair", "train_items_clean",
-                 "mapping"}
+                 "mapping", "schema_version", "kind"}
 
 
 def _shares_plot(benches: list[dict]) -> Plot:
@@ -268,7 +274,7 @@ def provenance_blocks(summary: dict) -> list[Block]:
     rows = _provenance_rows(summary.get("train"), f"train: {summary.get('train', {}).get('name')}")
     for b in summary.get("benches", []):
         rows += _provenance_rows(b.get("dataset"), f"bench: {b.get('bench')}")
-    if summary.get("mapping"):
+    if stage_ran(summary.get("mapping")):
         rows += _provenance_rows(summary["mapping"], "mapping")
     for key in sorted(set(summary) - CORE_TOP_KEYS):  # inputs of extra sections (baseline pool, reference)
         value = summary[key]
@@ -286,12 +292,19 @@ def _extra_sections(container: dict, core: set[str], scope: str, view: ResultVie
     registered = registered_sections(scope)
     known = [k for k in registered if k in container]
     unknown = sorted(k for k in container if k not in core and k not in registered)
-    out = []
+    out, not_run = [], []
     for key in known + unknown:
         section = registered.get(key)
         title = section.title if section else key.replace("_", " ").capitalize()
-        blocks = (section.build if section else generic_blocks)(container[key], view, bench)
-        out.append(RenderedSection(title, blocks, level))
+        value = container[key]
+        if value is None:  # a count its stage did not make
+            continue
+        if isinstance(value, dict) and not stage_ran(value):  # one line for every stage that did not run
+            not_run.append(f"{title.lower()} ({value.get('reason', 'no reason given')})")
+            continue
+        out.append(RenderedSection(title, (section.build if section else generic_blocks)(value, view, bench), level))
+    if not_run:
+        out.append(RenderedSection("Not run", [Note("Not run: " + "; ".join(not_run) + ".", "warn")], level))
     return out
 
 
@@ -307,7 +320,8 @@ def build_report(view: ResultView) -> list[RenderedSection]:
         sections.append(RenderedSection(f"{bench.get('bench')}", [_headline(bench, train)]))
         sections += _extra_sections(bench, CORE_BENCH_KEYS, "bench", view, bench, 3)
         # Without an evidence summary (older folders, columns added by hand) the pair columns are counted.
-        evidence = [] if "evidence" in bench else evidence_blocks(_bench_pairs(view, str(bench.get("bench"))))
+        pairs = _bench_pairs(view, str(bench.get("bench")))
+        evidence = [] if stage_ran(bench.get("evidence")) else evidence_blocks(pairs)
         if evidence:
             sections.append(RenderedSection("Evidence grades", evidence, 3))
         examples = example_blocks(view, bench)

@@ -226,6 +226,11 @@ def _num(value: Any) -> float:
         return 0.0
 
 
+def stage_ran(value: Any) -> bool:
+    """True when a stage section of a summary holds results (not a `status: not_run` placeholder)."""
+    return isinstance(value, dict) and value.get("status") not in ("not_run", "not_applicable")
+
+
 register_section(Section("baselines", "Chance baselines", baselines_blocks))
 register_section(Section("inclusion", "SWE inclusion test", baselines_blocks))
 register_section(Section("baselines", "Chance baselines: pool", top_baselines_blocks, scope="top"))

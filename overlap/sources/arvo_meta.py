@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 
 from ..errors import InputError
-from ..ids.ossfuzz import OssFuzzMapping, trailing_int
+from ..ids.ossfuzz import OssFuzzMapping
 from .arvo import register_arvo_file
 from .arvo_git import (  # noqa: F401 - git_tree_sha1, git_blob_sha1, DOWNLOAD_WORKERS re-exported
     DOWNLOAD_WORKERS,
@@ -43,7 +43,7 @@ from .arvo_git import (  # noqa: F401 - git_tree_sha1, git_blob_sha1, DOWNLOAD_W
     meta_folder,
     read_folder,
 )
-from .arvo_records import crash_fields, parse_meta  # noqa: F401 - crash_fields re-exported
+from .arvo_records import crash_fields, file_id, meta_id, parse_meta  # noqa: F401 - crash_fields re-exported
 from .files import FileSource, LocalFolder, SingleFile, read_records
 from .github import GithubRepo
 from .pool import (  # noqa: F401 - Pool, POOL_COLUMNS, fix_commits... re-exported
@@ -51,6 +51,7 @@ from .pool import (  # noqa: F401 - Pool, POOL_COLUMNS, fix_commits... re-export
     POOL_FILE_COLUMNS,
     Pool,
     build_pool,
+    cell_id,
     cell_text,
     fix_commits,
     read_pool_file,
@@ -68,19 +69,18 @@ def _pool_from_meta_files(spec: DatasetSpec, source: FileSource, files: list[tup
     """The pool of the (name, bytes) meta files; unreadable files and id problems are counted, not fatal."""
     rows, problems = [], {}
     for name, data in files:
-        stem = Path(name).stem
-        file_id = int(stem) if stem.isdigit() else None
+        from_name = file_id(name)
         try:
-            row = parse_meta(json.loads(data.decode("utf-8")), file_id)
+            record = json.loads(data.decode("utf-8"))
+            row = parse_meta(record, from_name)
         except (ValueError, UnicodeDecodeError) as exc:
             problems.setdefault("malformed_file", []).append((name, f"not a readable ARVO-Meta JSON object ({exc})"))
             continue
-        if row["raw_id"] is None:
-            problems.setdefault("missing_id", []).append((name, "no localId and no numeric file name"))
-            continue
-        if file_id is not None and row["raw_id"] != file_id:
-            problems.setdefault("id_mismatch", []).append((name, "localId differs from the file name; localId used"))
-        rows.append(row)
+        _, problem = meta_id(record, from_name)
+        if problem is not None:
+            problems.setdefault(problem[0], []).append((name, problem[1]))
+        if row["raw_id"] is not None:
+            rows.append(row)
     if not rows:
         raise InputError(f"{source.location or source.repo_id}: no readable ARVO-Meta records")
     source.records.append(manifest_record(f"{META_DIR}/*.json", files))
@@ -134,8 +134,7 @@ def load_arvo_projects(source: FileSource, spec: DatasetSpec, subsets: tuple[str
     records = read_records(path, ["localId", "project"], required=["localId"])
     rows, problems = [], {}
     for index, record in enumerate(records):
-        value = record.get("localId")
-        number = trailing_int(value) if value is not None and not isinstance(value, bool) else None
+        _, number = cell_id(record.get("localId"), f"{path}: line {index + 1} (localId)")
         if number is None:
             problems.setdefault("malformed_id", []).append((f"line {index + 1}", "localId is not an id; skipped"))
             continue

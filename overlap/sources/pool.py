@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..ids.ossfuzz import OLD_ID_LIMIT, OssFuzzMapping, trailing_int
+from ..ids.values import id_text
 from ..model import Problem, Provenance
 from .files import FileSource, SingleFile, read_records
 
@@ -131,6 +132,17 @@ def cell_text(value: Any) -> str | None:
     return text or None
 
 
+def cell_id(value: Any, where: str) -> tuple[str | None, int | None]:
+    """(id text, OSS-Fuzz issue number) of an id cell: (None, None) when the cell is empty, (text, None)
+    when the text is not an OSS-Fuzz id. A number that is not a whole number (`10055.5`) is not rounded:
+    it is an InputError naming `where` (file and row)."""
+    try:
+        text = id_text(value)
+    except InputError as exc:
+        raise InputError(f"{where}: id {exc}") from None
+    return text, (trailing_int(text) if text is not None else None)
+
+
 def fix_commits(value: Any) -> list[str]:
     """`fix_commit` as a list: a string, a list of strings, a `;`/`,`/space-separated string or a JSON
     list in a string (pool files); empty → []."""
@@ -181,13 +193,13 @@ def read_pool_file(path: Path, name: str, source: FileSource | None = None) -> P
                          f"{missing} is missing")
     rows, problems = [], {}
     for index, record in enumerate(records):
-        value = record.get(id_column)
-        if value is None or (isinstance(value, str) and not value.strip()):
+        text, number = cell_id(record.get(id_column), f"{path}: row {index + 1} ({id_column})")
+        if text is None:
             problems.setdefault("missing_id", []).append((f"row {index + 1}", "rows without an id are skipped"))
             continue
-        number = trailing_int(value) if not isinstance(value, float) else (int(value) if value.is_integer() else None)
         if number is None:
-            problems.setdefault("malformed_id", []).append((str(value), "no OSS-Fuzz number at the end; skipped"))
+            problems.setdefault("malformed_id", []).append((text, "not an OSS-Fuzz id (ASCII digits at the end, "
+                                                                  "no sign, fraction or exponent); skipped"))
             continue
         row = {c: cell_text(record.get(c)) for c in TEXT_FIELDS}
         row |= {"raw_id": number, "fix_commit": fix_commits(record.get("fix_commit")),

@@ -44,7 +44,7 @@ def test_baselines_not_run_says_why(demo_result):
     for comp in demo_result.benches:
         comp.sections.clear()
     md = render_markdown(view_of(demo_result))
-    assert "Chance baselines not run: Hub unreachable" in md and "### Chance baselines" not in md
+    assert "chance baselines: pool (Hub unreachable)" in md and "### Chance baselines" not in md
 
 
 def test_plots_skipped_without_matplotlib(demo_result, monkeypatch):

@@ -118,3 +118,15 @@ def test_cli_module_imports_nothing_heavy():
             "'datasets', 'scipy') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_subset_is_never_a_second_benchmark(swe_data):
+    """keras#19284 of SWE-bench is in SWE-PolyBench and in its Verified subset: one other benchmark, not two."""
+    result = matrix(["swe-bench", "swe-polybench", "swe-polybench-verified"], data=swe_data)
+    rows = {r["bench"]: (r["in_ge1_other"], r["in_ge2_other"]) for r in result.bench_rows()}
+    assert rows["swe-bench"] == (1, 0)
+    assert result.families()["swe-polybench-verified"] == "swe-polybench"
+    assert found(result, "swe-bench", "swe-polybench-verified") == (1, 0.3333)  # the cell itself still counts
+    summary = result.summary()
+    assert summary["schema_version"] == 1 and summary["kind"] == "matrix"
+    assert [d["family"] for d in summary["datasets"]] == ["swe-bench", "swe-polybench", "swe-polybench"]
