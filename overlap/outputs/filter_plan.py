@@ -32,7 +32,7 @@ from ..errors import InputError
 
 DEFAULT_REASONS = ("id", "fix", "dup")
 FIX_RELATIONS = ("identical", "contains", "contained")
-_REASON_RE = re.compile(r"^(id|fix|dup|id:[a-z0-9_]+|ngram:\d+|spec:[a-z0-9_]+)$")
+_REASON_RE = re.compile(r"^(id|fix|dup|id:[a-z0-9_]+|ngram:[0-9]{1,2}|spec:[a-z0-9_]+)$", re.ASCII)
 REMOVED_COLUMNS = ["file", "row", "item_id", "reasons", "bench_ids"]  # row = position in that file
 SAME_ID = "dup:item_id"
 
@@ -81,9 +81,9 @@ class FilterResult:
 
 def check_reasons(reasons: Iterable[str]) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(r.strip().lower() for r in reasons if r.strip()))
-    bad = [r for r in out if not _REASON_RE.match(r)]
+    bad = [r for r in out if not _REASON_RE.match(r) or (r.startswith("ngram:") and not 1 <= int(r[6:]) <= 64)]
     if bad:
-        raise InputError(f"unknown drop reason '{bad[0]}'; use id, id:<kind>, fix, dup, ngram:<n> or spec:harness")
+        raise InputError(f"unknown drop reason '{bad[0]}'; use id, id:<kind>, fix, dup, ngram:<n> (n from 1 to 64) or spec:harness")
     if not out:
         raise InputError("no drop reason given; use e.g. --drop id --drop dup")
     return out

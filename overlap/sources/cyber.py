@@ -7,10 +7,11 @@ are optional evidence and stay null when absent.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..ids.cve import find_cve, raw_cve
-from ..ids.ossfuzz import trailing_int
+from ..ids.ossfuzz import issue_number, trailing_int
 from ..model import Dataset
 from .builder import DatasetBuilder
 from .files import FileSource, read_records
@@ -61,7 +62,7 @@ def load_mimo_cyber(source: FileSource, spec: DatasetSpec, subsets: tuple[str, .
                 instance = json.loads(instance_json) if isinstance(instance_json, str) else instance_json
                 statement = _str_or_none(instance.get("problem_statement"))
                 project = _str_or_none(instance.get("project_name") or instance.get("project"))
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):  # RecursionError: hostile nesting `[[[…`
                 builder.problem("malformed_instance_json", where, "instance_json is not a JSON object")
         # The prompt is the task's crash spec (one line naming type, function and file): it is both the
         # text the model sees and the crash evidence compared with the benchmark's sanitizer report.
@@ -135,9 +136,15 @@ def task_kind(task_id: object) -> str | None:
 def cybergym_task_path(task_id: str, name: str) -> str | None:
     """Repo-relative path of a per-task file: `arvo:1065` → `data/arvo/1065/<name>`."""
     kind, sep, number = task_id.partition(":")
-    if not sep or not kind or not (number.isascii() and number.isdigit()):
+    kind = kind.strip().lower()
+    # Both parts become a path: a kind other than a plain name (`../../etc`) or a number that is not an
+    # issue number names no task file.
+    if not sep or not _TASK_KIND.fullmatch(kind) or issue_number(number) is None:
         return None
-    return f"data/{kind.strip().lower()}/{number}/{name}"
+    return f"data/{kind}/{number}/{name}"
+
+
+_TASK_KIND = re.compile(r"[a-z0-9][a-z0-9-]*", re.ASCII)
 
 
 register(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..errors import InputError
+from ..ids.github import split_key
 from .baselines import (
     LEVEL,
     count_strata,
@@ -147,12 +148,6 @@ def cyber_baselines(
 # --- SWE inclusion test ---------------------------------------------------------------------------
 
 
-def _split_repo_pr(value: str) -> tuple[str, int | None]:
-    """`owner/name#941` → (`owner/name`, 941)."""
-    head, sep, tail = str(value).rpartition("#")
-    return (head, int(tail)) if sep and tail.isdigit() else (str(value), None)
-
-
 def _keyed(dataset: Dataset, kind: str) -> tuple[set[str], int]:
     keys = dataset.keys[dataset.keys["kind"] == kind]
     return set(keys["value"].astype(str)), int(len(dataset.items) - keys["item_id"].nunique())
@@ -184,7 +179,7 @@ def swe_inclusion(
     ref_keys, ref_missing = _keyed(reference, kind)
     ranges: dict[str, tuple[int, int]] = {}
     for value in train_keys:
-        repo, number = _split_repo_pr(value)
+        repo, number = split_key(value)
         if number is not None:
             low, high = ranges.get(repo, (number, number))
             ranges[repo] = (min(low, number), max(high, number))
@@ -200,7 +195,7 @@ def swe_inclusion(
         bench_keys, bench_missing = _keyed(comparison.bench, kind)
         rows = []
         for value in sorted(bench_keys | ref_keys):
-            repo, number = _split_repo_pr(value)
+            repo, number = split_key(value)
             rows.append({"stratum": repo, "number": number, "is_bench": value in bench_keys,
                          "included": value in train_keys})
         test = inclusion_test(rows, train_ranges=ranges if restrict_to_train_range else None, level=level)
