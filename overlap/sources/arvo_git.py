@@ -86,7 +86,7 @@ def _tree_listing(source: GithubRepo, tree: str) -> list[dict[str, Any]]:
     try:
         listing = json.loads(data)
         entries = [e for e in listing["tree"] if e.get("type") == "blob"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise InputError(f"{cached}: not a GitHub tree listing; delete it to download again") from None
     if listing.get("truncated"):
         raise HubUnavailableError(f"GitHub truncated the listing of tree {tree[:12]}; {hint}")

@@ -73,7 +73,7 @@ def _pool_from_meta_files(spec: DatasetSpec, source: FileSource, files: list[tup
         try:
             record = json.loads(data.decode("utf-8"))
             row = parse_meta(record, from_name)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             problems.setdefault("malformed_file", []).append((name, f"not a readable ARVO-Meta JSON object ({exc})"))
             continue
         _, problem = meta_id(record, from_name)

@@ -156,7 +156,7 @@ def fix_commits(value: Any) -> list[str]:
     if text.startswith("["):
         try:
             return fix_commits(json.loads(text))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting `[[[…`
             pass
     return [part for part in re.split(r"[;,\s]+", text) if part]
 
