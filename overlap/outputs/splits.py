@@ -27,6 +27,8 @@ from ..errors import InputError, OverlapError
 from ..sources.files import SplitSource, first_line, sha256_of
 from .atomic import atomic_folder
 from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
+from .jsonout import versioned
+from .published import describe_source, public_provenance, safe_name
 from .report import dumps_json, to_csv_text
 from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_schema, write_shard
 
@@ -185,7 +187,7 @@ def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck |
     unknown = set(drops) - {s.label for s in shards}
     if unknown:
         raise InputError(f"{train.name}: removed rows name a file that was not read ({sorted(unknown)[0]})")
-    with atomic_folder(out) as tmp:
+    with atomic_folder(out, command="filter") as tmp:
         kept_rows = 0
         for shard, recorded in inputs:
             positions = drops.get(shard.label, set())
@@ -224,7 +226,7 @@ def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck |
             "verification": verification,
         }
         (tmp / "removed.csv").write_text(to_csv_text(filtered.removed), encoding="utf-8")
-        (tmp / "filter.json").write_text(dumps_json(info), encoding="utf-8")
+        (tmp / "filter.json").write_text(dumps_json(versioned("filter", info)), encoding="utf-8")
         for name, text in bench_lists(result).items():
             (tmp / name).write_text(text, encoding="utf-8")
     return SplitReport(Path(out), [s.relpath for s in shards], kept_rows, verification)
@@ -249,8 +251,9 @@ def bench_lists(result) -> dict[str, str]:
     for comp in result.benches:
         matched = set(comp.pairs["bench_id"])
         ordered = comp.bench.items.sort_values("row")["item_id"].tolist()
-        out[f"{comp.bench.name}_clean_ids.txt"] = "".join(f"{i}\n" for i in ordered if i not in matched)
-        out[f"{comp.bench.name}_contaminated_ids.txt"] = "".join(f"{i}\n" for i in ordered if i in matched)
+        name = safe_name(comp.bench.name)
+        out[f"{name}_clean_ids.txt"] = "".join(f"{i}\n" for i in ordered if i not in matched)
+        out[f"{name}_contaminated_ids.txt"] = "".join(f"{i}\n" for i in ordered if i in matched)
     return out
 
 
@@ -333,18 +336,12 @@ def push_split(result, filtered: FilterResult, repo_id: str, config_name: str, *
     check_config_name(config_name)
     api = api or _hub_api(token)
     check_write_access(api, repo_id)
-    prov = result.train.provenance
-    files = [{"path": Path(f.path).name if prov.origin.startswith("local") else f.path, "sha256": f.sha256,
-              "rows": f.rows} for f in prov.files]
-    if prov.origin.startswith("local"):
-        where = f"local files of {prov.repo_id}" if prov.repo_id else "local files"
-    else:
-        where = f"{prov.repo_id}@{prov.revision}"
+    prov = result.train.provenance.to_dict()
+    where = describe_source(prov)
     description = (f"Rows of {where} without the {len(filtered.removed)} rows that overlap "
                    f"{', '.join(b.bench.name for b in result.benches)} (reasons: "
                    f"{', '.join(filtered.reasons_asked)}). Written by overlap filter.\n\n"
-                   + dumps_json(filtered.summary() | {"source": {"dataset": prov.name, "from": where,
-                                                                  "files": files}}))
+                   + dumps_json(filtered.summary() | {"provenance": public_provenance(prov)}))
     with tempfile.TemporaryDirectory(prefix="overlap-push-") as cache:
         rows = _split_rows(Path(split), Path(cache))
         try:
