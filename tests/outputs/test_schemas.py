@@ -122,8 +122,7 @@ def test_filter_json_follows_its_schema(tmp_path):
 
     filter_train("mimo-cyber", ["cybergym"], tmp_path / "f", data=demo_data(), reasons=("id",))
     data = json.loads((tmp_path / "f" / "filter.json").read_text())
-    if "schema_version" not in data:
-        pytest.xfail("splits.py does not call versioned('filter', ...) yet (the lead adds it)")
+    assert data["schema_version"] == 1 and data["verification"]["status"] == "passed"
     check("filter", tmp_path / "f" / "filter.json")
 
 
