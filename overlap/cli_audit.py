@@ -6,6 +6,7 @@ test checks that ``overlap --help`` imports no ``overlap.audit`` module).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -115,7 +116,7 @@ def _progress(message: str, enabled: bool):
 def _write_atomic(path: str, text: str) -> None:
     from .outputs.atomic import write_text_atomic
 
-    try:
-        write_text_atomic(Path(path), text)
+    try:  # resolved now, against the folder the command was started in
+        write_text_atomic(Path(os.path.abspath(path)), text)
     except OSError as exc:
         raise InputError(f"--output {path}: cannot write there ({exc.strerror})") from None

@@ -7,7 +7,9 @@ listing (``ctx.files``), nested git folders, the index. Checks raise :class:`Not
 
 from __future__ import annotations
 
+import os
 import shlex
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 from . import gitbinary as gb
 from . import gitfiles as gf
 from .gitcmd import GitError, GitRunner
+from .gitguard import kind_of, unsafe_entries, unsafe_reason
 from .gitrepo import GitRepo, RepoBlocked
 from .model import Finding, worst
 from .reference import Reference
@@ -90,6 +93,7 @@ class Ctx:
     merged: Any = None  # image mode: the merged layer map (imagefs.Merged)
     limit_hit: str | None = None  # why the input could not be read (a limit, no zstd): every check incomplete
     partial_input: str | None = None  # what the checks could not see (missing foreign layers): ran, incomplete
+    tree: Path | None = None  # the audited tree a symlink of a git folder may lead into (default: ``scope``)
 
     def __post_init__(self) -> None:
         self._repo: GitRepo | None = None
@@ -132,6 +136,12 @@ class Ctx:
                 self._repo_error = self.git_error
             else:
                 repo = GitRepo(self.gitdir, self.runner, name=self.path, alt_names=self.alt_names)
+                refused = self.unsafe_entries(repo)
+                if refused:  # git would open them (block, read a device or a host file): never called
+                    repo.blocked = refused
+                    self._repo_error = unsafe_reason(refused)
+                    self._blocked_repo = repo
+                    raise Incomplete(self._repo_error)
                 try:
                     rpaths = self.reference.paths if not self.nested_depth else set()
                     repo.load(self.base_arg, rpaths)
@@ -144,8 +154,36 @@ class Ctx:
                     self._repo_error = exc.reason
                     self._blocked_repo = repo
         if self._repo is None:
-            raise Incomplete(f"git cannot read the repository: {self._repo_error}")
+            err = self._repo_error or ""
+            raise Incomplete(err if err.startswith("git not run:") else f"git cannot read the repository: {err}")
         return self._repo
+
+    def unsafe_entries(self, repo: GitRepo) -> list[str]:
+        """Entries of the store's folders git could open that are not regular files or folders (§8.3)."""
+        dirs = [p for prefix, p in repo.object_dirs() if prefix]  # alternates: git reads them too
+        folders = list(dict.fromkeys([repo.gitdir, repo.common, *dirs]))
+        tree = self.tree or self.scope
+        return unsafe_entries(folders, [*([tree] if tree is not None else []), *folders], self._shown_store_path)
+
+    def _shown_store_path(self, path: Path) -> str:
+        """A path in a git store as the report names it (never a private copy's path)."""
+        tree = self.tree or self.scope
+        for base, shown in ((tree, self.shown), (self.gitdir, self.gp), (self.origin_gitdir, self.gp)):
+            if base is None:
+                continue
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if shown == self.gp and self.nested_depth:
+                return f"{self.path}/{rel}"
+            return shown(rel)
+        for private, image_path in self.alt_names.items():
+            try:
+                return f"{image_path}/{path.relative_to(private).as_posix()}"
+            except ValueError:
+                continue
+        return str(path)
 
     def repo_blocked(self) -> tuple[GitRepo | None, str | None]:
         """(the half-loaded repo, the reason) when git could not read it; (None, None) otherwise."""
@@ -355,6 +393,9 @@ class Ctx:
             self._index = None
             self.index_error = None
             if self.gitdir is not None:
+                odd = _odd_entry(self.gitdir / "index")
+                if odd:
+                    self.index_error = f"{self.gp('index')}: {odd}"
                 try:
                     data = read_regular(self.gitdir / "index", 1 << 31)
                 except TooLarge as exc:
@@ -374,6 +415,15 @@ class Ctx:
         except TooLarge:
             pass
         return 32 if data and b"sha256" in data.lower() and b"objectformat" in data.lower() else 20
+
+
+def _odd_entry(p: Path) -> str | None:
+    """What ``p`` is when it exists and is not a regular file (never opened), else None."""
+    try:
+        mode = os.lstat(p).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else f"{kind_of(mode)}, not read"
 
 
 def _looks_like_gitdir(p: Path) -> bool:

@@ -10,10 +10,12 @@ REUC, the worktree file at that path ("task already solved") and any same-sized 
 from __future__ import annotations
 
 import hashlib
+import os
 import stat
 
 from .context import Ctx, Incomplete, NotApplicable, capped, short
 from .gitfiles import unhex
+from .gitguard import link_problem
 from .model import Finding, worst
 from .reference import FixedFile
 from .tree import TooLarge, read_regular
@@ -32,7 +34,25 @@ def _hash_file(ctx: Ctx, path, size: int, hexlen: int) -> str | None:
     return h.hexdigest()
 
 
-def _places(ctx: Ctx, ff: FixedFile) -> list[dict]:
+def worktree_link(ctx: Ctx, path: str) -> tuple[str, str | None, str | None] | None:
+    """Repo mode: (link text, problem, real target) when the worktree entry at ``path`` is a symlink, else None.
+
+    The problem is set when the link leads out of the repository (or to a FIFO or device): its target is
+    never read. In a root filesystem or image a link resolves inside it, where every regular file is scanned."""
+    if ctx.fsroot is not None or ctx.root is None:
+        return None
+    p = ctx.root / path
+    try:
+        if not stat.S_ISLNK(os.lstat(p).st_mode):
+            return None
+        text = os.readlink(p)
+    except OSError:
+        return None
+    problem, real = link_problem(p, [ctx.root])
+    return text, problem, real
+
+
+def _places(ctx: Ctx, ff: FixedFile, problems: list[str]) -> list[dict]:
     repo = ctx.repo
     blob = ff.blob
     places: list[dict] = []
@@ -49,9 +69,11 @@ def _places(ctx: Ctx, ff: FixedFile) -> list[dict]:
     from .run import run_nested
 
     for rel, gitdir in ctx.nested_gitdirs():
-        sub = run_nested(ctx, rel, gitdir)[0]
+        sub, _, incomplete = run_nested(ctx, rel, gitdir)
         if sub is not None and sub.has(blob):
             places.append({"place": "nested-store", "store": rel, "severity": "critical"})
+        elif sub is None and incomplete:  # its objects are unknown: the blob may sit there
+            problems.append(f"nested store {rel} not read ({incomplete[0].split(': ', 1)[1]})")
     if repo.index is not None:
         for e in repo.index.entries:
             if e.oid == blob:
@@ -60,6 +82,13 @@ def _places(ctx: Ctx, ff: FixedFile) -> list[dict]:
             for stage, oid in stages:
                 if oid == blob:
                     places.append({"place": "index-reuc", "path": path, "stage": stage, "severity": "critical"})
+    link = worktree_link(ctx, ff.path)
+    if link is not None:
+        text, problem, real = link
+        if problem is not None:  # what the agent reads at this path cannot be checked: never `clean`
+            problems.append(f"{ff.path} is {problem}")
+        elif real is not None and ff.size is not None and _hash_file(ctx, real, ff.size, repo.hexlen) == blob:
+            places.append({"place": "worktree", "path": ff.path, "via_symlink": text, "severity": "critical"})
     if ff.size is not None:
         for fe in ctx.files():
             if not stat.S_ISREG(fe.st.st_mode) or fe.st.st_size != ff.size:
@@ -96,7 +125,7 @@ def _check(ctx: Ctx, kind: str, check: str) -> list[Finding]:
             continue
         if ff.status != "ok":
             continue
-        places = _places(ctx, ff)
+        places = _places(ctx, ff, problems)
         if not places:
             continue
         sev = worst(p["severity"] for p in places)
@@ -117,7 +146,7 @@ def _check(ctx: Ctx, kind: str, check: str) -> list[Finding]:
                                    f"the fix commit {short(hits[0])} is in the store", "object store",
                                    {"fix_commit": fc, "found": hits}, f"git cat-file -p {short(hits[0])}"))
     if problems:
-        raise Incomplete("; ".join(problems), out)
+        raise Incomplete("; ".join(dict.fromkeys(problems)), out)
     return out
 
 

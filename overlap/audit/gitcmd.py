@@ -98,6 +98,8 @@ def check_call(args: Sequence[str], *, git_dir: Path | None, cwd: Path | None, s
     needs_git_dir = sub not in ("version", "config", "apply")
     if needs_git_dir and git_dir is None:
         raise ForbiddenGitCommand(f"git {sub} needs an explicit --git-dir")
+    if git_dir is not None and not Path(git_dir).is_absolute():  # git runs in a private folder: a relative
+        raise ForbiddenGitCommand(f"--git-dir {git_dir} is relative")  # path would name another folder there
     if not needs_git_dir and git_dir is not None:
         raise ForbiddenGitCommand(f"git {sub} runs without --git-dir")
     if sub == "version":
@@ -157,6 +159,8 @@ def check_call(args: Sequence[str], *, git_dir: Path | None, cwd: Path | None, s
     if sub == "config":
         if len(rest) != 5 or rest[:2] != ["--no-includes", "--file"] or rest[3:] != ["--list", "-z"]:
             raise ForbiddenGitCommand("config is allowed only as --no-includes --file F --list -z")
+        if not Path(rest[2]).is_absolute():
+            raise ForbiddenGitCommand(f"config --file {rest[2]} is relative (git runs in a private folder)")
         return
     if sub == "apply":
         if scratch is None or cwd is None or Path(cwd).resolve() != Path(scratch).resolve():
@@ -177,7 +181,9 @@ class GitRunner:
     def __init__(self, home: Path, *, binary: str | None = None, timeout: float = 300.0,
                  max_output: int = 1 << 30, scratch: Path | None = None):
         self.home = Path(home)
-        self.binary = binary or shutil.which("git") or "git"
+        binary = binary or shutil.which("git") or "git"
+        # a path with a folder in it is resolved now: git starts with the private folder as its cwd
+        self.binary = os.path.abspath(binary) if os.sep in binary else binary
         self.timeout = timeout
         self.max_output = max_output
         self.scratch = scratch

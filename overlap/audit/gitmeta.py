@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from . import gitbinary as gb
 from . import gitfiles as gf
-from .context import Ctx, NotApplicable, capped, cut, iso, short
+from .context import Ctx, Incomplete, NotApplicable, capped, cut, iso, short
 from .model import Finding, worst
 from .tree import list_dir
 
@@ -203,7 +203,8 @@ def check_g13(ctx: Ctx) -> list[Finding]:
         raise NotApplicable("nested store inside a nested store: not descended further")
     from .run import run_nested
 
-    out = []
+    out: list[Finding] = []
+    blocked: list[str] = []
     fixed = ctx.fixed_blobs()
     for rel, gitdir in ctx.nested_gitdirs():
         sub, findings, incomplete = run_nested(ctx, rel, gitdir)
@@ -221,6 +222,11 @@ def check_g13(ctx: Ctx) -> list[Finding]:
         out.append(ctx.finding("G13", rel, sev, "content", f"nested git store {rel}", rel, ev,
                                f"git --git-dir={ctx.q(rel)} count-objects -v",
                                related=[f"F1:{h['path']}" for h in hits]))
+        reasons = list(dict.fromkeys(r.split(": ", 1)[1] for r in incomplete))
+        if reasons:  # what a nested store hides is not known: never `clean` on it
+            blocked.append(f"nested store {rel}: " + "; ".join(reasons))
+    if blocked:
+        raise Incomplete("; ".join(blocked), out)
     return out
 
 
@@ -275,7 +281,9 @@ def check_g15(ctx: Ctx) -> list[Finding]:
         reasons.append(f"split index: sharedindex.{index.shared_index} is missing")
     if not reasons:
         return []
+    refused = (ctx.repo_blocked()[1] or "").startswith("git not run:")
     return [ctx.finding("G15", "format", "info", "hygiene",
-                        "git data this version cannot read: " + cut(reasons[0], 120),
+                        ("git store entries refused (never opened): " if refused
+                         else "git data this version cannot read: ") + cut(reasons[0], 120),
                         ctx.gp("config"), {"reasons": reasons, "blocks": ["git", "fixed-content"]},
                         f"cat {ctx.q(ctx.gp('config'))}")]

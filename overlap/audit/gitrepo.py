@@ -10,6 +10,7 @@ these results.
 from __future__ import annotations
 
 import binascii
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,8 +97,8 @@ class GitRepo(EntryPoints, ObjectReader):
 
     def read(self, rel: str, *, common: bool = False, limit: int = FILE_LIMIT) -> bytes | None:
         base = self.common if common else self.gitdir
-        try:
-            return read_regular(base / rel, limit)
+        try:  # a symlink is followed as git follows it: ``Ctx.unsafe_entries`` refused the store unless each
+            return read_regular(os.path.realpath(base / rel), limit)  # one stays in the tree and ends at a file
         except TooLarge as exc:
             self.parse_errors.append(f"{rel}: {exc.size} bytes, over the read limit")
             return None
@@ -186,7 +187,7 @@ class GitRepo(EntryPoints, ObjectReader):
 
     def _read_abs(self, path: Path) -> bytes | None:
         try:
-            return read_regular(path, FILE_LIMIT)
+            return read_regular(os.path.realpath(path), FILE_LIMIT)  # as in ``read``
         except TooLarge:
             self.parse_errors.append(f"{path.name}: over the read limit")
             return None

@@ -122,8 +122,7 @@ class _Scan(Compiled, Caches):
             shown, wt = ctx.shown(fe.rel), ctx.in_worktree(fe.rel)
             if not stat.S_ISREG(fe.st.st_mode):
                 continue
-            entry = self.tracked.get(wt) if wt is not None else None
-            if entry is not None and entry.size == fe.st.st_size and entry.mtime_s == int(fe.st.st_mtime):
+            if self._unchanged(wt, fe):
                 continue  # a tracked file as checked out: not a leftover
             kind = cache_kind(shown)
             if kind is not None:
@@ -191,10 +190,32 @@ class _Scan(Compiled, Caches):
             target = os.readlink(fe.path)
         except OSError:
             return
+        self.link_out(fe, shown, wt)
         outside = target.startswith("/") or posixpath.normpath(posixpath.join(posixpath.dirname(wt), target)) \
             .startswith("..")
         if outside:
             self.links[target if target.startswith("/") else shown] = shown
+
+    def link_out(self, fe, shown: str, wt: str) -> None:
+        """Repo mode, L2: a symlink leading out of the repository shows the agent content the audit never reads
+        (a fixed or hidden-test file kept outside, R2E-Gym style): reported as what it is, never `clean`."""
+        from .fixed import worktree_link
+
+        link = worktree_link(self.ctx, wt)
+        if link is None or link[1] is None or self._unchanged(wt, fe):
+            return
+        text, problem, _ = link
+        at_ref = wt in self.ref.paths
+        self.add("L2", shown, "medium", "location",  # unconfirmed: its target is never read
+                 f"{shown} is {problem}", {"symlink": shown, "target": text, "target_read": False,
+                                           "reference_path": at_ref},
+                 f"ls -l {self.ctx.q(shown)}",
+                 hint="a symlink committed in the base repository is fine; one added by the builder is not")
+
+    def _unchanged(self, wt: str | None, fe) -> bool:
+        """A tracked entry as checked out (index size and mtime still match): part of the base, not a leftover."""
+        entry = self.tracked.get(wt) if wt is not None else None
+        return entry is not None and entry.size == fe.st.st_size and entry.mtime_s == int(fe.st.st_mtime)
 
     def near_copy(self, shown: str, text: str) -> None:
         lines = stripped_lines(text)

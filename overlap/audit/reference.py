@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -230,18 +231,29 @@ def _sha256(data: bytes) -> str:
 
 
 def _read_user_file(path: str, what: str) -> bytes:
+    """A file named on the command line, resolved once here (relative to the working folder; a symlink the
+    user gives is the user's choice and is followed). Only a regular file is opened."""
+    real = os.path.realpath(path)
     try:
-        data = read_regular(path, PATCH_LIMIT)
+        data = read_regular(real, PATCH_LIMIT)
     except TooLarge:
         raise InputError(f"{what} {path}: larger than {PATCH_LIMIT >> 20} MiB") from None
     if data is None:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):
+            from .gitguard import kind_of
+
+            raise InputError(f"{what} {path}: {kind_of(mode)}, not a regular file (save it to a file first)")
         raise InputError(f"{what} {path}: no such file (give a patch file or REPO_PATH=LOCAL_FILE)")
     return data
 
 
 def _load_source(arg: str, kind: str) -> RefSource:
     opt = "--fix" if kind == "fix" else "--tests"
-    if os.path.isfile(arg):
+    if os.path.exists(arg):  # any existing entry is the patch (a FIFO or a folder is refused by name)
         data = _read_user_file(arg, opt)
         return RefSource(kind, arg, _sha256(data), parse_patch(data, f"{opt} {arg}"))
     repo_path, sep, local = arg.partition("=")

@@ -22,9 +22,10 @@ from . import fixed, git, gitmeta, imagechecks, leftovers, near, times
 from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable, cut
 from .gitcmd import GitError, GitRunner, version_tuple
 from .gitfiles import ParseError
+from .gitguard import unsafe_reason
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .reference import Reference, load_reference
-from .targets import detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
+from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
 from .tree import is_dir
 
 
@@ -166,7 +167,7 @@ def run_nested(ctx: Ctx, rel: str, gitdir: Path):
                   reference=ctx.reference, network=ctx.network, limits=ctx.limits, git_version=ctx.git_version,
                   git_error=git_error, nested_depth=ctx.nested_depth + 1, base_arg=base,
                   base_source="argument" if base else "HEAD", fsroot=ctx.fsroot, origin_gitdir=gitdir,
-                  dropped_alternates=dropped, alt_names=alt_names)
+                  dropped_alternates=dropped, alt_names=alt_names, tree=ctx.tree or ctx.scope)
         results, findings = run_checks(sub, GIT_STORE_CHECKS)
         incomplete = [f"{r.id}: {r.reason}" for r in results if r.status == "incomplete"]
         cache[rel] = (sub._repo, findings, incomplete)
@@ -201,9 +202,12 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         raise InputError(f"--network {network}: expected 'any' or 'none'")
     lim = parse_limits(limits)
     given = str(path)
-    p = Path(path)
-    if not os.path.lexists(p):
+    if not os.path.lexists(given):
         raise InputError(f"{given}: no such file or folder")
+    # every input path is resolved once, here: git runs from a private folder, so a relative path would
+    # name another file there; the report records the arguments as given (``inputs``) and names what it
+    # audited by the resolved path (targets, "see it" commands), so `.`, `./x` and `/abs/x` audit alike
+    p = Path(os.path.realpath(given))
     kind = detect_kind(p, rootfs)
     fix, tests, test_ids = list(fix), list(tests), list(test_ids)
     layout = repo_layout(p) if kind == "repo" else None
@@ -212,20 +216,22 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         from .image import open_image
 
         img = open_image(p, kind, image=image, platform=platform)
-        targets = [(given, (None, None, None))]
+        targets = [(str(p), (None, None, None))]
     elif kind == "rootfs":
         found = find_rootfs_repo(p, repo_path)
-        targets = [(given, found)]
+        if found[1] is None:
+            raise no_repository(given, "root filesystem")
+        targets = [(str(p), found)]
     elif layout is not None:
-        targets = [(given, (*layout, None))]
+        targets = [(str(p), (*layout, None))]
     else:
         repos = discover_repos(p)
         if not repos:
-            raise InputError(f"{given}: no git repository found (a folder with .git, or a git folder, depth <= 4)")
+            raise no_repository(given, "folder")
         if base or fix or tests or instance:
             raise InputError(f"{given}: holds {len(repos)} repositories; --base, --fix, --tests and --instance "
                              "need a single repository (audit each one separately)")
-        targets = [(os.path.join(given, str(r.relative_to(p))), (*repo_layout(r), None)) for r in repos]
+        targets = [(str(r), (*repo_layout(r), None)) for r in repos]
     reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
     base_source = "argument" if base else "HEAD"
     if base is None and reference.instance_base:
@@ -251,9 +257,11 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
             target_git_error = git_error
             if img is not None:
                 merged, limit_hit, fsroot, (root, gitdir, *image_path) = _open_view(img, private, lim, repo_path)
-                linked = _git_symlinks(merged) if merged is not None else []
-                if linked and not target_git_error:
-                    target_git_error = "symlink in a git folder of the image: " + ", ".join(linked[:3])
+                odd = _git_odd_entries(merged) if merged is not None else []
+                if odd and not target_git_error:
+                    target_git_error = unsafe_reason(odd, "in a git folder of the image, never materialised")
+                if gitdir is None and limit_hit is None and not odd:
+                    raise no_repository(given, "root filesystem" if kind == "rootfs-tar" else "image")
             origin = gitdir
             gitdir, dropped, alt_names, target_git_error = _git_view(gitdir, fsroot, private, target_git_error)
             ctx = Ctx(kind=kind, path=display, root=root, gitdir=gitdir, runner=runner, private=private,
@@ -274,15 +282,29 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
 IMAGE_KINDS = ("docker-save", "oci-layout", "rootfs-tar")
 
 
-def _git_symlinks(merged) -> list[str]:
-    """§9.4: ``objects``, ``refs`` or ``packed-refs`` of a git folder given as a symlink: the git route is
-    incomplete (the link is recorded, never followed)."""
+def no_repository(given: str, what: str) -> InputError:
+    """§2: an input holding no repository is a usage error (exit 2), never an empty `clean` audit."""
+    if what == "folder":
+        where = "no .git and no git folder down to depth 4"
+        instead = "give the repository folder itself, an image archive, or a root filesystem with --rootfs"
+    else:
+        where = "looked in " + ("WorkingDir, " if what == "image" else "") + ", ".join(ROOTFS_REPOS)
+        instead = f"give --repo-path PATH (where the repository sits in the {what}), or the repository folder"
+    return InputError(f"no git repository found in {given} ({where}); {instead}")
+
+
+def _git_odd_entries(merged) -> list[str]:
+    """§9.4 and §8.3: entries of an image's git folders that are not regular files or folders (symlinks,
+    FIFOs, devices) are recorded and never materialised, so git would silently miss them: the git route is
+    incomplete, naming each (a ``hooks/`` entry is never read: ignored)."""
+    from .imagefs import _in_git
+
     out = []
     for path, e in sorted(merged.entries.items()):
-        head, _, name = path.rpartition("/")
-        if e.kind == "symlink" and name in ("objects", "refs", "packed-refs") and \
-                (head == ".git" or head.endswith("/.git") or head.endswith(".git")):
-            out.append("/" + path)
+        if e.kind in ("file", "dir", "hardlink") or not _in_git(path) or "/hooks/" in f"/{path}":
+            continue
+        what = {"symlink": "a symlink", "fifo": "a FIFO", "device": "a device"}.get(e.kind, f"a {e.kind} entry")
+        out.append(f"/{path}: {what}" + (f" to {cut(e.link, 80)}" if e.kind == "symlink" and e.link else ""))
     return out
 
 

@@ -137,7 +137,8 @@ def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, 
         d = inside(fsroot, repo_path)
         layout = repo_layout(d, fsroot) if d is not None and is_dir(d) else None
         if layout is None:
-            raise InputError(f"--repo-path {repo_path}: no git repository there inside {fsroot}")
+            raise InputError(f"--repo-path {repo_path}: no git repository there (a folder with .git, or a git "
+                             "folder, inside the image or root filesystem)")
         return (*layout, "/" + repo_path.strip("/"))
     for cand in ROOTFS_REPOS:
         if cand.endswith("/*"):

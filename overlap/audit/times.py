@@ -13,7 +13,7 @@ import os
 import stat
 import statistics
 
-from .context import Ctx, NotApplicable, capped, iso
+from .context import Ctx, Incomplete, NotApplicable, capped, iso
 from .model import Finding
 from .tree import TooLarge, read_regular
 
@@ -147,6 +147,8 @@ def check_t2(ctx: Ctx) -> list[Finding]:
         raise NotApplicable("no git repository in this target")
     tracked = _tracked(ctx)
     if not tracked:
+        if getattr(ctx, "index_error", None):
+            raise Incomplete(ctx.index_error)
         raise NotApplicable("no index")
     out = []
     res = newest_group({e.path: e.mtime for e in tracked})

@@ -59,7 +59,10 @@ def read_regular(path: Path | str, limit: int) -> bytes | None:
 
 
 def read_head(path: Path | str, n: int) -> bytes:
-    """The first ``n`` bytes of a regular file (empty when missing or not a regular file)."""
+    """The first ``n`` bytes of a regular file (empty when missing or not a regular file; lstat first, so a
+    device is never opened)."""
+    if not is_regular(path):
+        return b""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError:

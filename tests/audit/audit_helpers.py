@@ -95,3 +95,57 @@ def assert_valid_report(report) -> dict:
     data = json.loads(text)
     jsonschema.validate(data, json.loads(files("overlap.audit").joinpath("schema.json").read_text()))
     return data
+
+
+CLI = "import sys; from overlap.cli import main; sys.argv[0] = 'overlap'; main()"
+
+
+@dataclass
+class CliRun:
+    code: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def run_cli(*args: str, cwd: str | Path, timeout: float = 20) -> CliRun:
+    """``overlap audit ARGS`` in a child process started in ``cwd``; fails the test past ``timeout`` seconds
+    (a hostile input must never block the audit)."""
+    import time
+
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", CLI, "audit", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+    return CliRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+
+
+def bounded(fn, seconds: float = 20):
+    """``fn()`` in a thread; the test fails when it has not returned within ``seconds`` (a blocked open)."""
+    import threading
+
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the test's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s (blocked on a FIFO or device?)"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def copy_fixture(src: Path, dest: Path) -> Path:
+    import shutil
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        shutil.copytree(src, dest, symlinks=True)
+    else:
+        shutil.copy2(src, dest)
+    return dest

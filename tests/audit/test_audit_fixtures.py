@@ -11,6 +11,7 @@ import fnmatch
 import pytest
 
 from overlap.audit import audit
+from overlap.errors import InputError
 
 FIXC = "F1:fix-commit:*"
 EXPECTED: dict[str, tuple[str, dict[str, str], dict]] = {
@@ -247,8 +248,8 @@ def test_gitfile_in_a_root_filesystem_is_resolved_inside_it(gitfix, tmp_path):
     t = audit(str(root), rootfs=True, base="HEAD").targets[0]
     assert t.repo_path == "/testbed" and t.stats["objects_total"] > 0 and t.verdict == "clean"
     (root / "testbed/.git").write_text(f"gitdir: {gitfix.L / 'swb4/.git'}\n")  # a host path: never followed
-    t = audit(str(root), rootfs=True).targets[0]
-    assert "objects_total" not in t.stats and {c.id: c.status for c in t.checks}["G1"] == "not_applicable"
+    with pytest.raises(InputError, match="no git repository found in"):  # exit 2, never an empty `clean`
+        audit(str(root), rootfs=True)
 
 
 def test_a_folder_of_repositories_gives_one_target_each(gitfix, tmp_path):

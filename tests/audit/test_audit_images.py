@@ -218,13 +218,18 @@ def _bomb(path, size: int) -> None:
 DRIVER = """
 import json, re, resource, sys
 from overlap.audit import audit
-r = audit(sys.argv[1], limits=dict(a.split("=") for a in sys.argv[2:]))
+from overlap.errors import InputError
+try:
+    r, error = audit(sys.argv[1], limits=dict(a.split("=") for a in sys.argv[2:])), None
+except InputError as exc:  # read whole, then refused: the image holds no repository
+    r, error = None, str(exc)
 try:  # peak RSS of this process image (ru_maxrss would include the forking parent's, recorded at exec)
     rss = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
 except (OSError, AttributeError):
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"verdict": r.verdict, "exit": r.exit_code, "rss": rss,
-                  "reasons": sorted({c.reason for t in r.targets for c in t.incomplete_checks()})}))
+print(json.dumps({"verdict": r.verdict if r else "error", "exit": r.exit_code if r else 2, "rss": rss,
+                  "error": error,
+                  "reasons": sorted({c.reason for t in r.targets for c in t.incomplete_checks()}) if r else []}))
 """
 
 
@@ -232,7 +237,8 @@ def test_decompression_bomb_is_bounded(tmp_path):
     bomb = tmp_path / "img-bomb.tar"
     _bomb(bomb, 512 << 20)
     assert bomb.stat().st_size < 2 << 20
-    for args, verdict in (([], "clean"), (["image_bytes=64M"], "incomplete")):
+    # it holds no repository: read whole within the memory bound, then exit 2 (never an empty `clean`)
+    for args, verdict in (([], "error"), (["image_bytes=64M"], "incomplete")):
         out = subprocess.run([sys.executable, "-c", DRIVER, str(bomb), *args], capture_output=True, text=True,
                              check=True).stdout
         res = json.loads(out)
@@ -240,6 +246,8 @@ def test_decompression_bomb_is_bounded(tmp_path):
         assert res["rss"] < 200 * 1024, res  # KiB: peak RSS under 200 MiB either way
         if verdict == "incomplete":
             assert res["exit"] == 2 and any("image_bytes" in r for r in res["reasons"])
+        else:
+            assert res["error"].startswith("no git repository found in "), res
 
 
 def _assert_same_findings(a, b) -> None:
@@ -365,4 +373,4 @@ def test_symlinked_objects_folder_makes_the_git_route_incomplete(gitfix, tmp_pat
     report = audit(str(tmp_path / "img.tar"), base=gitfix.base)
     t = report.targets[0]
     assert t.routes["git"] == "incomplete" and report.verdict == "incomplete"
-    assert "symlink in a git folder" in next(c.reason for c in t.checks if c.id == "G1")
+    assert "/testbed/.git/objects: a symlink to /opt-objects" in next(c.reason for c in t.checks if c.id == "G1")
