@@ -145,6 +145,10 @@ class SingleFile(FileSource):
     path: Path = Path(".")
 
     def fetch(self, relpath: str) -> Path:
+        # Only a regular file: a FIFO blocks the reader forever and /dev/zero never ends.
+        if not self.path.is_file():
+            what = "not found" if not self.path.exists() else "not a regular file (a folder, FIFO or device)"
+            raise InputError(f"{self.path}: {what}; give the dataset's file or its folder")
         return self.path
 
     def exists(self, relpath: str) -> bool:
