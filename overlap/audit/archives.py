@@ -12,6 +12,8 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from .tree import open_regular
+
 ARCHIVE_SUFFIXES = (".whl", ".zip", ".jar", ".egg", ".war", ".gz")
 MAX_MEMBERS = 100_000
 GZIP_MAGIC = b"\x1f\x8b"
@@ -26,9 +28,8 @@ def is_archive(head: bytes) -> bool:
 def has_zip_directory(path: Path) -> bool:
     """A zip central directory at the end of the file, whatever precedes it (pip's old HTTP cache stores a
     serialised response header before the wheel's bytes)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+    fd = open_regular(path)
+    if fd is None:
         return False
     with os.fdopen(fd, "rb") as fh:
         try:
@@ -39,9 +40,8 @@ def has_zip_directory(path: Path) -> bool:
 
 def members(path: Path, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
     """(member name, bytes) of an archive; bytes is None for a member over the limit (skipped, counted)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+    fd = open_regular(path)
+    if fd is None:
         return
     with os.fdopen(fd, "rb") as fh:
         if fh.read(2) == GZIP_MAGIC:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from .tree import TooLarge, read_regular
+from .tree import TooLarge, open_regular, read_regular
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 AUFS_META = (".wh..wh.plnk", ".wh..wh.aufs", ".wh..wh.orph")
@@ -195,7 +195,9 @@ class _DirSource:
     def open(self, name: str):
         import os
 
-        fd = os.open(self._file(name), os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_regular(self._file(name))
+        if fd is None:
+            raise InputError(f"{self.path}: {name} is not a regular file")
         return os.fdopen(fd, "rb")
 
 
@@ -208,7 +210,10 @@ class _FileSource:
     def open(self, name: str):
         import os
 
-        return os.fdopen(os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+        fd = open_regular(self.path)
+        if fd is None:
+            raise InputError(f"{self.path}: not a regular file")
+        return os.fdopen(fd, "rb")
 
 
 def _norm(name: str) -> str | None:

@@ -11,6 +11,7 @@ import os
 import platform as _platform
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from . import fixed, git, gitmeta, imagechecks, leftovers, near, times
 from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable, cut
 from .gitcmd import GitError, GitRunner, version_tuple
 from .gitfiles import ParseError
-from .gitguard import unsafe_reason
+from .gitguard import kind_of, unsafe_reason
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .reference import Reference, load_reference
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
@@ -208,6 +209,10 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
     # name another file there; the report records the arguments as given (``inputs``) and names what it
     # audited by the resolved path (targets, "see it" commands), so `.`, `./x` and `/abs/x` audit alike
     p = Path(os.path.realpath(given))
+    mode = os.stat(p).st_mode if os.path.exists(p) else 0
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # a FIFO or device is never opened
+        raise InputError(f"{given}: {kind_of(mode) if mode else 'a dangling symlink'}, not a folder or a tar "
+                         "archive (give a repository folder or an image tar)")
     kind = detect_kind(p, rootfs)
     fix, tests, test_ids = list(fix), list(tests), list(test_ids)
     layout = repo_layout(p) if kind == "repo" else None

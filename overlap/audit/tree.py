@@ -58,6 +58,23 @@ def read_regular(path: Path | str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def open_regular(path: Path | str) -> int | None:
+    """A read-only descriptor of a regular file (lstat first, ``O_NOFOLLOW|O_NONBLOCK``, re-checked with fstat);
+    None for anything else, which is never opened (a FIFO would block, a device never ends)."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    st2 = os.fstat(fd)
+    if not stat.S_ISREG(st2.st_mode) or (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        return None
+    return fd
+
+
 def read_head(path: Path | str, n: int) -> bytes:
     """The first ``n`` bytes of a regular file (empty when missing or not a regular file; lstat first, so a
     device is never opened)."""

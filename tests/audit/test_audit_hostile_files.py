@@ -280,3 +280,14 @@ def test_head_fifo_is_no_repository(gitfix, tmp_path):
     _replace(repo / ".git/HEAD", fifo)
     with pytest.raises(InputError, match="no git repository found"):
         bounded(lambda: audit(str(repo), limits=FAST))
+
+
+@pytest.mark.parametrize("make, what", [(fifo, "a FIFO"), (link_to("/dev/zero"), "a character device"),
+                                        (link_to("/no/such/thing"), "a dangling symlink")])
+def test_path_that_is_no_folder_or_file(tmp_path, make, what):
+    """PATH itself a FIFO, a device or a dangling link: refused with one line, never opened."""
+    _replace(tmp_path / "task.tar", make)
+    res = run_cli("task.tar", cwd=tmp_path)
+    assert res.seconds < 20 and res.code == 2 and res.stdout == ""
+    line, = res.stderr.strip().splitlines()
+    assert line.endswith(f"task.tar: {what}, not a folder or a tar archive (give a repository folder or an image tar)")
