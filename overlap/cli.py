@@ -2,19 +2,134 @@
 
 Imports stay cheap: heavy modules (pandas, pyarrow, huggingface_hub, scipy, datasets) load inside the
 commands, so `overlap --help` is fast (a test guards this).
+
+Errors are handled once, here, for every command:
+
+- a user mistake, an input or network problem (`OverlapError`) and any OS error (permission, disk full,
+  read-only file system, busy, stdout to a full device) is one line `overlap: error: …` naming the path,
+  exit 2 (`handles_errors`);
+- a usage error (unknown option, bad or out-of-range value, missing argument) is one line too, exit 2
+  (`OverlapGroup.main`), never click's three-line box;
+- a broken pipe on stdout (`overlap … | head`) ends quietly with exit 141, as a process killed by SIGPIPE;
+- SIGTERM unwinds like Ctrl-C (temp folders are removed), then exits 143 with one line;
+- an unexpected exception (a bug) is one line too, exit 2; `OVERLAP_DEBUG=1` shows its traceback.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import math
+import os
+import re
+import signal
 import sys
+import threading
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
+
+try:  # typer vendors its own click since 0.2x; older versions use click itself
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover
+    from click import exceptions as click_errors
 
 from .errors import OverlapError
+from .outputs.atomic import printable
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread on SIGTERM, so `finally`/`except BaseException` cleanups run."""
+
+    def __init__(self) -> None:
+        super().__init__(EXIT_TERMINATED)
+
+
+def _on_sigterm(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not interrupt the cleanup
+    raise Terminated()
+
+
+class _Stdout:
+    """sys.stdout while a command runs: an OS error writing it names `stdout` (the error's filename), so it
+    is reported as such, whatever wrote it (typer.echo, rich, csv, sys.stdout.write)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _named(self, exc: OSError) -> OSError:
+        return exc if exc.filename is not None else type(exc)(exc.errno, exc.strerror, "stdout")
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+class OverlapGroup(TyperGroup):
+    """The app's click group: usage errors are one line, SIGTERM cleans up (see the module docstring)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        previous, stdout = None, sys.stdout
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        sys.stdout = _Stdout(stdout)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except getattr(click_errors, "NoArgsIsHelpError", ()) as exc:
+            exc.show()
+            sys.exit(2)
+        except click_errors.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else "overlap"
+            _error_line(f"{_one_line(exc.format_message())} (see `{where} --help`)")
+            sys.exit(2)
+        except click_errors.ClickException as exc:
+            _error_line(_one_line(exc.format_message()))
+            sys.exit(2)
+        except typer.Abort:
+            _error_line("aborted")
+            sys.exit(130)
+        except Terminated:
+            _error_line("terminated (SIGTERM); unfinished output was removed")
+            sys.exit(EXIT_TERMINATED)
+        except OverlapError as exc:  # raised outside a command body (e.g. while parsing)
+            sys.exit(fail(str(exc), exc.exit_code).exit_code)
+        except OSError as exc:
+            sys.exit(_os_error(exc).exit_code)
+        except Exception as exc:  # a bug: one line, never a traceback, never exit 1 ("overlap found")
+            if os.environ.get("OVERLAP_DEBUG"):
+                raise
+            _error_line(f"internal error ({type(exc).__name__}: {_one_line(exc)[:300]}); please report it, "
+                        f"with the traceback OVERLAP_DEBUG=1 shows")
+            sys.exit(2)
+        finally:
+            sys.stdout = stdout
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
     name="overlap",
@@ -23,24 +138,61 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    cls=OverlapGroup,
 )
+
+
+def _error_line(message: str) -> None:
+    try:
+        typer.echo(f"overlap: error: {printable(message)}", err=True)
+    except OSError:  # stderr itself is gone: nothing left to tell
+        pass
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one line to stderr and return the Exit to raise."""
-    typer.echo(f"overlap: error: {message}", err=True)
+    _error_line(message)
     return typer.Exit(code)
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush of unwritable output cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _os_error(exc: OSError) -> typer.Exit:
+    """An OS error as one line and exit 2 (a broken pipe on stdout: quietly, exit 141)."""
+    from .outputs.atomic import os_error_message, os_error_reason
+
+    if exc.filename == "stdout":
+        _silence_stdout()
+        if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+            return typer.Exit(EXIT_BROKEN_PIPE)  # the reader stopped (`| head`): nothing to say
+        return fail(f"cannot write to stdout: {os_error_reason(exc).split(';')[0]}")
+    return fail(os_error_message(exc))
+
+
 def handles_errors(func):
-    """User mistakes and input/network problems become one stderr line and exit 2, never a traceback."""
+    """User mistakes, input/network problems and OS errors become one stderr line and exit 2, never a
+    traceback. Stdout is flushed before the command ends, so a full or closed stdout is reported too."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            return func(*args, **kwargs)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                sys.stdout.flush()
         except OverlapError as exc:
             raise fail(str(exc), exc.exit_code) from None
+        except OSError as exc:
+            raise _os_error(exc) from None
 
     return wrapper
 
@@ -66,27 +218,58 @@ def _stdout_console():
     return Console(file=sys.stdout, soft_wrap=False, width=max(100, Console().width))
 
 
+MAX_NGRAM = 64
+MAX_PERMUTATIONS = 10_000_000
+MAX_SEED = 2**32 - 1
+
+
+_FAIL_ON = re.compile(r"(?P<count>[0-9]{1,16})|(?P<share>[0-9]{1,3}(?:\.[0-9]{1,6})?)%", re.ASCII)
+
+
 def _parse_fail_on(value: str | None) -> tuple[float, bool] | None:
+    """`--fail-on N` (a count of bench items) or `P%` (a share, 0–100%) → (limit, is_share)."""
     if value is None:
         return None
     text = value.strip()
-    try:
-        if text.endswith("%"):
-            return float(text[:-1]) / 100, True
-        return float(int(text)), False
-    except ValueError:
-        raise fail(f"--fail-on {value!r}: give a count of bench items (e.g. 1) or a share (e.g. 5%)") from None
+    usage = "give a count of bench items (e.g. 1) or a share from 0% to 100% (e.g. 5%)"
+    match = _FAIL_ON.fullmatch(text)
+    if match is None:
+        raise typer.BadParameter(f"{value!r}: {usage}")
+    limit, is_share = (float(match["share"]) / 100, True) if match["share"] else (float(match["count"]), False)
+    if not math.isfinite(limit) or limit > (1 if is_share else 1e15):
+        raise typer.BadParameter(f"{value!r}: {usage}")
+    return limit, is_share
 
 
-def _fail_on_reached(summary: dict, threshold: tuple[float, bool] | None) -> bool:
+def _check_fail_on(value: str | None) -> str | None:
+    _parse_fail_on(value)
+    return value
+
+
+def _fail_on_crossed(summary: dict, fail_on: str | None) -> list[str]:
+    """One line per benchmark at or above `--fail-on`, e.g. `cybergym: 7 of 10 bench items matched (70.0%) ≥
+    --fail-on 5%`; empty when none is (or no threshold was given)."""
+    threshold = _parse_fail_on(fail_on)
     if threshold is None:
-        return False
+        return []
     limit, is_share = threshold
+    lines = []
     for bench in summary["benches"]:
-        observed = bench["bench_share"] if is_share else bench["bench_items_matched"]
-        if observed >= limit and bench["bench_items_matched"] > 0:
-            return True
-    return False
+        matched = bench["bench_items_matched"]
+        observed = bench["bench_share"] if is_share else matched
+        if observed >= limit and matched > 0:
+            lines.append(f"{bench['bench']}: {matched} of {bench['bench_items']} bench items matched "
+                         f"({bench['bench_share']:.1%}) ≥ --fail-on {fail_on.strip()}")
+    return lines
+
+
+def check_out(out: Path, command: str, *inputs: str | Path, data: list[str] | None = None) -> None:
+    """Refuse, before any work, an `--out` that `command` may not write (see `overlap.outputs.atomic`).
+    `inputs` are dataset arguments and paths; those that are local files or folders, and every `--data`
+    path, may not lie inside `out`."""
+    from .outputs.atomic import check_out_folder
+
+    check_out_folder(out, command, inputs=[*map(str, inputs), *(d.partition("=")[2] for d in data or [])])
 
 
 def _emit(result, fmt: Format, out: Path | None) -> dict:
@@ -113,22 +296,23 @@ def compare(
                                               "NAME:SUBSET), a Hub id, or a local file/folder.")],
     bench: Annotated[list[str], typer.Argument(help="One or more benchmarks, named the same ways.")],
     data: DataOption = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report folder "
-                                             "[default: reports/<train>__<bench>…].")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report folder: new, empty or a previous "
+                                             "compare report [default: reports/<train>__<bench>…].")] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Print only; write no report folder.")] = False,
     fmt: FormatOption = Format.table,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", metavar="N|P%",
+    fail_on: Annotated[str | None, typer.Option("--fail-on", metavar="N|P%", callback=_check_fail_on,
                                                 help="Exit 1 when a benchmark has at least N matched items "
-                                                     "(or P percent of its items).")] = None,
+                                                     "(or P percent of its items); each one is named on "
+                                                     "stderr.")] = None,
     pool: Annotated[str, typer.Option("--pool", help="Pool for the chance baselines: auto (ARVO-Meta for "
                                       "OSS-Fuzz sets), a registered pool, a folder or id,project file, or none.")
                     ] = "auto",
     strata: Annotated[str, typer.Option("--strata", help="Pool column for the within-stratum baseline "
                                         "(project, sanitizer, crash_type, fuzzer) or none.")] = "project",
-    permutations: Annotated[int, typer.Option("--permutations", min=0,
+    permutations: Annotated[int, typer.Option("--permutations", min=0, max=MAX_PERMUTATIONS,
                                               help="Seeded permutation draws cross-checking the exact null "
                                                    "(0 skips).")] = 100_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every random draw.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of every random draw.")] = 0,
     reference: Annotated[str | None, typer.Option("--reference", help="Reference set of comparable PRs for "
                                                   "the SWE inclusion test, e.g. multi-swe-rl-discarded.")] = None,
     reference_range: Annotated[bool, typer.Option("--reference-range", help="Inclusion test: keep only PRs "
@@ -140,7 +324,7 @@ def compare(
     text: Annotated[list[str] | None, typer.Option("--text", metavar="TRAIN_FIELD:BENCH_FIELD",
                                                    help="Text fields for the n-gram and longest-run checks "
                                                         "(repeatable; default per dataset; none = off).")] = None,
-    ngram_n: Annotated[list[int] | None, typer.Option("--ngram", min=1, help="Word n-gram sizes "
+    ngram_n: Annotated[list[int] | None, typer.Option("--ngram", min=1, max=MAX_NGRAM, help="Word n-gram sizes "
                                                       "[default: 13, 8].")] = None,
 ) -> None:
     """Join TRAIN with each BENCH on normalised source ids (OSS-Fuzz old→new, CVE), add chance baselines,
@@ -150,9 +334,13 @@ def compare(
     """
     from .api import compare as run_compare
     from .sources.load import parse_data_options
+    from .sources.registry import parse_selection
     from .text.attach import parse_text_options
 
-    threshold = _parse_fail_on(fail_on)
+    if out is None and not no_report:
+        out = Path("reports") / "__".join(parse_selection(name).name for name in (train, *bench))
+    if not no_report:
+        check_out(out, "compare", train, *bench, pool, *([reference] if reference else []), data=data)
     if fmt == Format.json:
         from .progress import set_quiet
 
@@ -163,10 +351,11 @@ def compare(
                          fix_join=fix_join, text=parse_text_options(text), ngram_ns=tuple(ngram_n or (13, 8)))
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
-    if out is None and not no_report:
-        out = Path("reports") / "__".join([result.train.name, *[b.bench.name for b in result.benches]])
     summary = _emit(result, fmt, None if no_report else out)
-    if _fail_on_reached(summary, threshold):
+    crossed = _fail_on_crossed(summary, fail_on)
+    for line in crossed:
+        typer.echo(f"overlap: {printable(line)}", err=True)
+    if crossed:
         raise typer.Exit(1)
 
 
@@ -285,6 +474,7 @@ def demo(
     from .api import compare as run_compare
     from .demo import demo_data, explain
 
+    check_out(out, "compare")  # the demo writes a compare report
     result = run_compare("mimo-cyber", ["cybergym"], data=demo_data())
     summary = _emit(result, fmt, out)
     if fmt == Format.table:

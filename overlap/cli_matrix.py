@@ -1,5 +1,5 @@
 """`overlap matrix`: every benchmark against every other. A plain function with typer options; the app in
-`overlap.cli` registers it (`app.command()(matrix)`). Heavy modules load inside the function only."""
+`overlap.cli` registers it wrapped in `handles_errors`. Heavy modules load inside the function only."""
 
 from __future__ import annotations
 
@@ -39,11 +39,14 @@ def matrix(
     """
     from .errors import OverlapError
 
-    try:
+    try:  # handled here too: the command may run on its own typer app
+        from .cli import check_out
         from .matrix import matrix as run_matrix
         from .matrix import print_matrix, render_matrix, write_matrix_report
         from .sources.load import parse_data_options
 
+        if out is not None:
+            check_out(out, "matrix", *benches, data=data)
         result = run_matrix(benches, data=parse_data_options(data))
         if out is not None:
             write_matrix_report(result, out)

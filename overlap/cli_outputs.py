@@ -55,19 +55,21 @@ def filter_cmd(
       overlap filter mimo-cyber cybergym --drop id --push-to-hub me/mimo-rl --config minus-cybergym
     """
     from .api import filter_train
+    from .cli import check_out
     from .outputs import splits
     from .sources.load import parse_data_options
     from .sources.registry import parse_selection
 
     reasons = splits.check_reasons(drop or splits.DEFAULT_REASONS)
+    names = [parse_selection(t).name for t in (train, *bench)]
+    out = out or Path("filtered") / f"{names[0]}-minus-{'-'.join(names[1:])}"
+    check_out(out, "filter", train, *bench, data=data)
     api = None
     if push_to_hub:  # refuse a push that cannot succeed before any work is done
         if config:
             splits.check_config_name(config)
         api = splits._hub_api(None)
         splits.check_write_access(api, push_to_hub)
-    names = [parse_selection(t).name for t in (train, *bench)]
-    out = out or Path("filtered") / f"{names[0]}-minus-{'-'.join(names[1:])}"
     result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data))
     info = filtered.summary()
     typer.echo(f"rows read: {info['source_rows']:,}  removed: {info['removed_rows']:,}  kept: {info['kept_rows']:,} "
@@ -106,10 +108,16 @@ def card(
       overlap card reports/demo --card ./README.md
       overlap card reports/mimo-cyber__cybergym --push
     """
+    from .cli import check_out
+    from .errors import InputError
+    from .outputs.atomic import atomic_folder
     from .outputs.cards import card_update, push_card, read_card
     from .outputs.markdown import load_result
 
     view = load_result(result_dir, command="card")
+    if not push:
+        out = out or Path(result_dir) / "card"
+        check_out(out, "card", *([card_path] if card_path else []))
     train_repo = ((view.summary.get("train") or {}).get("provenance") or {}).get("repo_id")
     text, where = read_card(card_path, train_repo)
     update = card_update(view, text, bench, where)
@@ -119,9 +127,13 @@ def card(
             raise typer.BadParameter("the training set has no Hub repo; give --repo OWNER/NAME", param_hint="--repo")
         typer.echo(push_card(update, target))
         return
-    out = out or Path(result_dir) / "card"
-    for path in update.write(out):
-        typer.echo(str(path))
+    for relpath in update.files:  # names come from data (bench names): never a path out of --out
+        if Path(relpath).is_absolute() or ".." in Path(relpath).parts:
+            raise InputError(f"{relpath}: a card file would be written outside --out; rename the benchmark")
+    with atomic_folder(out, command="card") as tmp:  # README.md and .overlap/ appear together or not at all
+        update.write(tmp)
+    for relpath in update.files:
+        typer.echo(str(out / relpath))
     typer.echo(f"card from {where} updated; nothing was pushed (use --push to open a pull request)", err=True)
 
 
@@ -135,8 +147,19 @@ def report(
 
     Example: overlap report reports/demo
     """
+    from .cli import check_out
+    from .outputs.atomic import atomic_folder, folder_owner
     from .outputs.html import write_reports
     from .outputs.markdown import load_result
 
-    for path in write_reports(load_result(result_dir), out or result_dir):
+    view = load_result(result_dir)
+    target = Path(out or result_dir)
+    in_place = target.resolve() == Path(result_dir).resolve()
+    check_out(target, "report", *([] if in_place else [result_dir]))
+    if folder_owner(target) == "compare":  # beside the compare output it renders: the two files only
+        paths = write_reports(view, target)
+    else:
+        with atomic_folder(target, command="report") as tmp:
+            paths = [target / p.name for p in write_reports(view, tmp)]
+    for path in paths:
         typer.echo(str(path))

@@ -43,8 +43,8 @@ def ngram(
                                             "local file's own column names otherwise).")],
     data: Annotated[list[str] | None, typer.Option("--data", "-d", metavar="NAME=PATH",
                                                    help="Local folder or file for a registered NAME.")] = None,
-    n: Annotated[list[int] | None, typer.Option("--n", "-n", min=1, help="Word n-gram sizes [default: 13, 8].")]
-    = None,
+    n: Annotated[list[int] | None, typer.Option("--n", "-n", min=1, max=64,
+                                                help="Word n-gram sizes, 1 to 64 [default: 13, 8].")] = None,
     threshold: Annotated[int, typer.Option("--boilerplate-threshold", min=2,
                                            help="An n-gram in at least this many bench items is boilerplate: "
                                                 "the words it covers never flag.")] = 5,
@@ -62,6 +62,7 @@ def ngram(
 
     Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --field problem_statement:problem_statement
     """
+    from .cli import check_out
     from .errors import InputError
     from .outputs.report import dumps_json, ngram_summary, write_ngram_report
     from .sources.load import parse_data_options
@@ -69,6 +70,8 @@ def ngram(
 
     if fmt not in ("table", "json"):
         raise InputError(f"--format {fmt!r}: use table or json")
+    if out is not None:
+        check_out(out, "ngram", train, bench, *([background] if background else []), data=data)
     train_field, sep, bench_field = field.partition(":")
     if not sep or not train_field or not bench_field:
         raise InputError(f"--field {field!r}: expected TRAIN_FIELD:BENCH_FIELD")

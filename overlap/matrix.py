@@ -277,7 +277,7 @@ def write_matrix_report(result: MatrixResult, out: Path) -> Path:
     from .outputs.atomic import atomic_folder
     from .outputs.report import dumps_json, to_csv_text
 
-    with atomic_folder(out) as tmp:
+    with atomic_folder(out, command="matrix") as tmp:
         (tmp / "summary.json").write_text(dumps_json(result.summary()), encoding="utf-8")
         (tmp / "cells.csv").write_text(to_csv_text(result.cells), encoding="utf-8")
         (tmp / "couples.csv").write_text(to_csv_text(result.couples), encoding="utf-8")

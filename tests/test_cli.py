@@ -20,7 +20,7 @@ def test_compare_writes_report_folder_and_prints_table(cyber, tmp_path):
     result = run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--out", out)
     assert result.exit_code == 0, result.stderr
     assert "bench items matched" in result.stdout and "4 (57.1%)" in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(p.name for p in out.iterdir()) == [".overlap-output",
         "cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt", "duplicates.csv", "pair_items.parquet",
         "pairs.csv", "report.html", "report.md", "summary.json", "train_clean_ids.txt"]
     summary = json.loads((out / "summary.json").read_text())

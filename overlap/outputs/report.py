@@ -48,7 +48,7 @@ def write_compare_report(result, out: Path, reports: bool = True) -> Path:
     summary = result.summary()
     bench_dups = [b.duplicates for b in result.benches]
     dups = pd.concat([result.train_duplicates, *bench_dups], ignore_index=True)
-    with atomic_folder(out) as tmp:
+    with atomic_folder(out, command="compare") as tmp:
         (tmp / "summary.json").write_text(dumps_json(summary), encoding="utf-8")
         (tmp / "pairs.csv").write_text(to_csv_text(with_columns(result.pairs, PAIRS_CSV_COLUMNS)), encoding="utf-8")
         if len(result.related):  # pairs reported beside the overlap, not counted in it
@@ -69,7 +69,7 @@ def ngram_summary(train_name: str, bench_name: str, result) -> dict[str, Any]:
 
 def write_ngram_report(summary: dict[str, Any], result, out: Path) -> Path:
     """summary.json, flags.csv and boilerplate.csv of `overlap ngram --out`, written atomically."""
-    with atomic_folder(out) as tmp:
+    with atomic_folder(out, command="ngram") as tmp:
         (tmp / "summary.json").write_text(dumps_json(summary), encoding="utf-8")
         (tmp / "flags.csv").write_text(to_csv_text(result.flags), encoding="utf-8")
         (tmp / "boilerplate.csv").write_text(to_csv_text(result.boilerplate), encoding="utf-8")

@@ -92,7 +92,8 @@ def test_cli_formats_and_report_folder(cli, swe_data, tmp_path):
     assert as_json.exit_code == 0, as_json.output
     summary = json.loads(as_json.stdout)
     assert [b["in_ge1_other"] for b in summary["benches"]] == [2, 2, 3, 1, 1]
-    assert {p.name for p in (tmp_path / "m").iterdir()} == {"summary.json", "cells.csv", "couples.csv", "pairs.csv"}
+    assert {p.name for p in (tmp_path / "m").iterdir()} == {".overlap-output", "summary.json", "cells.csv",
+                                                          "couples.csv", "pairs.csv"}
     assert (tmp_path / "m" / "summary.json").read_text() == as_json.stdout
     as_csv = CliRunner().invoke(cli, [*base, "--format", "csv"])
     assert as_csv.stdout.splitlines()[0] == "bench,other,bench_items,skipped,bench_items_found,share"
