@@ -37,6 +37,8 @@ ITEM_PREFIXES = {"text_": "string", "in_": "boolean"}
 REPEAT_COLUMNS = {"item_id": "string", "file": "string", "file_row": "int64", "row": "int64"}
 
 KEY_COLUMNS = {"item_id": "string", "kind": "string", "value": "string", "raw": "string"}
+# Every kind of key an adapter makes (a drop reason `id:<kind>` must name one of these).
+KEY_KINDS = ("ossfuzz", "cve", "repo_pr", "repo_pr_exact", "base_pr", "base")
 
 PAIR_COLUMNS = {
     "bench": "string",  # bench dataset name (a compare can have several)

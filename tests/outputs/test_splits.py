@@ -52,8 +52,9 @@ def test_dup_alone_keeps_the_first_copy(demo_result):
 def test_reasons_choose_what_drops(demo_result):
     assert filter_split(demo_result, ["id:cve"]).removed.empty  # the demo only has OSS-Fuzz keys
     assert len(filter_split(demo_result, ["id:ossfuzz"]).removed) == 8
-    with pytest.raises(InputError, match="unknown drop reason 'bogus'"):
-        filter_split(demo_result, ["bogus"])
+    for reason in ("bogus", "id:nosuchkind", "ngram:0", "ngram:65", "ngram:１３"):
+        with pytest.raises(InputError, match=f"unknown drop reason '{reason}'"):
+            filter_split(demo_result, [reason])
     with pytest.raises(InputError, match="no 'ngram_13' column"):
         filter_split(demo_result, ["ngram:13"])
 
