@@ -281,9 +281,13 @@ def check_g15(ctx: Ctx) -> list[Finding]:
         reasons.append(f"split index: sharedindex.{index.shared_index} is missing")
     if not reasons:
         return []
-    refused = (ctx.repo_blocked()[1] or "").startswith("git not run:")
+    if (ctx.repo_blocked()[1] or "").startswith("git not run:"):  # entries "<path>: <what it is>"
+        first = reasons[0].split(": ", 1)[0]
+        return [ctx.finding("G15", "format", "info", "hygiene",
+                            "git store entries refused (never opened): " + cut(reasons[0], 120), first,
+                            {"reasons": reasons, "blocks": ["git", "fixed-content"]},
+                            f"ls -l {ctx.q(first.lstrip('/') if ctx.fsroot is not None else first)}", run_on="host")]
     return [ctx.finding("G15", "format", "info", "hygiene",
-                        ("git store entries refused (never opened): " if refused
-                         else "git data this version cannot read: ") + cut(reasons[0], 120),
-                        ctx.gp("config"), {"reasons": reasons, "blocks": ["git", "fixed-content"]},
+                        "git data this version cannot read: " + cut(reasons[0], 120), ctx.gp("config"),
+                        {"reasons": reasons, "blocks": ["git", "fixed-content"]},
                         f"cat {ctx.q(ctx.gp('config'))}")]

@@ -64,6 +64,8 @@ def test_fifo_packed_refs_never_blocks(gitfix, tmp_path):
     keys = {f["key"] for f in data["targets"][0]["findings"]}
     assert "G14:base_missing" not in keys  # the false "base not in the store" is gone
     assert keys == {"G15:format"}
+    g15 = data["targets"][0]["findings"][0]
+    assert g15["where"] == ".git/packed-refs" and g15["reproduce"]["command"] == "ls -l .git/packed-refs"
     assert "audit incomplete" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
