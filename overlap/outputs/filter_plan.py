@@ -36,6 +36,7 @@ FIX_RELATIONS = ("identical", "contains", "contained")
 _REASON_RE = re.compile(r"^(id|fix|dup|id:[a-z0-9_]+|ngram:[0-9]{1,2}|spec:[a-z0-9_]+)$", re.ASCII)
 REMOVED_COLUMNS = ["file", "row", "item_id", "reasons", "bench_ids"]  # row = position in that file
 SAME_ID = "dup:item_id"
+MALFORMED_ROWS = ("malformed_line", "malformed_row")  # problems that are whole rows the adapter could not read
 
 
 @dataclass
@@ -49,6 +50,7 @@ class FilterResult:
     items: int  # rows the adapter turned into items
     repeated_rows: int  # rows repeating an earlier row's id
     counts: dict[str, int] = field(default_factory=dict)  # dropped rows per reason (a row can have several)
+    malformed_rows: int = 0  # rows the adapter could not read (e.g. a line that is not JSON): kept as they are
 
     @property
     def kept_rows(self) -> int:
@@ -74,6 +76,7 @@ class FilterResult:
             "items": self.items,
             "repeated_rows": self.repeated_rows,
             "rows_without_item_kept": self.rows_without_item,
+            "malformed_rows_kept": self.malformed_rows,
             "removed_rows": len(self.removed),
             "kept_rows": self.kept_rows,
             "removed_by_reason": dict(sorted(self.counts.items())),
@@ -196,7 +199,8 @@ def filter_split(result, reasons: Iterable[str] = DEFAULT_REASONS, *,
         raise InputError(f"{train.name}: the provenance records {source_rows} source rows but the adapter made "
                          f"{len(items)} items from {len(items) + repeated} rows; it did not record its files' "
                          "row counts")
-    return FilterResult(train.name, asked, removed, source_rows, len(items), repeated, counts)
+    malformed = sum(p.count for p in train.problems if p.what in MALFORMED_ROWS)
+    return FilterResult(train.name, asked, removed, source_rows, len(items), repeated, counts, malformed)
 
 
 def _removed_rows(train, why: dict[str, set[str]], benches: dict[str, set[str]], same_id_is_dup: bool

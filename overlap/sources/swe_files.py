@@ -187,6 +187,8 @@ def _hub_files(source: HubRepo) -> list[str]:
 
 def reopen(dataset: Dataset) -> FileSource:
     """The file source a loaded dataset was read from (for fetching more columns later)."""
+    if getattr(dataset, "source", None) is not None:
+        return dataset.source  # e.g. a written split read back: its provenance names no place to reopen
     prov = dataset.provenance
     if prov.origin == "local-folder":
         return LocalFolder(origin=prov.origin, location=prov.location, root=Path(prov.location or "."),
