@@ -80,6 +80,8 @@ def audit(
         if "=" not in item:
             raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
 
+    if output:
+        _check_output(output, path, [*(fix or ()), *(tests or ()), *([instance] if instance else [])])
     from .audit import audit as run_audit
     from .audit import render_table
 
@@ -111,6 +113,22 @@ def _progress(message: str, enabled: bool):
     from rich.console import Console
 
     return Console(stderr=True).status(message)
+
+
+def _check_output(output: str, audited: str, inputs: list[str]) -> None:
+    """Refuse, before the audit runs, an --output that would overwrite an input file or write into the
+    audited tree (the audit promises never to write there)."""
+    target = Path(os.path.abspath(output))
+    resolved = target.resolve()
+    for item in inputs:
+        # REPO_PATH=LOCAL_FILE names a local file after '='
+        for local in {Path(item), Path(item.partition("=")[2] or item)}:
+            if local.exists() and local.resolve() == resolved:
+                raise InputError(f"--output {output}: is the input {item}; write the report somewhere else")
+    tree = Path(os.path.abspath(audited)).resolve()
+    if resolved == tree or tree in resolved.parents:
+        raise InputError(f"--output {output}: is inside the audited {audited}; nothing is written there, write the "
+                         "report somewhere else")
 
 
 def _write_atomic(path: str, text: str) -> None:

@@ -65,6 +65,7 @@ def ngram(
     from .cli import check_out
     from .errors import InputError
     from .outputs.report import dumps_json, ngram_summary, write_ngram_report
+    from .sources.files import read_text_file
     from .sources.load import parse_data_options
     from .text.api import text_check
 
@@ -80,10 +81,7 @@ def ngram(
     bench_name, bench_items, b_col = _frame(bench, bench_field, id_column, overrides)
     texts = None
     if background is not None:
-        try:
-            texts = background.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{background}: cannot read the background corpus ({exc})") from None
+        texts = read_text_file(background, "background corpus").splitlines()
     result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
                         boilerplate_threshold=threshold, background=texts)
     summary = ngram_summary(train_name, bench_name, result)

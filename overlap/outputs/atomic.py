@@ -196,6 +196,9 @@ def check_out_folder(out: Path, command: str, *, inputs: Iterable[str | os.PathL
         path = Path(item)
         if path.exists() and _is_within(path.resolve(), resolved):
             raise _refuse(out, f"holds the input {path}; write the output somewhere else")
+        # Inside an input folder the output would be read as input next time (a folder of shards is listed).
+        if path.is_dir() and _is_within(resolved, path.resolve()):
+            raise _refuse(out, f"is inside the input folder {path}; write the output somewhere else")
     if out.exists() and not out.is_dir():
         raise _refuse(out, "is a file, not a folder; choose another --out")
     if out.exists():

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import InputError, OverlapError
 from ..model import PAIR_COLUMNS
+from ..sources.files import read_text_file
 from .jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
 from .markdown import ResultView, fmt, null_models, stage_ran
 from .published import describe_source, public_provenance, safe_name, scrub_paths
@@ -255,12 +256,9 @@ def read_card(card: str | Path | None, repo_id: str | None) -> tuple[str, str]:
     if card is not None and (Path(card).exists() or str(card).endswith(".md")):
         path = Path(card)
         path = path / "README.md" if path.is_dir() else path
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return "", str(path)
-        try:
-            return path.read_bytes().decode("utf-8"), str(path)  # bytes: CRLF line endings are kept
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not UTF-8 text; re-encode the card as UTF-8") from None
+        return read_text_file(path, "card"), str(path)  # read as bytes: CRLF line endings are kept
     target = str(card or repo_id or "")
     if not target:
         raise InputError("no card given and the training set has no Hub repo; pass --card README.md")

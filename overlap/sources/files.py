@@ -161,6 +161,21 @@ def _remote_entry_missing(hf_errors: Any) -> type[BaseException]:
     return getattr(hf_errors, "RemoteEntryNotFoundError", hf_errors.EntryNotFoundError)
 
 
+def read_text_file(path: Path, what: str) -> str:
+    """The UTF-8 text of a regular file the user named (`what` says which, for the message). A FIFO would
+    block the reader forever and a device such as /dev/zero never ends: both are refused, one line."""
+    path = Path(path)
+    if not path.is_file():
+        state = "not found" if not path.exists() else "not a regular file (a folder, FIFO or device)"
+        raise InputError(f"{path}: {what} {state}; give a text file")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: {what} is not UTF-8 text; re-encode it as UTF-8") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the {what} ({exc.strerror or type(exc).__name__})") from None
+
+
 def _check_readable(path: Path) -> None:
     if not path.exists():
         raise InputError(f"{path}: file not found")
