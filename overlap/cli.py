@@ -333,12 +333,13 @@ def compare(
     Example: overlap compare mimo-cyber cybergym sec-bench --data arvo=./ARVO --data arvo-meta=./ARVO-Meta
     """
     from .api import compare as run_compare
+    from .outputs.published import safe_name
     from .sources.load import parse_data_options
-    from .sources.registry import parse_selection
+    from .sources.registry import selection_label
     from .text.attach import parse_text_options
 
     if out is None and not no_report:
-        out = Path("reports") / "__".join(parse_selection(name).name for name in (train, *bench))
+        out = Path("reports") / safe_name("__".join(selection_label(name) for name in (train, *bench)))
     if not no_report:
         check_out(out, "compare", train, *bench, pool, *([reference] if reference else []), data=data)
     if fmt == Format.json:

@@ -57,12 +57,13 @@ def filter_cmd(
     from .api import filter_train
     from .cli import check_out
     from .outputs import splits
+    from .outputs.published import safe_name
     from .sources.load import parse_data_options
-    from .sources.registry import parse_selection
+    from .sources.registry import selection_label
 
     reasons = splits.check_reasons(drop or splits.DEFAULT_REASONS)
-    names = [parse_selection(t).name for t in (train, *bench)]
-    out = out or Path("filtered") / f"{names[0]}-minus-{'-'.join(names[1:])}"
+    names = [selection_label(t) for t in (train, *bench)]
+    out = out or Path("filtered") / safe_name(f"{names[0]}-minus-{'-'.join(names[1:])}")
     check_out(out, "filter", train, *bench, data=data)
     api = None
     if push_to_hub:  # refuse a push that cannot succeed before any work is done

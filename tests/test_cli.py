@@ -169,3 +169,14 @@ def test_help_imports_no_heavy_module():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "HEAVY []" in proc.stdout, proc.stdout[-500:]
     assert "compare" in proc.stdout
+
+
+def test_default_report_folders_name_the_subset_so_runs_never_overwrite(cyber, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for bench in ("cybergym", "cybergym:arvo"):
+        result = run("compare", "mimo-cyber", bench, *data_args(cyber), "--pool", "none", "--text", "none")
+        assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == [
+        "mimo-cyber__cybergym", "mimo-cyber__cybergym-arvo"]
+    subset = json.loads((tmp_path / "reports" / "mimo-cyber__cybergym-arvo" / "summary.json").read_text())
+    assert subset["benches"][0]["dataset"]["provenance"]["subsets"] == ["arvo"]

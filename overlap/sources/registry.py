@@ -98,6 +98,18 @@ class Selection:
     path: Path | None = None  # a local file/folder given directly
 
 
+def selection_label(text: str) -> str:
+    """A dataset argument as a short label for default output names: the name, then `-SUBSET+SUBSET` and
+    `@REV` when given, so `cybergym:arvo` and `cybergym` never share a report folder."""
+    selection = parse_selection(text)
+    label = selection.name
+    if selection.subsets:
+        label += "-" + "+".join(selection.subsets)
+    if selection.revision:
+        label += "@" + selection.revision[:12]
+    return label
+
+
 def parse_selection(text: str) -> Selection:
     """Parse `NAME[@REV][:SUBSET,...]` (also `NAME:SUBSET@REV`) or a local path."""
     text = text.strip()
