@@ -37,6 +37,15 @@ try:  # typer vendors its own click since 0.2x; older versions use click itself
 except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
+from .cli_options import (
+    DataOption,
+    Format,
+    FormatOption,
+    NgramOption,
+    OverlapCommand,
+    TextOption,
+    out_option,
+)
 from .errors import OverlapError
 from .outputs.atomic import printable
 
@@ -139,7 +148,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     cls=OverlapGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"overlap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                                          help="Show the version and exit.")] = False,
+) -> None:
+    """Find where AI training sets and benchmarks contain the same tasks, by source identity."""
 
 
 def _error_line(message: str) -> None:
@@ -197,28 +223,27 @@ def handles_errors(func):
     return wrapper
 
 
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    md = "md"
+class Strata(StrEnum):
+    project = "project"
+    sanitizer = "sanitizer"
+    crash_type = "crash_type"
+    fuzzer = "fuzzer"
+    none = "none"
 
 
-DataOption = Annotated[
-    list[str] | None,
-    typer.Option("--data", "-d", metavar="NAME=PATH",
-                 help="Use a local folder laid out like the dataset's repo, or a single file, for NAME."),
-]
-FormatOption = Annotated[Format, typer.Option("--format", "-f", help="What to print on stdout.")]
+class FixJoin(StrEnum):
+    auto = "auto"
+    on = "on"
+    off = "off"
 
 
 def _stdout_console():
-    from rich.console import Console
+    """The terminal's width (or COLUMNS); a fixed width when stdout is not a terminal (see stdout_console)."""
+    from .outputs.console import stdout_console
 
-    return Console(file=sys.stdout, soft_wrap=False, width=max(100, Console().width))
+    return stdout_console()
 
 
-MAX_NGRAM = 64
 MAX_PERMUTATIONS = 10_000_000
 MAX_SEED = 2**32 - 1
 
@@ -289,15 +314,15 @@ def _emit(result, fmt: Format, out: Path | None) -> dict:
     return summary
 
 
-@app.command()
+@app.command(cls=OverlapCommand)
 @handles_errors
 def compare(
     train: Annotated[str, typer.Argument(help="Training set: a name from `overlap datasets` (NAME, NAME@REV, "
                                               "NAME:SUBSET), a Hub id, or a local file/folder.")],
     bench: Annotated[list[str], typer.Argument(help="One or more benchmarks, named the same ways.")],
     data: DataOption = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report folder: new, empty or a previous "
-                                             "compare report [default: reports/<train>__<bench>…].")] = None,
+    out: Annotated[Path | None, out_option("Report folder: new, empty or a previous compare report "
+                                           "[default: reports/<train>__<bench>…].")] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Print only; write no report folder.")] = False,
     fmt: FormatOption = Format.table,
     fail_on: Annotated[str | None, typer.Option("--fail-on", metavar="N|P%", callback=_check_fail_on,
@@ -307,8 +332,9 @@ def compare(
     pool: Annotated[str, typer.Option("--pool", help="Pool for the chance baselines: auto (ARVO-Meta for "
                                       "OSS-Fuzz sets), a registered pool, a folder or id,project file, or none.")
                     ] = "auto",
-    strata: Annotated[str, typer.Option("--strata", help="Pool column for the within-stratum baseline "
-                                        "(project, sanitizer, crash_type, fuzzer) or none.")] = "project",
+    strata: Annotated[Strata, typer.Option("--strata", metavar="|".join(Strata),
+                                           help="Pool column for the within-stratum baseline, or none.")
+                      ] = Strata.project,
     permutations: Annotated[int, typer.Option("--permutations", min=0, max=MAX_PERMUTATIONS,
                                               help="Seeded permutation draws cross-checking the exact null "
                                                    "(0 skips).")] = 100_000,
@@ -319,13 +345,11 @@ def compare(
                                                   "within the training set's PR-number range per repo.")] = False,
     evidence: Annotated[bool, typer.Option("--evidence/--no-evidence", help="Fix relations, crash grades and "
                                            "related bugs for the pairs (fetches per-task files).")] = True,
-    fix_join: Annotated[str, typer.Option("--fix-join", help="Pairs found by the same fix alone: auto "
-                                          "(OSS-Fuzz/CVE sets), on, off.")] = "auto",
-    text: Annotated[list[str] | None, typer.Option("--text", metavar="TRAIN_FIELD:BENCH_FIELD",
-                                                   help="Text fields for the n-gram and longest-run checks "
-                                                        "(repeatable; default per dataset; none = off).")] = None,
-    ngram_n: Annotated[list[int] | None, typer.Option("--ngram", min=1, max=MAX_NGRAM, help="Word n-gram sizes "
-                                                      "[default: 13, 8].")] = None,
+    fix_join: Annotated[FixJoin, typer.Option("--fix-join", metavar="|".join(FixJoin),
+                                              help="Pairs found by the same fix alone: auto (OSS-Fuzz/CVE "
+                                                   "sets), on, off.")] = FixJoin.auto,
+    text: TextOption = None,
+    ngram_n: NgramOption = None,
 ) -> None:
     """Join TRAIN with each BENCH on normalised source ids (OSS-Fuzz old→new, CVE), add chance baselines,
     and write a report.
@@ -347,9 +371,9 @@ def compare(
 
         set_quiet()
     result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
-                         strata=None if strata == "none" else strata, permutations=permutations, seed=seed,
+                         strata=None if strata == Strata.none else strata.value, permutations=permutations, seed=seed,
                          reference=reference, reference_range=reference_range, evidence=evidence,
-                         fix_join=fix_join, text=parse_text_options(text), ngram_ns=tuple(ngram_n or (13, 8)))
+                         fix_join=fix_join.value, text=parse_text_options(text), ngram_ns=tuple(ngram_n or (13, 8)))
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     summary = _emit(result, fmt, None if no_report else out)
@@ -360,7 +384,7 @@ def compare(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(cls=OverlapCommand)
 @handles_errors
 def datasets(fmt: FormatOption = Format.table) -> None:
     """List every registered dataset: name, Hub (or GitHub) repo @ pinned revision, files, what it extracts.
@@ -422,7 +446,7 @@ def _print_records(rows: list[dict], fmt: Format, title: str) -> None:
     _stdout_console().print(table)
 
 
-@app.command()
+@app.command(cls=OverlapCommand)
 @handles_errors
 def ids(
     values: Annotated[list[str], typer.Argument(help="Task ids in any form: arvo:10400, arvo_42470443, "
@@ -461,10 +485,10 @@ def ids(
                                                                           if r["kind"] == "malformed"))
 
 
-@app.command()
+@app.command(cls=OverlapCommand)
 @handles_errors
 def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Report folder.")] = Path("reports/demo"),
+    out: Annotated[Path, out_option("Report folder.")] = Path("reports/demo"),
     fmt: FormatOption = Format.table,
 ) -> None:
     """Run the whole pipeline offline on the embedded demo data (hand-made MiMo and CyberGym-shaped
@@ -479,7 +503,7 @@ def demo(
     result = run_compare("mimo-cyber", ["cybergym"], data=demo_data())
     summary = _emit(result, fmt, out)
     if fmt == Format.table:
-        typer.echo(explain(summary))
+        typer.echo(explain(summary, _stdout_console().width))
 
 
 def _register_commands() -> None:
@@ -489,12 +513,9 @@ def _register_commands() -> None:
     from .cli_outputs import card, filter_cmd, report
     from .cli_text import ngram
 
-    app.command("ngram")(handles_errors(ngram))
-    app.command("matrix")(handles_errors(matrix))
-    app.command("filter")(handles_errors(filter_cmd))
-    app.command("card")(handles_errors(card))
-    app.command("report")(handles_errors(report))
-    app.command("audit")(handles_errors(audit))
+    for name, command in (("ngram", ngram), ("matrix", matrix), ("filter", filter_cmd), ("card", card),
+                          ("report", report), ("audit", audit)):
+        app.command(name, cls=OverlapCommand)(handles_errors(command))
 
 
 _register_commands()

@@ -8,12 +8,24 @@ from __future__ import annotations
 
 import os
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from .cli_options import OUT_NAMES, Format, FormatOption
 from .errors import InputError
+
+
+class Network(StrEnum):
+    any = "any"
+    none = "none"
+
+
+class FailOn(StrEnum):
+    leak = "leak"
+    suspect = "suspect"
 
 
 def audit(
@@ -37,10 +49,10 @@ def audit(
     instance: Annotated[str | None, typer.Option(
         "--instance", metavar="FILE",
         help="One task record (JSON or one-line JSONL) with SWE-bench fields; explicit options win.")] = None,
-    network: Annotated[str, typer.Option(
+    network: Annotated[Network, typer.Option(
         "--network", metavar="any|none",
         help="Whether the agent can reach the internet: SHA-only findings are high with 'any', low with 'none'.")]
-    = "any",
+    = Network.any,
     repo_path: Annotated[str | None, typer.Option(
         "--repo-path", metavar="PATH", help="Image mode: where the repository sits in the image.")] = None,
     image: Annotated[str | None, typer.Option(
@@ -49,11 +61,11 @@ def audit(
         "--platform", metavar="OS/ARCH", help="Image mode: platform in a multi-platform index.")] = None,
     rootfs: Annotated[bool, typer.Option(
         "--rootfs", help="PATH is an unpacked root filesystem.")] = False,
-    fmt: Annotated[str, typer.Option(
-        "--format", metavar="table|json", help="What to print on stdout.")] = "table",
+    fmt: FormatOption = Format.table,
     output: Annotated[str | None, typer.Option(
-        "--output", metavar="FILE", help="Also write the JSON report to FILE.")] = None,
-    fail_on: Annotated[str | None, typer.Option(
+        *OUT_NAMES, "--output", metavar="FILE",
+        help="Also write the JSON report to FILE (--output: the older spelling).")] = None,
+    fail_on: Annotated[FailOn | None, typer.Option(
         "--fail-on", metavar="leak|suspect",
         help="Exit 1 when the verdict reaches this level (for CI).")] = None,
     limit: Annotated[list[str] | None, typer.Option(
@@ -68,14 +80,11 @@ def audit(
 
     Example: overlap audit ./testbed --base af6e6dd --fix fix.patch --tests test.patch --fail-on leak
 
-    Example: overlap audit task.tar --instance task.json --format json --output audit.json
+    Example: overlap audit task.tar --instance task.json --format json --out audit.json
 
     Exit codes: 0 done, 1 when --fail-on is reached, 2 usage or input error, or an incomplete audit.
     """
-    if fmt not in ("table", "json"):
-        raise InputError(f"--format {fmt}: expected 'table' or 'json'")
-    if fail_on not in (None, "leak", "suspect"):
-        raise InputError(f"--fail-on {fail_on}: expected 'leak' or 'suspect'")
+    fail_on = fail_on.value if fail_on is not None else None
     for item in limit or []:
         if "=" not in item:
             raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
@@ -88,18 +97,40 @@ def audit(
     with _progress(f"auditing {path}", enabled=fmt != "json"):
         report = run_audit(
             path, base=base, fix=fix or (), tests=tests or (), test_ids=test_id or (), fix_commit=fix_commit,
-            instance=instance, network=network, repo_path=repo_path, image=image, platform=platform,
+            instance=instance, network=network.value, repo_path=repo_path, image=image, platform=platform,
             rootfs=rootfs, limits=limit or None, git=git)
     report.fail_on = fail_on
     text = report.to_json()
     if output:
         _write_atomic(output, text)
-    sys.stdout.write(text if fmt == "json" else render_table(report))
+    if fmt in (Format.csv, Format.md):
+        from .cli import _print_records
+
+        _print_records(_finding_rows(report), fmt, title=f"audit: {report.verdict}")
+    else:
+        sys.stdout.write(text if fmt == Format.json else render_table(report))
     sys.stdout.flush()
     if report.verdict == "incomplete":
         names = ", ".join(f"{c.id}" for t in report.targets for c in t.incomplete_checks())
         typer.echo(f"overlap: audit incomplete: checks that could not run: {names}", err=True)
     raise typer.Exit(report.exit_code)
+
+
+def _finding_rows(report) -> list[dict]:
+    """csv/md rows: one per finding (a target without findings: one row with its verdict only)."""
+    from .audit.report import escape, report_dict
+
+    def cell(value) -> str:
+        text = value if isinstance(value, str) else ("" if value is None else str(value))
+        return " ".join(escape(text).split())
+
+    rows = []
+    for target in report_dict(report)["targets"]:
+        head = {"target": cell(target["path"]), "verdict": cell(target["verdict"])}
+        findings = target["findings"] or [{}]
+        for f in findings:
+            rows.append(head | {k: cell(f.get(k)) for k in ("severity", "class", "check", "title", "where")})
+    return rows
 
 
 def _progress(message: str, enabled: bool):

@@ -4,32 +4,24 @@
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-
-class MatrixFormat(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    md = "md"
+from .cli_options import FORMAT_METAVAR, DataOption, Format, out_option
 
 
 def matrix(
     benches: Annotated[list[str], typer.Argument(
         help="Two or more benchmarks: names from `overlap datasets` (NAME, NAME@REV, NAME:SUBSET), Hub ids or "
              "local files/folders.")],
-    data: Annotated[list[str] | None, typer.Option(
-        "--data", "-d", metavar="NAME=PATH",
-        help="Use a local folder laid out like the dataset's repo, or a single file, for NAME.")] = None,
-    fmt: Annotated[MatrixFormat, typer.Option("--format", "-f", help="What to print on stdout (csv: one row per "
-                                                                     "benchmark and other benchmark).")]
-    = MatrixFormat.table,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write a report folder (summary.json, "
-                                                                 "cells.csv, couples.csv, pairs.csv).")] = None,
+    data: DataOption = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", metavar=FORMAT_METAVAR,
+                                        help="What to print on stdout (csv: one row per benchmark and other "
+                                             "benchmark).")] = Format.table,
+    out: Annotated[Path | None, out_option("Also write a report folder (summary.json, cells.csv, couples.csv, "
+                                           "pairs.csv).")] = None,
 ) -> None:
     """Compare every benchmark with every other by pull-request / source identity: for each two, the pair
     kinds and the repos both hold; for each benchmark, how many of its items are in each other one (and
@@ -42,7 +34,7 @@ def matrix(
     try:  # handled here too: the command may run on its own typer app
         from .cli import check_out
         from .matrix import matrix as run_matrix
-        from .matrix import print_matrix, render_matrix, write_matrix_report
+        from .matrix import render_matrix, write_matrix_report
         from .sources.load import parse_data_options
 
         if out is not None:
@@ -55,9 +47,9 @@ def matrix(
         typer.echo(f"overlap: error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from None
     if text is None:
-        from rich.console import Console
+        from .outputs.console import print_matrix, stdout_console
 
-        print_matrix(result, Console(file=sys.stdout, soft_wrap=False, width=max(120, Console().width)))
+        print_matrix(result, stdout_console())  # the terminal's width; a fixed width when not a terminal
     else:
         sys.stdout.write(text)
     if out is not None:

@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from .cli_options import DataOption, Format, FormatOption, NgramOption, TextOption, out_option
+
 
 def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = False):
     """Items of a registered dataset, or rows of a local file that no adapter recognises."""
@@ -31,20 +33,16 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     if not path.exists() and not is_known(spec.split("@")[0].split(":")[0]):
         raise InputError(f"{spec}: not a registered dataset or an existing file")
     dataset = load_dataset(spec, data)
-    column = text_field(dataset, field, "--field")
+    column = text_field(dataset, field)
     return dataset.name, texts_of(dataset, column, stream=stream), column
 
 
 def ngram(
     train: Annotated[str, typer.Argument(help="Training set: a registered name, Hub id, or local file.")],
     bench: Annotated[str, typer.Argument(help="Benchmark: a registered name, Hub id, or local file.")],
-    field: Annotated[str, typer.Option("--field", metavar="TRAIN_FIELD:BENCH_FIELD",
-                                       help="Text fields to compare (the `text_` prefix may be left out; a "
-                                            "local file's own column names otherwise).")],
-    data: Annotated[list[str] | None, typer.Option("--data", "-d", metavar="NAME=PATH",
-                                                   help="Local folder or file for a registered NAME.")] = None,
-    n: Annotated[list[int] | None, typer.Option("--n", "-n", min=1, max=64,
-                                                help="Word n-gram sizes, 1 to 64 [default: 13, 8].")] = None,
+    field: TextOption = None,
+    data: DataOption = None,
+    n: NgramOption = None,
     threshold: Annotated[int, typer.Option("--boilerplate-threshold", min=2,
                                            help="An n-gram in at least this many bench items is boilerplate: "
                                                 "the words it covers never flag.")] = 5,
@@ -52,15 +50,14 @@ def ngram(
                                                     "whose n-grams are boilerplate too.")] = None,
     id_column: Annotated[str | None, typer.Option("--id-column", help="Id column of local files that are not "
                                                   "registered datasets.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write flags.csv, boilerplate.csv and "
-                                             "summary.json here.")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    out: Annotated[Path | None, out_option("Write flags.csv, boilerplate.csv and summary.json here.")] = None,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """The n-gram decontamination check alone: which train items share a word n-gram with which bench item
     (attributed to the bench item and the span), with shared templates masked, and the bench items too
     short to ever be flagged.
 
-    Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --field problem_statement:problem_statement
+    Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --text problem_statement:problem_statement
     """
     from .cli import check_out
     from .errors import InputError
@@ -69,13 +66,22 @@ def ngram(
     from .sources.load import parse_data_options
     from .text.api import text_check
 
-    if fmt not in ("table", "json"):
-        raise InputError(f"--format {fmt!r}: use table or json")
+    if not field:
+        from .cli_options import missing_option
+
+        raise missing_option("--text")
+    if len(field) > 1:
+        raise InputError(f"--text given {len(field)} times: ngram compares one TRAIN_FIELD:BENCH_FIELD pair")
+    field = field[0]
+    if fmt == Format.json:
+        from .progress import set_quiet
+
+        set_quiet()
     if out is not None:
         check_out(out, "ngram", train, bench, *([background] if background else []), data=data)
     train_field, sep, bench_field = field.partition(":")
     if not sep or not train_field or not bench_field:
-        raise InputError(f"--field {field!r}: expected TRAIN_FIELD:BENCH_FIELD")
+        raise InputError(f"--text {field!r}: expected TRAIN_FIELD:BENCH_FIELD")
     overrides = parse_data_options(data)
     train_name, train_items, t_col = _frame(train, train_field, id_column, overrides, stream=True)
     bench_name, bench_items, b_col = _frame(bench, bench_field, id_column, overrides)
@@ -87,8 +93,13 @@ def ngram(
     summary = ngram_summary(train_name, bench_name, result)
     if out is not None:
         write_ngram_report(summary, result, out)
-    if fmt == "json":
+    if fmt == Format.json:
         sys.stdout.write(dumps_json(summary))
+        return
+    if fmt != Format.table:
+        from .cli import _print_records
+
+        _print_records(_ngram_rows(summary), fmt, title="n-gram flags")
         return
     typer.echo(f"{train_name}.{t_col} vs {bench_name}.{b_col}")
     for size, block in sorted(summary["flags"].items(), key=lambda kv: -int(kv[0])):
@@ -98,3 +109,14 @@ def ngram(
                    f"boilerplate; {short} bench items shorter than {size} words can never be flagged")
     if out is not None:
         typer.echo(f"written to {out}", err=True)
+
+
+def _ngram_rows(summary: dict) -> list[dict]:
+    """One row per n-gram size (largest first), as the table prints it."""
+    rows = []
+    for size, block in sorted(summary["flags"].items(), key=lambda kv: -int(kv[0])):
+        rows.append({"n": int(size), "train_items_flagged": block["train_items_flagged"],
+                     "bench_items_hit": block["bench_items_hit"],
+                     "boilerplate_only_train_items": block["boilerplate"]["train_items"],
+                     "bench_items_too_short": summary["bench"]["short"].get(size, 0)})
+    return rows

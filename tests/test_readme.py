@@ -44,9 +44,9 @@ NOT_RUN: dict[str, str] = {
     # matrix, ngram
     "overlap matrix multi-swe-bench swe-polybench swe-bench-multilingual swe-bench swe-bench-pro "
     "--out reports/matrix": HUB,
-    "overlap ngram swe-rebench-v2 swe-bench-multilingual --field problem_statement:problem_statement "
+    "overlap ngram swe-rebench-v2 swe-bench-multilingual --text problem_statement:problem_statement "
     "--out reports/ngram": HUB,
-    "overlap ngram train.jsonl bench.jsonl --field text:text --id-column id --format json": USER_FILES,
+    "overlap ngram train.jsonl bench.jsonl --text text:text --id-column id --format json": USER_FILES,
     # filter
     "overlap filter mimo-cyber cybergym --out mimo-minus-cybergym": HUB,
     "overlap filter mimo-cyber cybergym --drop id --drop dup --drop spec:harness --drop ngram:13 "

@@ -49,15 +49,16 @@ def _detect(path: Path) -> DatasetSpec:
         for spec in specs:
             if all((path / f).is_file() for f in spec.files.values()):
                 return spec
-        raise InputError(f"{path}: not laid out like any registered dataset; use --data NAME={path}")
+        raise InputError(f"{path}: not laid out like any registered dataset; say which dataset it holds "
+                         f"(CLI: --data NAME={path}; library: data={{NAME: path}})")
     columns: set[str] = set()
     for row in read_records(path, _all_detect_columns(specs))[:50]:
         columns.update(row)
     for spec in specs:
         if spec.detect and set(spec.detect) <= columns:
             return spec
-    raise InputError(f"{path}: cannot tell which dataset this file holds; use --data NAME={path} with a name "
-                     "from `overlap datasets`")
+    raise InputError(f"{path}: cannot tell which dataset this file holds; say which one, a name from "
+                     f"`overlap datasets` (CLI: --data NAME={path}; library: data={{NAME: path}})")
 
 
 def _all_detect_columns(specs: list[DatasetSpec]) -> list[str]:

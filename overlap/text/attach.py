@@ -34,14 +34,16 @@ def default_field(dataset) -> str | None:
     return next((f for f in PREFERRED_FIELDS if f in fields), None)
 
 
-def text_field(dataset, name: str, option: str) -> str:
-    """A text field named with or without its `text_` prefix."""
+def text_field(dataset, name: str, option: str | None = None) -> str:
+    """A text field named with or without its `text_` prefix. `option` is how the caller names what it
+    was given (e.g. "text 'prompt:description'"); library messages never name a CLI flag."""
     fields = _text_fields(dataset)
     for candidate in (name, f"text_{name}"):
         if candidate in fields and candidate.startswith("text_"):
             return candidate
     known = ", ".join(c.removeprefix("text_") for c in fields) or "none"
-    raise InputError(f"{option}: {dataset.name} has no text field '{name}'; its text fields: {known}")
+    where = f"{option}: " if option else ""
+    raise InputError(f"{where}{dataset.name} has no text field '{name}'; its text fields: {known}")
 
 
 def parse_text_options(values: list[str] | None) -> list[tuple[str, str]] | None:
@@ -54,7 +56,8 @@ def parse_text_options(values: list[str] | None) -> list[tuple[str, str]] | None
     for value in values:
         train_field, sep, bench_field = value.partition(":")
         if not sep or not train_field or not bench_field:
-            raise InputError(f"--text {value!r}: expected TRAIN_FIELD:BENCH_FIELD, e.g. --text prompt:description")
+            raise InputError(f"text fields {value!r}: expected TRAIN_FIELD:BENCH_FIELD, e.g. prompt:description "
+                             "(CLI: --text prompt:description)")
         out.append((train_field, bench_field))
     return out
 
@@ -79,7 +82,8 @@ def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 
             wanted = [(t_field, b_field)]
         blocks = []
         for t_name, b_name in wanted:
-            t_field, b_field = text_field(train, t_name, "--text"), text_field(comp.bench, b_name, "--text")
+            label = f"text '{t_name}:{b_name}'"
+            t_field, b_field = text_field(train, t_name, label), text_field(comp.bench, b_name, label)
             checked = text_check(texts_of(train, t_field, stream=True), texts_of(comp.bench, b_field),
                                  t_field, b_field, ns=ns, boilerplate_threshold=threshold,
                                  pairs=comp.pairs[["train_id", "bench_id"]], workers=workers)

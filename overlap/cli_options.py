@@ -1,0 +1,139 @@
+"""The options shared by `overlap` commands, defined once: every command takes them from here, so a name, a
+short alias, a metavar and a set of choices are the same wherever the option appears.
+
+Vocabulary (option → commands):
+
+- `--data/-d NAME=PATH`            compare, ids, matrix, filter, ngram
+- `--text TRAIN_FIELD:BENCH_FIELD` compare, ngram (`--field`: hidden, deprecated alias)
+- `--ngram/-n N`                   compare, ngram (`--n`: hidden, deprecated alias)
+- `--out/-o`                       every command that writes a folder or file (audit: `--output` is a hidden
+                                   alias; audit writes one JSON file, the others a folder)
+- `--format/-f table|json|csv|md`  every command that prints results
+- `--push` / `--repo OWNER/NAME`   card, filter (filter: `--push-to-hub REPO` = `--push --repo REPO`)
+
+Hidden aliases still parse; `OverlapCommand` leaves them out of `--help`. The command class also writes
+arguments as `TRAIN BENCH...` in the usage line and the help (typer's own `{train}` / `<list[str]>` labels
+are never shown) and gives every option a metavar (choices as `a|b|c`).
+
+Imports stay cheap: typer and the standard library only.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from typer.core import TyperCommand
+
+MAX_NGRAM = 64
+
+# Old spellings that still parse but are not shown in --help.
+HIDDEN_ALIASES = frozenset({"--field", "--n", "--output"})
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+
+
+FORMAT_METAVAR = "|".join(f.value for f in Format)
+
+
+def _metavar(param) -> str:
+    """A readable metavar for a parameter typer would label `<str>`, `<path>`, `{name}`, …"""
+    desc = getattr(param, "type_descriptor", None)
+    if desc is not None and desc.is_choice:
+        return "|".join(str(getattr(c, "value", c)) for c in desc.choices or ())
+    if desc is not None and desc.is_path:
+        return "PATH"
+    base = getattr(desc, "annotation", None)
+    if base is int or base is float or getattr(desc, "is_ranged", False):
+        return "N"
+    return (param.name or "value").upper()
+
+
+def _no_type(ctx=None, **_) -> None:
+    return None
+
+
+class OverlapCommand(TyperCommand):
+    """Every command's click class: real metavars in usage and help, hidden aliases left out of --help."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.param_type_name == "argument":
+                if param.metavar is None:
+                    param.metavar = (param.name or "arg").upper() + ("..." if param.nargs != 1 else "")
+                param.display_type_rich = _no_type  # the metavar says it: no `<str>`, `<list[str]>`
+            elif not getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = _metavar(param)
+
+    def collect_usage_pieces(self, ctx):
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.params:
+            if param.param_type_name == "argument":
+                name = param.metavar
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+    def format_help(self, ctx, formatter) -> None:
+        hidden = []
+        for param in self.params:
+            names = [o for o in getattr(param, "opts", []) if o in HIDDEN_ALIASES]
+            if names and len(names) < len(param.opts):
+                hidden.append((param, list(param.opts)))
+                param.opts = [o for o in param.opts if o not in HIDDEN_ALIASES]
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            for param, opts in hidden:
+                param.opts = opts
+
+
+DataOption = Annotated[
+    list[str] | None,
+    typer.Option("--data", "-d", metavar="NAME=PATH",
+                 help="Use a local folder laid out like the dataset's repo, or a single file, for NAME."),
+]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", metavar=FORMAT_METAVAR,
+                                              help="What to print on stdout.")]
+TextOption = Annotated[
+    list[str] | None,
+    typer.Option("--text", "--field", metavar="TRAIN_FIELD:BENCH_FIELD",
+                 help="Text fields to compare (repeatable for compare; the `text_` prefix may be left out; a local "
+                      "file's own column names otherwise; none = off)."),
+]
+NgramOption = Annotated[
+    list[int] | None,
+    typer.Option("--ngram", "-n", "--n", min=1, max=MAX_NGRAM, metavar="N",
+                 help="Word n-gram size, 1 to 64 (repeatable) [default: 13, 8]."),
+]
+PushOption = Annotated[bool, typer.Option("--push", help="Publish to the Hub as a pull request (never the main "
+                                                         "branch) instead of only writing locally.")]
+OUT_NAMES = ("--out", "-o")
+
+
+def missing_option(name: str):
+    """The usage error of a required option that is declared optional (to share its definition)."""
+    try:
+        from typer._click import exceptions, globals
+    except ImportError:  # pragma: no cover - older typer: click itself
+        from click import exceptions, globals
+
+    return exceptions.MissingParameter(ctx=globals.get_current_context(silent=True), param_type="option",
+                                       param_hint=f"'{name}'")
+
+
+def out_option(help: str, metavar: str = "FOLDER"):
+    """`--out/-o`: the same names everywhere; the help says what is written there."""
+    return typer.Option(*OUT_NAMES, metavar=metavar, help=help)
+
+
+def repo_option(help: str):
+    """`--repo OWNER/NAME`: the Hub dataset repo a `--push` goes to."""
+    return typer.Option("--repo", metavar="OWNER/NAME", help=help)
+
