@@ -107,8 +107,56 @@ def _crash_texts(dataset, ids: list[str]) -> dict[str, str]:
     return {}
 
 
+def _paired_ids(result, dataset) -> set[str]:
+    if dataset is result.train:
+        return set(result.pairs["train_id"].astype(str)) if len(result.pairs) else set()
+    comp = next(c for c in result.benches if c.bench is dataset)
+    return set(comp.pairs["bench_id"].astype(str)) if len(comp.pairs) else set()
+
+
+def fetch_paired_columns(result) -> None:
+    """Fetch the lazily loaded texts and patches (SWE-rebench-V2: the key scan leaves them for later) of the
+    paired items only, so the side-by-side view shows the train text and the fix relation sees both
+    patches. Pairs whose fix relation was not worked out because a lazy side had no patch yet are related
+    again now (pairs.csv and the evidence counts then agree). A no-op for sets that load everything."""
+    from ..sources.swe import TEXT, ensure_columns
+
+    datasets = [result.train, *[c.bench for c in result.benches]]
+    for dataset in datasets:
+        ids = _paired_ids(result, dataset)
+        for column in (TEXT, "patch") if ids else ():  # one at a time: an item with its patch still lacks its text
+            ensure_columns(dataset, ids, (column,))
+    from ..evidence.patches import PatchBook, relate_patches
+
+    for comp in result.benches:
+        pairs = comp.pairs
+        if not len(pairs) or "fix_reason" not in pairs.columns:
+            continue
+        redo = pairs["fix_reason"].astype("string").str.contains("has no patch", regex=False).fillna(False)
+        if not redo.any():
+            continue
+        books = [PatchBook.from_items(d.items) if "patch" in d.items.columns else None
+                 for d in (result.train, comp.bench)]
+        if None in books:
+            continue
+        for index in pairs.index[redo.to_numpy(dtype=bool)]:
+            rel = relate_patches(books[0].get(str(pairs.at[index, "train_id"])),
+                                 books[1].get(str(pairs.at[index, "bench_id"])), sides=("train", "bench"))
+            if rel.reason and "has no patch" in str(rel.reason):
+                continue
+            pairs.at[index, "fix_relation"], pairs.at[index, "fix_reason"] = rel.relation, rel.reason
+            if "fix_method" in pairs.columns:
+                pairs.at[index, "fix_method"] = rel.method
+        fix = (comp.sections.get("evidence") or {}).get("fix")
+        if isinstance(fix, dict) and "by_relation" in fix:
+            fix["by_relation"] = dict(sorted(pairs["fix_relation"].dropna().astype(str).value_counts().items()))
+            if "by_method" in fix and "fix_method" in pairs.columns:
+                fix["by_method"] = dict(sorted(pairs["fix_method"].dropna().astype(str).value_counts().items()))
+
+
 def pair_items(result) -> pd.DataFrame:
-    """Items in a pair or a duplicate group, with their texts (cut) and crash lines, for the examples."""
+    """Items in a pair or a duplicate group, with their texts and patches (cut) and crash lines, for the
+    examples."""
     frames = []
     datasets = [result.train, *[c.bench for c in result.benches]]
     dups = [result.train_duplicates, *[c.duplicates for c in result.benches]]
@@ -119,8 +167,9 @@ def pair_items(result) -> pd.DataFrame:
             ids |= set(str(joined).split(";"))
         chosen = dataset.items[dataset.items["item_id"].isin(ids)].sort_values("row")
         keep = [c for c in ("item_id", "row", "subset", "project") if c in chosen.columns]
-        frame = chosen[keep + dataset.text_columns].copy()
-        for column in dataset.text_columns:
+        texts = [*dataset.text_columns, *(["patch"] if "patch" in chosen.columns else [])]
+        frame = chosen[keep + texts].copy()
+        for column in texts:
             frame[column] = frame[column].map(lambda t: t if pd.isna(t) else str(t)[:MAX_TEXT_CHARS])
         crashes = _crash_texts(dataset, frame["item_id"].tolist())
         frame["crash_lines"] = frame["item_id"].map(lambda i, c=crashes: crash_lines(c.get(i)) or None)
@@ -208,7 +257,7 @@ EXAMPLE_FIELDS = ("item_id", "project", "subset")
 def _side_by_side(train: dict[str, Any], bench: dict[str, Any]) -> list[list[str]]:
     """Rows (field, train value, bench value): ids and project first, then texts, then crash lines."""
     texts = sorted({k for k in (*train, *bench) if k.startswith("text_")})
-    fields = [f for f in (*EXAMPLE_FIELDS, *texts, "crash_lines") if f in train or f in bench]
+    fields = [f for f in (*EXAMPLE_FIELDS, *texts, "patch", "crash_lines") if f in train or f in bench]
     return [[f, fmt(train.get(f)), fmt(bench.get(f))] for f in fields]
 
 
@@ -333,7 +382,51 @@ def build_report(view: ResultView) -> list[RenderedSection]:
                                         [Table(list(dups.columns), dups.values.tolist())]))
     sections += _extra_sections(summary, CORE_TOP_KEYS, "top", view, None, 2)
     sections.append(RenderedSection("Provenance", provenance_blocks(summary)))
-    return sections
+    return with_appendix(sections)
+
+
+APPENDIX = "Appendix"  # the title of the section after which everything is raw detail (collapsed in HTML)
+
+
+def _raw(block: Block) -> bool:
+    """A raw `field | value` dump (generic_blocks of a summary block): appendix material."""
+    return isinstance(block, Table) and [str(c) for c in block.columns] == ["field", "value"]
+
+
+def with_appendix(sections: list[RenderedSection]) -> list[RenderedSection]:
+    """The sections in reading order, the raw detail moved to the end: every `field | value` dump (under
+    the title of the section it came from) and the provenance, after one `Appendix` section (report.md
+    shows it as a final section, report.html as a collapsed <details>)."""
+    main, appendix = [], []
+    for section in sections:
+        if section.title == "Provenance":
+            appendix.append(RenderedSection(section.title, section.blocks, 3))
+            continue
+        raw = [b for b in section.blocks if _raw(b)]
+        kept = [b for b in section.blocks if not _raw(b)]
+        if raw:
+            title = f"{_parent_title(sections, section)}{section.title}: raw fields"
+            appendix.append(RenderedSection(title, raw, 3))
+            kept = kept or [Note(f"Only raw fields: see “{title}” in the {APPENDIX}.")]  # named, never hidden
+        main.append(RenderedSection(section.title, kept, section.level))
+    if not appendix:
+        return main
+    intro = Note("Raw detail kept for reference: every field of the summary blocks shown above, and where "
+                 "the inputs came from. summary.json holds the same values.")
+    return [*main, RenderedSection(APPENDIX, [intro], 2), *appendix]
+
+
+def _parent_title(sections: list[RenderedSection], section: RenderedSection) -> str:
+    """`<bench> · ` for a level-3 section (the nearest level-2 section before it), else empty."""
+    if section.level < 3:
+        return ""
+    parent = ""
+    for other in sections:
+        if other is section:
+            break
+        if other.level == 2:
+            parent = other.title
+    return f"{parent} · " if parent else ""
 
 
 def title_of(summary: dict) -> str:

@@ -43,8 +43,9 @@ def write_compare_report(result, out: Path, reports: bool = True) -> Path:
 
     Besides the tables it holds what `overlap report DIR` needs to re-render (pair_items.parquet), the
     per-benchmark clean/contaminated id lists and, with `reports`, report.md and report.html."""
-    from .markdown import write_report_extras
+    from .markdown import fetch_paired_columns, write_report_extras
 
+    fetch_paired_columns(result)  # lazy texts and patches of the paired items, before anything is written
     summary = result.summary()
     bench_dups = [b.duplicates for b in result.benches]
     dups = pd.concat([result.train_duplicates, *bench_dups], ignore_index=True)

@@ -175,11 +175,15 @@ def _strata_blocks(strata: list[dict], label: str) -> list[Block]:
     blocks: list[Block] = []
     if observed and "expected" in strata[0]:
         drawn = [r for r in strata if _num(r.get(observed)) or _num(r.get("expected"))]
-        top = sorted(drawn, key=lambda r: (_num(r.get("expected")) - _num(r.get(observed)), str(r.get(name))))[:15]
+        gap = {id(r): _num(r.get(observed)) - _num(r.get("expected")) for r in drawn}  # both signs
+        top = sorted(sorted(drawn, key=lambda r: (-abs(gap[id(r)]), str(r.get(name))))[:15],
+                     key=lambda r: (-gap[id(r)], str(r.get(name))))
         blocks.append(Plot("strata", {"labels": [str(r.get(name)) for r in top],
                                       "observed": [_num(r.get(observed)) for r in top],
-                                      "expected": [_num(r.get("expected")) for r in top]},
-                           f"observed vs expected per stratum ({label}), largest excess first"))
+                                      "expected": [_num(r.get("expected")) for r in top],
+                                      "title": f"Observed minus expected overlap per stratum ({label})"},
+                           f"observed minus expected overlapping items per stratum ({label}): bars to the right "
+                           "are above chance, to the left below; the largest gaps of either sign"))
     blocks.append(Table(columns, [[fmt(r.get(c)) for c in columns] for r in strata[:40]],
                         f"{label}: per stratum" + (f" (first 40 of {len(strata)})" if len(strata) > 40 else "")))
     return blocks
