@@ -297,13 +297,29 @@ def check_out(out: Path, command: str, *inputs: str | Path, data: list[str] | No
     check_out_folder(out, command, inputs=[*map(str, inputs), *(d.partition("=")[2] for d in data or [])])
 
 
+def report_problems(datasets, see: str | None) -> None:
+    """Input problems (malformed lines, rows without an id, repeated ids, …) summarised on stderr, one line
+    per kind; `datasets` are (name, problems) pairs (see `overlap.progress.problem_lines`)."""
+    from .progress import problem_lines
+
+    for line in problem_lines(datasets, see):
+        typer.echo(f"overlap: {printable(line)}", err=True)
+
+
+def result_problems(result) -> list[tuple[str, list]]:
+    """(name, problems) of a compare result's training set and benchmarks."""
+    return [(result.train.name, result.train.problems), *((b.bench.name, b.bench.problems) for b in result.benches)]
+
+
 def _emit(result, fmt: Format, out: Path | None) -> dict:
     from .outputs.console import print_table, render
     from .outputs.report import write_compare_report
+    from .progress import status
 
     summary = result.summary()
     if out is not None:
-        write_compare_report(result, out)
+        with status(f"writing the report to {out}"):
+            write_compare_report(result, out)
     text = render(summary, result.pairs, fmt.value)
     if text is None:
         print_table(summary, _stdout_console())
@@ -370,13 +386,18 @@ def compare(
         from .progress import set_quiet
 
         set_quiet()
-    result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
-                         strata=None if strata == Strata.none else strata.value, permutations=permutations, seed=seed,
-                         reference=reference, reference_range=reference_range, evidence=evidence,
-                         fix_join=fix_join.value, text=parse_text_options(text), ngram_ns=tuple(ngram_n or (13, 8)))
+    from .progress import status
+
+    with status(f"comparing {train} with {', '.join(bench)} (loading, joining, baselines, evidence, text)"):
+        result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
+                             strata=None if strata == Strata.none else strata.value, permutations=permutations,
+                             seed=seed, reference=reference, reference_range=reference_range, evidence=evidence,
+                             fix_join=fix_join.value, text=parse_text_options(text),
+                             ngram_ns=tuple(ngram_n or (13, 8)))
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     summary = _emit(result, fmt, None if no_report else out)
+    report_problems(result_problems(result), None if no_report else str(out / "summary.json"))
     crossed = _fail_on_crossed(summary, fail_on)
     for line in crossed:
         typer.echo(f"overlap: {printable(line)}", err=True)

@@ -81,8 +81,13 @@ def filter_cmd(
             splits.check_config_name(config)
         api = splits._hub_api(None)
         splits.check_write_access(api, push_to_hub)
-    result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data))
+    from .cli import report_problems, result_problems
+    from .progress import status
+
+    with status(f"filtering {train}: compare with {', '.join(bench)}, write {out}, verify it"):
+        result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data))
     info = filtered.summary()
+    report_problems(result_problems(result), str(out / "filter.json"))
     url = None
     if push_to_hub:
         benches = [b.bench.name for b in result.benches]

@@ -29,12 +29,12 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
             raise InputError(f"{path}: the file has no rows")
         frame = pd.DataFrame(rows, columns=[id_column, field]).rename(columns={id_column: "item_id"})
         frame["item_id"] = frame["item_id"].astype("string")
-        return path.stem, frame, field
+        return path.stem, frame, field, []
     if not path.exists() and not is_known(spec.split("@")[0].split(":")[0]):
         raise InputError(f"{spec}: not a registered dataset or an existing file")
     dataset = load_dataset(spec, data)
     column = text_field(dataset, field)
-    return dataset.name, texts_of(dataset, column, stream=stream), column
+    return dataset.name, texts_of(dataset, column, stream=stream), column, dataset.problems
 
 
 def ngram(
@@ -59,9 +59,10 @@ def ngram(
 
     Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --text problem_statement:problem_statement
     """
-    from .cli import check_out
+    from .cli import check_out, report_problems
     from .errors import InputError
     from .outputs.report import dumps_json, ngram_summary, write_ngram_report
+    from .progress import RowsBar, status
     from .sources.files import read_text_file
     from .sources.load import parse_data_options
     from .text.api import text_check
@@ -83,16 +84,21 @@ def ngram(
     if not sep or not train_field or not bench_field:
         raise InputError(f"--text {field!r}: expected TRAIN_FIELD:BENCH_FIELD")
     overrides = parse_data_options(data)
-    train_name, train_items, t_col = _frame(train, train_field, id_column, overrides, stream=True)
-    bench_name, bench_items, b_col = _frame(bench, bench_field, id_column, overrides)
+    with status(f"loading {train} and {bench}"):
+        train_name, train_items, t_col, train_problems = _frame(train, train_field, id_column, overrides,
+                                                                stream=True)
+        bench_name, bench_items, b_col, bench_problems = _frame(bench, bench_field, id_column, overrides)
     texts = None
     if background is not None:
         texts = read_text_file(background, "background corpus").splitlines()
-    result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
-                        boilerplate_threshold=threshold, background=texts)
+    with RowsBar(f"n-gram scan of {train_name}.{t_col}") as bar:
+        result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
+                            boilerplate_threshold=threshold, background=texts, progress=bar.update)
     summary = ngram_summary(train_name, bench_name, result)
     if out is not None:
         write_ngram_report(summary, result, out)
+    report_problems([(train_name, train_problems), (bench_name, bench_problems)],
+                    str(out / "summary.json") if out is not None else None)
     if fmt == Format.json:
         sys.stdout.write(dumps_json(summary))
         return

@@ -15,3 +15,72 @@ def set_quiet(quiet: bool = True) -> None:
 
 def progress_enabled() -> bool:
     return not _quiet and sys.stderr.isatty()
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def status(message: str):
+    """A spinner with `message` on stderr while a stage runs (nothing when progress is off)."""
+    import contextlib
+
+    if not progress_enabled():
+        return contextlib.nullcontext()
+    return _stderr_console().status(message)
+
+
+class RowsBar:
+    """A progress display for a scan whose total is unknown: rows and bytes read so far, on stderr.
+    `update(rows, bytes)` is the scanner's callback (counts of the chunk just read)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._progress = None
+        self._task = None
+        self.rows = self.bytes = 0
+
+    def __enter__(self) -> RowsBar:
+        if progress_enabled():
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                      TextColumn("{task.fields[rows]:,} rows, {task.fields[mb]:,.0f} MB"),
+                                      TimeElapsedColumn(), console=_stderr_console(), transient=True)
+            self._progress.__enter__()
+            self._task = self._progress.add_task(self.label, total=None, rows=0, mb=0.0)
+        return self
+
+    def update(self, rows: int, nbytes: int) -> None:
+        self.rows += int(rows)
+        self.bytes += int(nbytes)
+        if self._progress is not None:
+            self._progress.update(self._task, rows=self.rows, mb=self.bytes / 1e6)
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+
+MAX_PROBLEM_LINES = 8
+
+
+def problem_lines(datasets, see: str | None = None) -> list[str]:
+    """Input problems of each dataset as stderr lines: one per problem kind with its count and first
+    example, at most MAX_PROBLEM_LINES, then where the rest is. `datasets`: (name, problems) pairs; a
+    problem is a `Problem` or its dict."""
+    lines = []
+    for name, problems in datasets:
+        for p in problems:
+            p = p if isinstance(p, dict) else p.__dict__
+            first = " ".join(str(p.get("example") or "").split())
+            example = f" (first: {first[:80]}{'…' if len(first) > 80 else ''})" if first else ""
+            lines.append(f"{name}: {p['count']:,} × {p['what'].replace('_', ' ')}{example}")
+    if not lines:
+        return []
+    shown = lines[:MAX_PROBLEM_LINES]
+    more = f"{len(lines) - len(shown)} more; " if len(lines) > len(shown) else ""
+    tail = f"… {more}see {see}" if see else (f"… {more.rstrip('; ')}" if more else "")
+    return ["input problems (counted, not fatal):", *shown, *([tail] if tail else [])]

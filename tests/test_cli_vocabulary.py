@@ -3,6 +3,7 @@ still parse, --help shows real metavars and the choices, `--version` and `-h` wo
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -120,3 +121,91 @@ def test_filter_push_needs_a_repo(tmp_path):
 def test_audit_format_choices_are_checked_at_parse_time():
     res = CliRunner().invoke(app, ["audit", ".", "--format", "xml"])
     assert res.exit_code == 2 and "--format" in res.stderr and "--help`)" in res.stderr
+
+
+# --- progress and input problems on stderr -------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_terminal(monkeypatch):
+    """stderr is a terminal: progress is on and drawn by a rich Console that believes it is one."""
+    import sys
+
+    from rich.console import Console
+
+    import overlap.progress as progress
+
+    progress.set_quiet(False)  # an earlier --format json run in this process turned it off
+    monkeypatch.setattr(progress, "progress_enabled", lambda: not progress._quiet)
+    monkeypatch.setattr(progress, "_stderr_console", lambda: Console(file=sys.stderr, force_terminal=True, width=100))
+    yield
+    progress.set_quiet(False)
+
+
+def _run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_compare_and_filter_show_progress_on_a_terminal(cyber, tmp_path, fake_terminal):
+    from fixtures import data_args
+
+    res = _run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--out", tmp_path / "r", "--permutations", "0")
+    assert res.exit_code == 0, res.stderr
+    assert "comparing mimo-cyber with cybergym" in res.stderr
+    res = _run("filter", "mimo-cyber", "cybergym", *data_args(cyber), "--out", tmp_path / "f")
+    assert res.exit_code == 0, res.stderr
+    assert "filtering mimo-cyber" in res.stderr
+
+
+def test_ngram_shows_a_scan_bar_on_a_terminal(cyber, fake_terminal):
+    from fixtures import data_args
+
+    res = _run("ngram", "mimo-cyber", "cybergym", *data_args(cyber), "--text", "prompt:description", "-n", "8")
+    assert res.exit_code == 0, res.stderr
+    assert "n-gram scan of mimo-cyber" in res.stderr
+
+
+def test_no_progress_when_stderr_is_not_a_terminal_or_the_output_is_json(cyber, tmp_path, fake_terminal,
+                                                                          monkeypatch):
+    from fixtures import data_args
+
+    res = _run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--no-report", "--format", "json",
+               "--permutations", "0")
+    assert res.exit_code == 0 and "comparing" not in res.stderr
+    import overlap.progress as progress
+
+    progress.set_quiet(False)
+    monkeypatch.setattr(progress, "progress_enabled", lambda: False)
+    res = _run("filter", "mimo-cyber", "cybergym", *data_args(cyber), "--out", tmp_path / "f")
+    assert res.exit_code == 0 and "filtering" not in res.stderr and "\x1b" not in res.stderr, res.stderr
+
+
+def test_input_problems_are_summarised_on_stderr(cyber, tmp_path):
+    """The fixture's MiMo set holds a malformed id and the mapping a malformed row: each problem kind is one
+    stderr line with its count and first example, then where the rest is."""
+    from fixtures import data_args
+
+    out = tmp_path / "r"
+    res = _run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--out", out, "--permutations", "0")
+    assert res.exit_code == 0, res.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    problems = summary["train"]["problems"]
+    assert problems, "the fixture should have input problems"
+    lines = res.stderr.splitlines()
+    assert "overlap: input problems (counted, not fatal):" in lines
+    first = problems[0]
+    assert any(line.startswith(f"overlap: mimo-cyber: {first['count']:,} × {first['what'].replace('_', ' ')}")
+               and str(first["example"])[:20] in line for line in lines), res.stderr
+    assert lines[-1].endswith(f"see {out / 'summary.json'}") or any("see " in line for line in lines)
+
+
+def test_problem_lines_are_capped():
+    from overlap.model import Problem
+    from overlap.progress import MAX_PROBLEM_LINES, problem_lines
+
+    many = [("big", [Problem(f"kind_{i}", i + 1, f"ex{i}") for i in range(20)])]
+    lines = problem_lines(many, "summary.json")
+    assert len(lines) == MAX_PROBLEM_LINES + 2
+    assert lines[1] == "big: 1 × kind 0 (first: ex0)"
+    assert lines[-1] == "… 12 more; see summary.json"
+    assert problem_lines([("clean", [])], "summary.json") == []
