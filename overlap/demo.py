@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
+
+from .outputs.cells import count, plural, word_for
 
 DEMO_ROOT = Path(__file__).resolve().parent / "data" / "demo"
 
@@ -13,24 +16,27 @@ def demo_data() -> dict[str, Path]:
     return {name: DEMO_ROOT / name for name in ("mimo-cyber", "cybergym", "arvo", "arvo-meta")}
 
 
-def explain(summary: dict[str, Any]) -> str:
-    """A short plain-language reading of the demo result."""
+def explain(summary: dict[str, Any], width: int | None = None) -> str:
+    """A short plain-language reading of the demo result, each paragraph wrapped to `width` columns."""
     bench = summary["benches"][0]
     train = summary["train"]
     plain = bench["plain_join"]["bench_items_matched"]
     found = bench["bench_items_matched"]
     extra = bench["found_only_by_normalisation"]["bench_items"]
     ids = train.get("ossfuzz_ids", {})
+    groups = train["duplicates"]["groups"]
     lines = [
         "",
         f"What happened: {train['name']} lists OSS-Fuzz bugs under old Monorail ids and new tracker ids "
-        f"({ids.get('old_ids', 0)} old, {ids.get('new_ids', 0)} new); {bench['bench']} uses `arvo:<old id>` "
-        "and `oss-fuzz:<new id>`.",
-        f"A plain join on the numbers finds {plain} of {bench['bench_items']} benchmark tasks; translating "
-        f"old ids to new ones with the mapping finds {found} ({extra} more).",
-        f"{train['duplicates']['groups']} bug(s) appear twice inside {train['name']} under both ids "
-        "(see duplicates.csv).",
+        f"({count(ids.get('old_ids', 0))} old, {count(ids.get('new_ids', 0))} new); {bench['bench']} uses "
+        "`arvo:<old id>` and `oss-fuzz:<new id>`.",
+        f"A plain join on the numbers finds {count(plain)} of {plural(bench['bench_items'], 'benchmark task')}; "
+        f"translating old ids to new ones with the mapping finds {count(found)} ({count(extra)} more).",
+        f"{plural(groups, 'bug')} {word_for(groups, 'appears', 'appear')} twice inside {train['name']} under "
+        "both ids (see duplicates.csv).",
         "The report folder holds report.html and report.md, pairs.csv (with fix and crash evidence), "
         "related.csv, duplicates.csv, summary.json, the clean/contaminated id lists and train_clean_ids.txt.",
     ]
+    if width:
+        lines = [textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False) for line in lines]
     return "\n".join(lines)

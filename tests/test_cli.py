@@ -19,7 +19,7 @@ def test_compare_writes_report_folder_and_prints_table(cyber, tmp_path):
     out = tmp_path / "report"
     result = run("compare", "mimo-cyber", "cybergym", *data_args(cyber), "--out", out)
     assert result.exit_code == 0, result.stderr
-    assert "bench items matched" in result.stdout and "4 (57.1%)" in result.stdout
+    assert "bench items matched" in result.stdout and "4 of 7 (57.1%)" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == [".overlap-output",
         "cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt", "duplicates.csv", "pair_items.parquet",
         "pairs.csv", "report.html", "report.md", "summary.json", "train_clean_ids.txt"]
@@ -52,8 +52,8 @@ def test_compare_formats(cyber, fmt):
     elif fmt == "csv":
         assert result.stdout.splitlines()[0].startswith("bench,train_id,bench_id")
     else:
-        assert result.stdout.startswith("|  | cybergym |")
-        assert "sec-bench:oss matched (plain) | 2/3 (1)" in result.stdout
+        assert result.stdout.startswith("| measure | cybergym |")
+        assert "sec-bench:oss: train items matched | 2 of 3 (1 by plain join)" in result.stdout
 
 
 def test_fail_on_threshold(cyber):

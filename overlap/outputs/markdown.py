@@ -19,6 +19,7 @@ import pandas as pd
 from ..errors import InputError
 from ..model import PAIR_COLUMNS
 from . import more_sections  # noqa: F401 - registers the evidence, text and SWE sections
+from .cells import count, part_of, plural, share
 from .sections import (  # noqa: F401 - Section, register_section, SECTIONS, null_models... re-exported
     NULL_FIELDS,
     SECTIONS,
@@ -278,7 +279,8 @@ def example_blocks(view: ResultView, bench: dict) -> list[Block]:
     if view.items is None:
         blocks.insert(0, Note("Item texts are not in this result folder (no pair_items.parquet): ids only.", "warn"))
     elif len(pairs) > MAX_EXAMPLES:
-        blocks.insert(0, Note(f"{MAX_EXAMPLES} of {len(pairs)} pairs; texts cut at {MAX_TEXT_CHARS} characters."))
+        blocks.insert(0, Note(f"{part_of(MAX_EXAMPLES, len(pairs), word='pair')}; texts cut at "
+                              f"{plural(MAX_TEXT_CHARS, 'character')}."))
     return blocks
 
 
@@ -305,10 +307,11 @@ def _shares_plot(benches: list[dict]) -> Plot:
 
 def _headline(bench: dict, train: str) -> Note:
     plain = bench.get("plain_join") or {}
-    return Note(f"{bench.get('bench_items_matched', 0)} of {bench.get('bench_items', 0)} {bench.get('bench')} "
-                f"items ({bench.get('bench_share', 0):.1%}) share a source identity with {train} items "
-                f"({bench.get('train_items_matched', 0)} train items). A plain join on ids as written finds "
-                f"{plain.get('bench_items_matched', 0)} ({plain.get('bench_share', 0):.1%}).")
+    return Note(f"{count(bench.get('bench_items_matched', 0))} of {count(bench.get('bench_items', 0))} "
+                f"{bench.get('bench')} items ({share(bench.get('bench_share', 0))}) share a source identity with "
+                f"{train} items ({plural(bench.get('train_items_matched', 0), 'train item')}). A plain join on ids "
+                f"as written finds {count(plain.get('bench_items_matched', 0))} "
+                f"({share(plain.get('bench_share', 0))}).")
 
 
 def _provenance_rows(block: dict | None, name: str) -> list[list[str]]:
@@ -316,7 +319,7 @@ def _provenance_rows(block: dict | None, name: str) -> list[list[str]]:
     where = f"{prov.get('repo_id') or prov.get('location') or ''}@{prov.get('revision') or 'local copy'}"
     files = prov.get("files") or [{}]
     return [[name, prov.get("origin", ""), where, prov.get("adapter") or "", f.get("path", ""),
-             f.get("sha256", ""), fmt(f.get("rows"))] for f in files]
+             f.get("sha256", ""), count(f.get("rows")) if f.get("rows") is not None else ""] for f in files]
 
 
 def provenance_blocks(summary: dict) -> list[Block]:

@@ -24,6 +24,8 @@ from typing import Any
 
 import pandas as pd
 
+from .cells import count, tail
+
 # --- the result as the renderers see it ---------------------------------------------------------------
 
 
@@ -196,10 +198,11 @@ def baselines_blocks(value: Any, view: ResultView, bench: dict | None) -> list[B
     models = null_models(value)
     if not models:
         return generic_blocks(value, view, bench)
-    rows = [[label, fmt(m.get("observed")), fmt(m.get("expected")), fmt(m.get("sd")), _range(m), fmt(m.get("z")),
-             fmt(_p(m))] for label, m in models]
+    rows = [[label, count(m.get("observed")), fmt(m.get("expected")), fmt(m.get("sd")), _range(m),
+             fmt(m.get("z")), tail(m.get("observed"), _p(m))] for label, m in models]
     blocks: list[Block] = [
-        Table(["null", "observed", "expected", "sd", "95% range", "z", "P(X ≥ observed)"], rows,
+        Table(["null", "observed", "expected", "sd", "95% range", "z", "exact chance of at least the observed"],
+              rows,
               "observed overlap vs what independent draws from the pool would share by chance"),
         Plot("null", {"models": {label: {k: m.get(k) for k in NULL_FIELDS} | {
             "strata": [{k: r.get(k) for k in ("pool", "bench", "train")} for r in m.get("strata") or []

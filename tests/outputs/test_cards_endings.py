@@ -103,13 +103,13 @@ def test_a_bench_name_never_escapes_the_output(demo_result, tmp_path):
 
 def test_pairs_by_kind_add_up():
     bench = {"pairs": 100, "pairs_by_match_type": {"translated": 80, "fix": 20}}
-    assert pairs_cell(bench) == "100 (0 exact / 80 translated / 20 by fix)"
+    assert pairs_cell(bench) == "100 pairs: 0 exact, 80 translated, 20 by fix"
     plain = {"pairs": 8, "pairs_by_match_type": {"exact": 4, "translated": 4}}
-    assert pairs_cell(plain) == "8 (4 exact / 4 translated)"
+    assert pairs_cell(plain) == "8 pairs: 4 exact, 4 translated"
 
 
 def test_summary_table_shows_pairs_found_by_fix(demo_result):
     summary = demo_result.summary()
     summary["benches"][0]["pairs"] = 10
     summary["benches"][0]["pairs_by_match_type"] = {"exact": 0, "translated": 8, "fix": 2}
-    assert "| pairs by how they matched | 10 (0 exact / 8 translated / 2 by fix) |" in render_markdown(summary)
+    assert "| pairs by how they matched | 10 pairs: 0 exact, 8 translated, 2 by fix |" in render_markdown(summary)
