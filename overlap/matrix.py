@@ -258,20 +258,6 @@ def render_matrix(result: MatrixResult, fmt: str) -> str | None:
     return None
 
 
-def print_matrix(result: MatrixResult, console) -> None:
-    from rich.table import Table
-
-    for title, (header, rows) in (("overlap matrix: bench items found in each other benchmark",
-                                   matrix_rows(result)),
-                                  ("pair kinds per two benchmarks", couple_rows(result))):
-        table = Table(title=title, title_justify="left")
-        for index, name in enumerate(header):
-            table.add_column(name, justify="left" if index < 2 else "right", overflow="fold")
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-
-
 def write_matrix_report(result: MatrixResult, out: Path) -> Path:
     """summary.json, cells.csv, couples.csv and pairs.csv in `out`, written atomically."""
     from .outputs.atomic import atomic_folder

@@ -3,8 +3,6 @@ view (what a 13-gram decontamination would flag) and the pair view (longest shar
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from ..errors import InputError
@@ -121,28 +119,3 @@ def _add_run_columns(comp, checked, suffix: str) -> None:
         ident = checked.identifiers.drop_duplicates(["train_id", "bench_id"]).set_index(["train_id", "bench_id"])
         pairs[f"names_function{suffix}"] = ident["function_named"].reindex(index).to_numpy()
         pairs[f"names_file{suffix}"] = ident["file_named"].reindex(index).to_numpy()
-
-
-def text_rows(block: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """Rows for the printed summary (see outputs/console.py): flags among the id-matched and the rest per
-    n, the pair view's longest runs, and the filter's blind spot (bench items shorter than n words)."""
-    if not isinstance(block, dict) or not block.get("status"):
-        return []
-    if block.get("status") == "not_run":
-        return [("text check", f"not run: {block.get('reason')}")]
-    rows = []
-    for b in block.get("checks", [block]):
-        fields = b.get("fields", {})
-        names = [fields.get(side, "?").removeprefix("text_") for side in ("train", "bench")]
-        rows.append(("text check (train:bench field)", ":".join(names)))
-        short = b.get("bench", {}).get("short", {})
-        for n, by_n in sorted(b.get("flags", {}).items(), key=lambda kv: -int(kv[0])):
-            matched, rest = by_n.get("id_matched", {}), by_n.get("rest", {})
-            rows.append((f"  {n}-gram flagged: matched / rest",
-                         f"{matched.get('flagged', 0)}/{matched.get('items', 0)} / "
-                         f"{rest.get('flagged', 0)}/{rest.get('items', 0)} ({short.get(str(n), 0)} bench items "
-                         f"< {n} words)"))
-        runs = b.get("runs", {})
-        if runs.get("with_text"):
-            rows.append(("  pair longest run: median / max", f"{runs.get('median')} / {runs.get('max')} words"))
-    return rows
