@@ -15,6 +15,7 @@ from .errors import InputError
 from .ids.ossfuzz import OssFuzzMapping, canonicalize_keys, describe_ids
 from .join import duplicates, join, shared_keys
 from .model import Dataset, Provenance
+from .progress import stage
 from .sources.load import load_dataset, load_identity
 
 
@@ -252,7 +253,9 @@ def compare(
     ngram_ns = (ngram_ns,) if isinstance(ngram_ns, int) else tuple(ngram_ns)
     if not benches:
         raise InputError("give at least one benchmark to compare with")
+    stage("reading the training set")
     train_ds = train if isinstance(train, Dataset) else load_dataset(train, data)
+    stage("reading the benchmarks")
     bench_ds = [b if isinstance(b, Dataset) else load_dataset(b, data) for b in benches]
     names = [train_ds.name] + [b.name for b in bench_ds]
     if len(set(names)) != len(names):
@@ -265,6 +268,7 @@ def compare(
             for b in bench_ds:
                 text_field(b, bench_field, f"text '{train_field}:{bench_field}'")
     mapping_provenance = None
+    stage("joining ids")
     if _needs_mapping([train_ds, *bench_ds]):
         if mapping is None:
             mapping, mapping_provenance = load_identity("arvo", data)
@@ -291,15 +295,18 @@ def compare(
     _attach_swe(result)
     from .stats.attach import attach_baselines
 
+    stage("chance baselines")
     attach_baselines(result, data=data, pool=pool, strata=strata, permutations=permutations, seed=seed,
                      reference=reference, reference_range=reference_range)
     if evidence:
         from .evidence.attach import attach_evidence
 
+        stage("evidence (fixes, crashes)")
         attach_evidence(result, fix_join=fix_join, seed=seed)
     if text != []:
         from .text.attach import attach_text
 
+        stage("text check")
         attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold)
     return result
 

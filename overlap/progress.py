@@ -23,13 +23,35 @@ def _stderr_console():
     return Console(stderr=True)
 
 
+_active: list = []  # the spinners shown now, innermost last: `stage` names the step under the newest
+
+
 def status(message: str):
-    """A spinner with `message` on stderr while a stage runs (nothing when progress is off)."""
+    """A spinner with `message` on stderr while a command runs (nothing when progress is off). The library
+    names its steps with `stage`, which shows under the newest spinner."""
     import contextlib
 
     if not progress_enabled():
         return contextlib.nullcontext()
-    return _stderr_console().status(message)
+
+    @contextlib.contextmanager
+    def shown():
+        with _stderr_console().status(message) as spinner:
+            _active.append((spinner, message))
+            try:
+                yield spinner
+            finally:
+                _active.pop()
+
+    return shown()
+
+
+def stage(step: str) -> None:
+    """Name the step a long command is in (`compare: joining ids`); a no-op without a spinner, so library
+    code calls it freely."""
+    if _active:
+        spinner, message = _active[-1]
+        spinner.update(f"{message}: {step}")
 
 
 class RowsBar:

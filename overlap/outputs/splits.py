@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError, OverlapError
+from ..progress import stage
 from ..sources.files import SplitSource, first_line, sha256_of
 from .atomic import atomic_folder
 from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
@@ -189,6 +190,7 @@ def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck |
         raise InputError(f"{train.name}: removed rows name a file that was not read ({sorted(unknown)[0]})")
     with atomic_folder(out, command="filter") as tmp:
         kept_rows = 0
+        stage("writing the split")
         for shard, recorded in inputs:
             positions = drops.get(shard.label, set())
             read = write_shard(shard, tmp, positions, keep_listed=False, schema=schema)
@@ -202,11 +204,13 @@ def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck |
         if kept_rows + len(filtered.removed) != filtered.source_rows:
             raise InputError(f"filter check failed: {kept_rows} kept + {len(filtered.removed)} removed rows != "
                              f"{filtered.source_rows} rows read; nothing was written")
+        stage("checking the removed rows")
         scratch = tmp / CHECK_FOLDER
         for shard, _ in inputs:
             write_shard(shard, scratch, drops.get(shard.label, set()), keep_listed=True, schema=schema)
         _check_removed_ids(train, filtered, shards, scratch)
         _remove_tree(scratch)
+        stage("checking the kept split against the benchmarks")
         kept = _reread(train, shards, tmp)
         matching, checked = _join_check(result, kept, filtered.reasons_asked, recheck)
         verification = {
