@@ -101,7 +101,7 @@ def test_valid_small_permutations_and_seed(cyber, tmp_path):
 @pytest.mark.parametrize("option,value", [("--n", "0"), ("--n", "99999999999999999999"), ("--n", "-3"),
                                           ("--boilerplate-threshold", "0"), ("--boilerplate-threshold", "-1"),
                                           ("--field", "prompt"), ("--field", ":"), ("--field", "a:b:c"),
-                                          ("--field", "nosuch:description"), ("--format", "csv"),
+                                          ("--field", "nosuch:description"), ("--format", "xml"),
                                           ("--background", "nowhere.txt"), ("--background", ".")])
 def test_ngram_option_out_of_range(option, value, cyber, tmp_path):
     args = ["ngram", "mimo-cyber", "cybergym", *data_args(cyber)]
