@@ -7,7 +7,6 @@
   silently; the baselines cover the in-pool part only.
 - `swe_inclusion(result, reference)`: SWE datasets. Per benchmark, the inclusion test of
   `baselines.inclusion_test` on benchmark ∪ reference PRs, keyed by `repo_pr` (`owner/name#N`).
-- `table_rows(block)`: (label, text) rows for the printed summary table.
 
 Every return value is JSON-ready (Python ints/floats/str/bool/None, lists, dicts).
 """
@@ -209,61 +208,3 @@ def swe_inclusion(
             | {"null": "inclusion"},
         }
     return out
-
-
-# --- table rows -----------------------------------------------------------------------------------
-
-
-def fmt_p(p: float | None) -> str:
-    """A p-value for the table: two significant figures, scientific below 1e-3."""
-    if p is None:
-        return "n/a"
-    if p == 0:
-        return "0"
-    return f"{p:.1e}" if p < 1e-3 else f"{p:.2g}"
-
-
-def _null_text(result: dict[str, Any]) -> str:
-    lo, hi = result["expected_interval"]
-    z = "n/a" if result["z"] is None else f"{result['z']:.2f}"
-    return (f"{result['observed']} vs {result['expected']:.1f} ± {result['sd']:.1f} [{lo}–{hi}], z {z}, "
-            f"p≥ {fmt_p(result['p_upper'])}, p≤ {fmt_p(result['p_lower'])}")
-
-
-def _permutation_text(check: dict[str, Any]) -> str:
-    if not check["draws"]:
-        return "not run"
-    se = check["p_upper_se"]
-    verdict = {True: "agrees", False: "DISAGREES", None: ""}[check["agrees_with_exact"]]
-    return (f"p≥ {fmt_p(check['p_upper'])} ± {fmt_p(se) if se else '0'} ({check['draws']:,} draws, seed "
-            f"{check['seed']}) {verdict}").rstrip()
-
-
-def table_rows(block: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, text) rows for one benchmark's block of `cyber_baselines` or `swe_inclusion`.
-
-    Cyber: in-pool counts, what is outside the pool, then `observed vs expected ± sd [95 % range], z,
-    exact tails` for the uniform and the within-stratum null, and the permutation check. SWE: inclusion
-    rates (benchmark vs reference PRs) and the within-repo null."""
-    if "inclusion" in block:
-        test = block["inclusion"]
-        rate = lambda r: "n/a" if r is None else f"{r:.1%}"  # noqa: E731
-        return [
-            ("inclusion: bench / reference PRs", f"{block['bench_prs']} / {block['reference_prs']}"),
-            ("  included rate bench / reference", f"{rate(test['bench_rate'])} / {rate(test['reference_rate'])}"),
-            ("  within repo: included bench PRs", _null_text(test)),
-            ("  permutation check", _permutation_text(block["permutation"])),
-        ]
-    bench, uniform = block["bench"], block["uniform"]
-    rows = [
-        ("in pool: train / bench / shared",
-         f"{uniform['train_in_pool']} / {uniform['bench_in_pool']} / {block['shared_in_pool']} of {uniform['pool']}"),
-        ("outside pool: bench ids / shared ids",
-         f"{bench['ids_outside_pool']} (+{bench['items_without_ossfuzz_id']} without id) / "
-         f"{block['shared_outside_pool']}"),
-        ("chance, uniform", _null_text(uniform)),
-    ]
-    if block.get("stratified") is not None:
-        rows.append((f"chance, within {block['stratified']['by']}", _null_text(block["stratified"])))
-    rows.append(("  permutation check", _permutation_text(block["permutation"])))
-    return rows
