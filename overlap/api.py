@@ -163,6 +163,11 @@ def _data_paths(data: Mapping[str, str | os.PathLike] | None) -> dict[str, Path]
     return out
 
 
+def _label(dataset: Dataset) -> str:
+    subsets = dataset.provenance.subsets
+    return f"{dataset.name}:{','.join(subsets)}" if subsets else dataset.name
+
+
 def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
     """One dataset (name, path or Dataset) or a list of them."""
     if isinstance(value, (str, os.PathLike, Dataset)):
@@ -290,7 +295,9 @@ def compare(
         train_duplicates=duplicates(train_ds),
         mapping=mapping,
         mapping_provenance=mapping_provenance,
-        parameters={"train": names[0], "benches": names[1:]},
+        # labels: the datasets as selected (`cybergym:arvo`), for titles; train/benches stay the names
+        parameters={"train": names[0], "benches": names[1:],
+                    "labels": [_label(d) for d in (train_ds, *bench_ds)]},
     )
     _attach_swe(result)
     from .stats.attach import attach_baselines

@@ -180,3 +180,6 @@ def test_default_report_folders_name_the_subset_so_runs_never_overwrite(cyber, t
         "mimo-cyber__cybergym", "mimo-cyber__cybergym-arvo"]
     subset = json.loads((tmp_path / "reports" / "mimo-cyber__cybergym-arvo" / "summary.json").read_text())
     assert subset["benches"][0]["dataset"]["provenance"]["subsets"] == ["arvo"]
+    assert subset["parameters"]["labels"] == ["mimo-cyber", "cybergym:arvo"]
+    report = (tmp_path / "reports" / "mimo-cyber__cybergym-arvo" / "report.md").read_text()
+    assert report.startswith("# overlap: mimo-cyber vs cybergym:arvo")

@@ -103,3 +103,12 @@ def permutation_cell(check: dict[str, Any]) -> str:
 def groups_cell(groups: Any, items: Any) -> str:
     """Duplicate groups: `none`, or `2 items in 1 group`."""
     return "none" if not groups else f"{plural(items, 'item')} in {plural(groups, 'group')}"
+
+
+def title_of(summary: dict) -> str:
+    """`overlap: TRAIN vs BENCH, …` with each dataset as selected (`cybergym:arvo`) when recorded."""
+    labels = (summary.get("parameters") or {}).get("labels")
+    if labels:
+        return f"overlap: {labels[0]} vs {', '.join(map(str, labels[1:]))}"
+    benches = ", ".join(str(b.get("bench")) for b in summary.get("benches", []))
+    return f"overlap: {(summary.get('train') or {}).get('name', 'train')} vs {benches}"

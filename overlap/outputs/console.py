@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cells import count, groups_cell, null_cell, part_of, permutation_cell, plural, share
+from .cells import count, groups_cell, null_cell, part_of, permutation_cell, plural, share, title_of
 from .report import dumps_json, to_csv_text
 
 # Width of stdout tables when stdout is not a terminal and COLUMNS is not set (a file, a pipe, CI): fixed,
@@ -220,7 +220,7 @@ def stdout_console():
 
 def print_table(summary: dict[str, Any], console) -> None:
     header, rows = summary_rows(summary)
-    print_fitted(console, f"overlap: {summary['train']['name']} vs {', '.join(header[1:])}", header, rows,
+    print_fitted(console, title_of(summary), header, rows,
                  names=header[1:], long_names=("benchmark", "value"), justify="left")
 
 

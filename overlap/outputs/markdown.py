@@ -19,7 +19,7 @@ import pandas as pd
 from ..errors import InputError
 from ..model import PAIR_COLUMNS
 from . import more_sections  # noqa: F401 - registers the evidence, text and SWE sections
-from .cells import count, part_of, plural, share
+from .cells import count, part_of, plural, share, title_of
 from .sections import (  # noqa: F401 - Section, register_section, SECTIONS, null_models... re-exported
     NULL_FIELDS,
     SECTIONS,
@@ -432,9 +432,6 @@ def _parent_title(sections: list[RenderedSection], section: RenderedSection) -> 
     return f"{parent} · " if parent else ""
 
 
-def title_of(summary: dict) -> str:
-    benches = ", ".join(str(b.get("bench")) for b in summary.get("benches", []))
-    return f"overlap: {(summary.get('train') or {}).get('name', 'train')} vs {benches}"
 
 
 def _md_cell(value: Any) -> str:
