@@ -19,15 +19,13 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from swe_scan_bench import build  # noqa: E402  (the same synthetic PRs-shaped set as the key-scan benchmark)
+from swe_scan_bench import build, scratch_folder, shape_arguments  # noqa: E402  (the same synthetic PRs-shaped set as the key-scan benchmark)
 
 
 def write_bench(train: Path, folder: Path, matched: int, total: int) -> set[tuple[str, int]]:
@@ -72,22 +70,12 @@ def check_output(out: Path, shared: set[tuple[str, int]], rows: int, shards_in: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=126_300)
-    parser.add_argument("--files", type=int, default=40)
-    parser.add_argument("--row-group", type=int, default=1000)
-    parser.add_argument("--text-chars", type=int, default=5600, help="mean problem_statement length")
-    parser.add_argument("--patch-chars", type=int, default=15800, help="mean patch length")
+    shape_arguments(parser, files=40, text_chars=5600, patch_chars=15800)
     parser.add_argument("--matched", type=int, default=250, help="benchmark PRs taken from the training set")
-    parser.add_argument("--tmp", default=None, help="parent folder of the temp folder [default: system temp]")
-    parser.add_argument("--keep", action="store_true", help="keep the synthetic folders")
     args = parser.parse_args()
 
-    need = args.rows * (args.text_chars + args.patch_chars) * 2.2
-    free = shutil.disk_usage(args.tmp or tempfile.gettempdir()).free
-    if free < need:
-        sys.exit(f"not enough free disk: need about {need / 1e9:.1f} GB, have {free / 1e9:.1f} GB")
-    folder = Path(tempfile.mkdtemp(prefix="filter-bench-", dir=args.tmp))
-    try:
+    need = args.rows * (args.text_chars + args.patch_chars) * 2.2  # the input and the filtered copy
+    with scratch_folder("filter-bench-", need, args.tmp, args.keep) as folder:
         t0 = time.perf_counter()
         built = build(folder / "train", args.rows, args.files, args.row_group, args.text_chars, args.patch_chars)
         shared = write_bench(folder / "train", folder / "bench", args.matched, 2000)
@@ -115,11 +103,6 @@ def main() -> None:
             "under_target": peak < 2**30,
         }
         print(json.dumps(result, indent=2, sort_keys=True))
-    finally:
-        if args.keep:
-            print(f"kept {folder}", file=sys.stderr)
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ and prints JSON with the child's peak RSS (VmHWM) and wall times. The temp folde
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -122,24 +123,42 @@ def build(folder: Path, rows: int, files: int, row_group: int, text_chars: int, 
             "gb_on_disk": round(size / 1e9, 3)}
 
 
+def shape_arguments(parser: argparse.ArgumentParser, files: int, text_chars: int, patch_chars: int) -> None:
+    """The options of a synthetic PRs-shaped set (shared by the benchmarks that build one)."""
+    parser.add_argument("--rows", type=int, default=126_300)
+    parser.add_argument("--files", type=int, default=files)
+    parser.add_argument("--row-group", type=int, default=1000)
+    parser.add_argument("--text-chars", type=int, default=text_chars, help="mean problem_statement length")
+    parser.add_argument("--patch-chars", type=int, default=patch_chars, help="mean patch length")
+    parser.add_argument("--tmp", default=None, help="parent folder of the temp folder [default: system temp]")
+    parser.add_argument("--keep", action="store_true", help="keep the synthetic folder")
+
+
+@contextlib.contextmanager
+def scratch_folder(prefix: str, need_bytes: float, parent: str | None, keep: bool):
+    """A temp folder for a synthetic set, refused up front when the disk cannot hold it; removed after
+    (unless `keep`)."""
+    free = shutil.disk_usage(parent or tempfile.gettempdir()).free
+    if free < need_bytes:
+        sys.exit(f"not enough free disk: need about {need_bytes / 1e9:.1f} GB, have {free / 1e9:.1f} GB")
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield folder
+    finally:
+        if keep:
+            print(f"kept {folder}", file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=126_300)
-    parser.add_argument("--files", type=int, default=12)
-    parser.add_argument("--row-group", type=int, default=1000)
-    parser.add_argument("--text-chars", type=int, default=4500, help="mean problem_statement length")
-    parser.add_argument("--patch-chars", type=int, default=12500, help="mean patch length")
+    shape_arguments(parser, files=12, text_chars=4500, patch_chars=12500)
     parser.add_argument("--fetch", type=int, default=1000, help="items whose text + patch are fetched after")
-    parser.add_argument("--tmp", default=None, help="parent folder of the temp folder [default: system temp]")
-    parser.add_argument("--keep", action="store_true", help="keep the synthetic parquet folder")
     args = parser.parse_args()
 
     need = args.rows * (args.text_chars + args.patch_chars) * 1.1
-    free = shutil.disk_usage(args.tmp or tempfile.gettempdir()).free
-    if free < need:
-        sys.exit(f"not enough free disk: need about {need / 1e9:.1f} GB, have {free / 1e9:.1f} GB")
-    folder = Path(tempfile.mkdtemp(prefix="swe-scan-bench-", dir=args.tmp))
-    try:
+    with scratch_folder("swe-scan-bench-", need, args.tmp, args.keep) as folder:
         t0 = time.perf_counter()
         built = build(folder, args.rows, args.files, args.row_group, args.text_chars, args.patch_chars)
         built["build_seconds"] = round(time.perf_counter() - t0, 1)
@@ -153,11 +172,6 @@ def main() -> None:
         result = {"dataset": built, "scan": measured, "target_peak_rss_mb": 1024,
                   "under_target": measured["scan_peak_rss_mb"] < 1024}
         print(json.dumps(result, indent=2, sort_keys=True))
-    finally:
-        if args.keep:
-            print(f"kept {folder}", file=sys.stderr)
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
