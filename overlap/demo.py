@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from .outputs.cells import count, plural, word_for
+from .resources import demo_root
 
-DEMO_ROOT = Path(__file__).resolve().parent / "data" / "demo"
+DEMO_ROOT = demo_root()  # data/demo/ in the repository, overlap/_data/demo/ in an installed wheel
 
 
 def demo_data() -> dict[str, Path]:

@@ -1,19 +1,21 @@
-"""Write the embedded demo datasets (overlap/data/demo/) in the real MiMo, CyberGym and ARVO layouts.
+"""Write the embedded demo datasets (data/demo/) in the real MiMo, CyberGym and ARVO layouts.
 
 Everything here is hand-made: invented OSS-Fuzz ids, projects and texts that follow the real schemas
 (see ../shared/DATASETS.md). Run `python scripts/make_demo_data.py` to regenerate; the output is
-deterministic.
+deterministic. `python scripts/make_demo_data.py FOLDER` writes to FOLDER instead (to compare with
+data/demo/ without touching it).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1] / "overlap" / "data" / "demo"
+ROOT = Path(__file__).resolve().parents[1] / "data" / "demo"
 
 # old Monorail id -> new tracker id (invented, one-to-one)
 MAPPING = [
@@ -224,6 +226,8 @@ def write_bench() -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        ROOT = Path(sys.argv[1])
     write_mapping()
     write_train()
     write_bench()

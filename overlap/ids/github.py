@@ -3,7 +3,7 @@
 SWE tasks are pull requests at a base commit. Datasets spell the same PR differently: repo names change
 case (`BurntSushi/ripgrep` vs `burntsushi/ripgrep`) and owners (`kbknapp/clap-rs` → `clap-rs/clap`), PR
 numbers come as ints, strings or floats (`19284.0` from a CSV), base commits in either case. The canonical
-repo is the lowercased `owner/name` after the known renames in `overlap/mappings/repo_renames.csv`.
+repo is the lowercased `owner/name` after the known renames in `mappings/repo_renames.csv`.
 
 Key kinds built here (values are strings):
 
@@ -25,9 +25,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import InputError
+from ..resources import renames_file
 from .values import ascii_int
 
-RENAMES_FILE = Path(__file__).resolve().parent.parent / "mappings" / "repo_renames.csv"
+RENAMES_FILE = renames_file()  # mappings/repo_renames.csv, shipped as overlap._mappings
 
 # GitHub owners: letters, digits, single hyphens; names: letters, digits, `-`, `_`, `.`.
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+\Z")
