@@ -118,7 +118,8 @@ def audit(
 
 def _finding_rows(report) -> list[dict]:
     """csv/md rows: one per finding (a target without findings: one row with its verdict only)."""
-    from .audit.report import escape, report_dict
+    from .audit.model import report_dict
+    from .audit.report import escape
 
     def cell(value) -> str:
         text = value if isinstance(value, str) else ("" if value is None else str(value))

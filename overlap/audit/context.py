@@ -2,7 +2,9 @@
 
 A ``Ctx`` is built per target by ``run.py``. It loads lazily: the git scan (``ctx.repo``), the worktree
 listing (``ctx.files``), nested git folders, the index. Checks raise :class:`NotApplicable` or
-:class:`Incomplete` when they cannot run; findings go through :meth:`Ctx.finding`.
+:class:`Incomplete` when they cannot run; findings go through :meth:`Ctx.finding`. A nested git store is
+audited through ``ctx.nested``, which calls the ``nested_runner`` the run hands in (``run.run_nested``):
+the checks sit below the run and never import it.
 """
 
 from __future__ import annotations
@@ -11,17 +13,19 @@ import os
 import shlex
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitbinary as gb
-from . import gitfiles as gf
-from .gitcmd import GitError, GitRunner
-from .gitguard import kind_of, unsafe_entries, unsafe_reason
-from .gitrepo import GitRepo, RepoBlocked
+from .content.reference import Reference, compute_fixed
+from .git import binary as gb
+from .git import files as gf
+from .git.cmd import GitError, GitRunner
+from .git.guard import kind_of, unsafe_entries, unsafe_reason
+from .git.repo import GitRepo, RepoBlocked
 from .model import Finding, worst
-from .reference import Reference
+from .targets import repo_layout
 from .tree import FileEntry, TooLarge, read_regular, walk
 
 DEFAULT_LIMITS: dict[str, int] = {
@@ -89,11 +93,13 @@ class Ctx:
     origin_gitdir: Path | None = None  # where the git folder sits in the input when ``gitdir`` is a copy
     dropped_alternates: list[str] = field(default_factory=list)  # alternates lines naming no image path
     alt_names: dict[str, str] = field(default_factory=dict)  # rewritten alternates line -> the image's path
-    image: Any = None  # image mode: the opened image (image.Image)
-    merged: Any = None  # image mode: the merged layer map (imagefs.Merged)
+    image: Any = None  # image mode: the opened image (image.archive.Image)
+    merged: Any = None  # image mode: the merged layer map (image.layers.Merged)
     limit_hit: str | None = None  # why the input could not be read (a limit, no zstd): every check incomplete
     partial_input: str | None = None  # what the checks could not see (missing foreign layers): ran, incomplete
     tree: Path | None = None  # the audited tree a symlink of a git folder may lead into (default: ``scope``)
+    # audits a nested git store: ``run.run_nested``, handed down by the run (the checks sit below the registry)
+    nested_runner: Callable[[Ctx, str, Path], tuple[GitRepo | None, list[Finding], list[str]]] | None = None
 
     def __post_init__(self) -> None:
         self._repo: GitRepo | None = None
@@ -197,8 +203,6 @@ class Ctx:
         ref = self.reference
         if not ref.given or self.nested_depth:
             return
-        from .reference import compute_fixed
-
         base = repo.base if repo.base and repo.base in repo.commits else None
         cache: dict[str, tuple[str, bytes] | None] = {}
 
@@ -367,6 +371,14 @@ class Ctx:
                 self._gitdirs = gitdirs
         return self._files
 
+    def nested(self, rel: str, gitdir: Path) -> tuple[GitRepo | None, list[Finding], list[str]]:
+        """The nested store at ``rel`` audited against its own base (G1–G12, G14; cached per target): its
+        scan (None when git cannot read it), its findings, and ``"<check>: <reason>"`` of each check it could
+        not run. The run sets ``nested_runner``; a ``Ctx`` built without one cannot descend."""
+        if self.nested_runner is None:
+            raise NotApplicable("nested git stores are audited only within a run")
+        return self.nested_runner(self, rel, gitdir)
+
     def nested_gitdirs(self) -> list[tuple[str, Path]]:
         self.files()
         out = list(self._gitdirs)
@@ -436,8 +448,6 @@ def _looks_like_gitdir(p: Path) -> bool:
 
 def _gitfile_target(p: Path, fsroot: Path | None = None) -> Path | None:
     """The folder a ``.git`` file (``gitdir: …``) names, or the folder itself; inside ``fsroot`` if given."""
-    from .targets import repo_layout
-
     try:
         if p.is_symlink():
             return None

@@ -1,13 +1,17 @@
-"""Report records and the severity and verdict rules of the audit spec (§3, §10).
+"""Report records, the severity and verdict rules of the audit spec (§3, §10), and the JSON report (§10.1).
 
 ``Finding`` → ``CheckResult`` → ``Target`` → ``AuditReport``. Verdicts are derived, never stored, so
 they cannot disagree with the findings: a route, target or run is ``leak`` if any finding is critical
 or high, else ``incomplete`` if any check could not run, else ``suspect`` if any finding is medium,
 else ``clean``.
+
+JSON (schema ``overlap.audit/1``): keys sorted, lists in a stable order, no wall-clock time and no temporary
+path, so two runs on the same input are byte-identical. The human table is in ``report.py``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,11 +177,37 @@ class AuditReport:
         return 0
 
     def to_dict(self) -> dict[str, Any]:
-        from .report import report_dict
-
         return report_dict(self)
 
     def to_json(self) -> str:
-        from .report import report_json
-
         return report_json(self)
+
+
+# ------------------------------------------------------------------------- JSON (schema overlap.audit/1)
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {"key": f.key, "check": f.check, "route": f.route, "class": f.cls, "severity": f.severity,
+            "title": f.title, "where": f.where, "evidence": f.evidence, "reproduce": f.reproduce,
+            "false_positive_hint": f.false_positive_hint, "related": f.related}
+
+
+def target_dict(t: Target) -> dict[str, Any]:
+    return {
+        "kind": t.kind, "path": t.path, "repo_path": t.repo_path, "image": t.image, "base": t.base,
+        "verdict": t.verdict, "complete": t.complete, "routes": t.routes,
+        "checks": [{"id": c.id, "route": c.route, "status": c.status, "reason": c.reason, "findings": c.findings}
+                   for c in t.checks],
+        "findings": [finding_dict(f) for f in sorted(t.findings, key=Finding.sort_key)],
+        "stats": t.stats,
+    }
+
+
+def report_dict(r: AuditReport) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA, "tool": r.tool, "inputs": r.inputs, "verdict": r.verdict, "complete": r.complete,
+        "exit_code": r.exit_code, "summary": r.summary,
+        "targets": [target_dict(t) for t in sorted(r.targets, key=lambda t: t.path)],
+    }
+
+
+def report_json(r: AuditReport) -> str:
+    return json.dumps(report_dict(r), sort_keys=True, indent=2, ensure_ascii=False) + "\n"

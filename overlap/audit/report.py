@@ -1,18 +1,16 @@
-"""The audit report as JSON (schema ``overlap.audit/1``, spec §10.1) and as the human table (§10.2).
+"""The audit report as the human table (spec §10.2); its JSON form (§10.1) is ``model.report_dict``.
 
-JSON: keys sorted, lists in a stable order, no wall-clock time and no temporary path, so two runs on
-the same input are byte-identical. Table: one row per finding, cells cut to the terminal width, and
-every control character of the input escaped (a commit subject can carry terminal escapes).
+One row per finding, cells cut to the terminal width, and every control character of the input escaped
+(a commit subject can carry terminal escapes).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from typing import Any
 
-from .model import ROUTES, SCHEMA, AuditReport, Finding, Target
+from .model import ROUTES, AuditReport, Finding
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f]")
 
@@ -24,35 +22,6 @@ def escape(text: str) -> str:
         return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
     return _CONTROL.sub(rep, text)
-
-
-def finding_dict(f: Finding) -> dict[str, Any]:
-    return {"key": f.key, "check": f.check, "route": f.route, "class": f.cls, "severity": f.severity,
-            "title": f.title, "where": f.where, "evidence": f.evidence, "reproduce": f.reproduce,
-            "false_positive_hint": f.false_positive_hint, "related": f.related}
-
-
-def target_dict(t: Target) -> dict[str, Any]:
-    return {
-        "kind": t.kind, "path": t.path, "repo_path": t.repo_path, "image": t.image, "base": t.base,
-        "verdict": t.verdict, "complete": t.complete, "routes": t.routes,
-        "checks": [{"id": c.id, "route": c.route, "status": c.status, "reason": c.reason, "findings": c.findings}
-                   for c in t.checks],
-        "findings": [finding_dict(f) for f in sorted(t.findings, key=Finding.sort_key)],
-        "stats": t.stats,
-    }
-
-
-def report_dict(r: AuditReport) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA, "tool": r.tool, "inputs": r.inputs, "verdict": r.verdict, "complete": r.complete,
-        "exit_code": r.exit_code, "summary": r.summary,
-        "targets": [target_dict(t) for t in sorted(r.targets, key=lambda t: t.path)],
-    }
-
-
-def report_json(r: AuditReport) -> str:
-    return json.dumps(report_dict(r), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 def _first(f: Finding) -> dict[str, Any] | None:

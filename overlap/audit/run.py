@@ -19,13 +19,16 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError
-from . import fixed, git, gitmeta, imagechecks, leftovers, near, times
+from .checks import fixed, git, gitmeta, leftovers, near, times
+from .checks import image as imagechecks
+from .content.reference import Reference, load_reference
 from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable, cut
-from .gitcmd import GitError, GitRunner, version_tuple
-from .gitfiles import ParseError
-from .gitguard import kind_of, unsafe_reason
+from .git.cmd import GitError, GitRunner, version_tuple
+from .git.files import ParseError
+from .git.guard import kind_of, unsafe_reason
+from .image.archive import LimitHit, open_image
+from .image.layers import _in_git, materialise, merge
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
-from .reference import Reference, load_reference
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
 from .tree import is_dir
 
@@ -158,7 +161,8 @@ def submodule_base(ctx: Ctx, rel: str) -> str | None:
 
 def run_nested(ctx: Ctx, rel: str, gitdir: Path):
     """Audit a nested git store (G1–G12) against its own base: the gitlink in B's tree for a submodule,
-    else its HEAD; cached per target."""
+    else its HEAD; cached per target. Handed to every ``Ctx`` as ``nested_runner`` (``ctx.nested``), so the
+    checks that descend (F1, F2, G13) reach it without importing this module."""
     cache = ctx.__dict__.setdefault("_nested_cache", {})
     if rel not in cache:
         base = submodule_base(ctx, rel)
@@ -168,7 +172,8 @@ def run_nested(ctx: Ctx, rel: str, gitdir: Path):
                   reference=ctx.reference, network=ctx.network, limits=ctx.limits, git_version=ctx.git_version,
                   git_error=git_error, nested_depth=ctx.nested_depth + 1, base_arg=base,
                   base_source="argument" if base else "HEAD", fsroot=ctx.fsroot, origin_gitdir=gitdir,
-                  dropped_alternates=dropped, alt_names=alt_names, tree=ctx.tree or ctx.scope)
+                  dropped_alternates=dropped, alt_names=alt_names, tree=ctx.tree or ctx.scope,
+                  nested_runner=ctx.nested_runner)
         results, findings = run_checks(sub, GIT_STORE_CHECKS)
         incomplete = [f"{r.id}: {r.reason}" for r in results if r.status == "incomplete"]
         cache[rel] = (sub._repo, findings, incomplete)
@@ -218,8 +223,6 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
     layout = repo_layout(p) if kind == "repo" else None
     img = None
     if kind in IMAGE_KINDS:
-        from .image import open_image
-
         img = open_image(p, kind, image=image, platform=platform)
         targets = [(str(p), (None, None, None))]
     elif kind == "rootfs":
@@ -274,7 +277,7 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                       git_version=git_version, git_error=target_git_error, fsroot=fsroot,
                       repo_path=image_path[0] if image_path else None, origin_gitdir=origin,
                       dropped_alternates=dropped, alt_names=alt_names, image=img, merged=merged, limit_hit=limit_hit,
-                      partial_input=img.missing_reason() if img is not None else None)
+                      partial_input=img.missing_reason() if img is not None else None, nested_runner=run_nested)
             out_targets.append(_run_target(ctx))
         inputs = _inputs(given, reference, out_targets, network, platform, lim, base_source)
         tool = {"name": "overlap", "version": __version__, "git": git_version,
@@ -302,8 +305,6 @@ def _git_odd_entries(merged) -> list[str]:
     """§9.4 and §8.3: entries of an image's git folders that are not regular files or folders (symlinks,
     FIFOs, devices) are recorded and never materialised, so git would silently miss them: the git route is
     incomplete, naming each (a ``hooks/`` entry is never read: ignored)."""
-    from .imagefs import _in_git
-
     out = []
     for path, e in sorted(merged.entries.items()):
         if e.kind in ("file", "dir", "hardlink") or not _in_git(path) or "/hooks/" in f"/{path}":
@@ -315,9 +316,6 @@ def _git_odd_entries(merged) -> list[str]:
 
 def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):
     """Passes 1 and 2 for an image: (merged map, limit hit, view folder, repository layout in the view)."""
-    from .image import LimitHit
-    from .imagefs import materialise, merge
-
     view = private / "view"
     try:
         merged = merge(img, lim)

@@ -17,7 +17,7 @@ from audit_helpers import assert_valid_report
 from test_audit_fixtures import assert_findings
 
 from overlap.audit import audit
-from overlap.audit.caches import cache_kind
+from overlap.audit.checks.caches import cache_kind
 
 BASE_CALC = "def add(a, b):\n    return a - b\n"
 GO_ID = "calc_test.go::TestAdd"  # a Go hidden test, named in `go test` output by its bare name

@@ -10,7 +10,7 @@ import pytest
 from audit_helpers import git
 
 from overlap.audit import audit
-from overlap.audit.reference import blob_id, load_reference, parse_patch
+from overlap.audit.content.reference import blob_id, load_reference, parse_patch
 from overlap.errors import InputError
 
 
@@ -83,8 +83,8 @@ def test_object_set_matches_dulwich(gitfix):
     """§12.6 cross-check: ALL from `cat-file --batch-all-objects` equals dulwich's object_store iteration."""
     dulwich_repo = pytest.importorskip("dulwich.repo")
     from overlap.audit.context import Ctx  # noqa: F401
-    from overlap.audit.gitcmd import GitRunner
-    from overlap.audit.gitrepo import GitRepo
+    from overlap.audit.git.cmd import GitRunner
+    from overlap.audit.git.repo import GitRepo
 
     for name in ("swb4", "reflog", "unreach-loose", "cruft", "stash-drop", "alt", "index-gc", "graph", "nested"):
         home = gitfix.L.parent / "dulwich-home"

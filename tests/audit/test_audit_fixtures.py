@@ -265,8 +265,8 @@ def test_a_folder_of_repositories_gives_one_target_each(gitfix, tmp_path):
 
 def test_object_sets_match_dulwich_on_every_git_fixture(gitfix):
     dulwich_repo = pytest.importorskip("dulwich.repo")
-    from overlap.audit.gitcmd import GitRunner
-    from overlap.audit.gitrepo import GitRepo
+    from overlap.audit.git.cmd import GitRunner
+    from overlap.audit.git.repo import GitRepo
 
     home = gitfix.L.parent / "dulwich-home"
     home.mkdir(exist_ok=True)

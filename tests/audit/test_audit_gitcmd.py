@@ -11,7 +11,7 @@ import pytest
 from audit_helpers import snapshot
 
 from overlap.audit import audit
-from overlap.audit.gitcmd import HARDEN_CONFIG, HARDEN_ENV, ForbiddenGitCommand, GitError, GitRunner
+from overlap.audit.git.cmd import HARDEN_CONFIG, HARDEN_ENV, ForbiddenGitCommand, GitError, GitRunner
 
 
 @pytest.fixture

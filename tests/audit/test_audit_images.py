@@ -18,8 +18,8 @@ from test_audit_fixtures import assert_findings
 
 from overlap.audit import audit
 from overlap.audit.context import DEFAULT_LIMITS
-from overlap.audit.image import open_image
-from overlap.audit.imagefs import merge
+from overlap.audit.image.archive import open_image
+from overlap.audit.image.layers import merge
 from overlap.errors import InputError
 
 VALIDATE = {"T1:worktree": "high", "T3:layers": "high", "L8:config.Env.0": "high",

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from overlap.audit import gitbinary as gb
-from overlap.audit import gitfiles as gf
-from overlap.audit.gitfiles import ParseError
+from overlap.audit.git import binary as gb
+from overlap.audit.git import files as gf
+from overlap.audit.git.files import ParseError
 
 
 def test_real_files_parse(gitfix):

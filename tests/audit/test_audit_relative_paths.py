@@ -15,7 +15,7 @@ import pytest
 from audit_helpers import assert_valid_report, bounded, copy_fixture, run_cli
 
 from overlap.audit import audit
-from overlap.audit.gitcmd import ForbiddenGitCommand, check_call
+from overlap.audit.git.cmd import ForbiddenGitCommand, check_call
 
 
 def _without_inputs(report) -> tuple[str, dict]:

@@ -7,7 +7,7 @@ import calendar
 
 import pytest
 
-from overlap.audit.times import compare_with_reference, group_size_cap, newest_group
+from overlap.audit.checks.times import compare_with_reference, group_size_cap, newest_group
 
 T0 = calendar.timegm((2024, 1, 1, 10, 0, 0))
 TOY = sorted(["README.md", "src/calc.py", "tests/test_calc.py", *(f"src/m{i}.py" for i in range(1, 31))])

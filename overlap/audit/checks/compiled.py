@@ -10,13 +10,13 @@ import importlib.util
 import os
 import re
 
-from . import pyc
-from .archives import members
-from .context import capped, cut, iso
-from .matchers import holds, stripped_lines
-from .model import worst
-from .reference import blob_id
-from .tree import TooLarge, read_regular
+from ..content import pyc
+from ..content.archives import members
+from ..content.matchers import holds, stripped_lines
+from ..content.reference import blob_id
+from ..context import capped, cut, iso
+from ..model import worst
+from ..tree import TooLarge, read_regular
 
 BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib")
 BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")

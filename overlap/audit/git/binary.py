@@ -1,7 +1,7 @@
 """Pure parsers for the binary files of a git folder: the index (v2–v4, REUC, link), commit-graph files,
 the multi-pack-index and pack ``.idx`` files (audit spec §4 G7, G12; §11).
 
-Like ``gitfiles``, they take bytes and return records or raise :class:`ParseError` naming the file and
+Like ``files``, they take bytes and return records or raise :class:`ParseError` naming the file and
 the byte offset; the fuzz tests check that nothing else escapes.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from .gitfiles import ParseError, _text, parse_shallow
+from .files import ParseError, _text, parse_shallow
 
 
 # ---------------------------------------------------------------------------------------------- index

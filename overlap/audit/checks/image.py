@@ -1,15 +1,17 @@
-"""Image-only checks (audit spec §6 T3, §7 L8, L9 for tags, L11) over the merged map and the config."""
+"""Image-only checks (audit spec §6 T3, §7 L8, L11) over the merged map and the config.
+
+L9 on image tags is part of L9 in ``leftovers.py``; these checks read the leftovers pass and the T1/T2 grading."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
 
-from .context import Ctx, NotApplicable, capped, cut
-from .imagefs import read_members
+from ..content.reference import blob_id
+from ..context import Ctx, NotApplicable, capped, cut
+from ..image.layers import read_members
+from ..model import Finding
 from .leftovers import scan
-from .model import Finding, worst
-from .reference import blob_id
 from .times import _grade, group_size_cap
 
 _EDITS = re.compile(r"git\s+apply|\bpatch\b|git\s+checkout|git\s+stash|sed\s+-i")
@@ -99,25 +101,6 @@ def check_l8(ctx: Ctx) -> list[Finding]:
                                    f"image {field} names the hidden tests or the fix", field,
                                    {"field": field, "text": cut(text), "hunks": hits, "test_ids": ids},
                                    "docker inspect IMAGE", run_on="host"))
-    return out
-
-
-def image_sha_findings(ctx: Ctx) -> list[Finding]:
-    """L9 on tags and the ref.name annotation (e.g. ``task/calc:fix-9130aa3``)."""
-    if ctx.image is None:
-        return []
-    s = scan(ctx)
-    out = []
-    for tag in ctx.image.tags:
-        graded = [(run, g) for run in re.findall(r"(?<![0-9a-f])[0-9a-f]{7,64}(?![0-9a-f])", tag.split(":")[-1])
-                  if (g := s.resolve(run)) is not None]
-        if graded:
-            out.append(ctx.finding("L9", f"tag:{tag}", worst(g[0] for _, g in graded), "metadata",
-                                   f"image tag {tag} holds a commit ID: " + ", ".join(f"{r[:12]} ({g[1]})"
-                                                                                       for r, g in graded),
-                                   "image tag", {"tag": tag, "ids": [{"id": r, "resolves_to": g[1], "severity": g[0]}
-                                                                      for r, g in graded]},
-                                   "docker image ls --digests", run_on="host"))
     return out
 
 

@@ -16,8 +16,8 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
-from .image import AUFS_META, Image, LimitHit, _norm
+from ...errors import InputError
+from .archive import AUFS_META, Image, LimitHit, _norm
 
 SPOOL_NAMES = (".patch", ".diff", ".orig", ".rej")
 META = ("parsed_commit.json", "modified_files.json", "task_description.md", "eval.sh", "run_tests.sh")

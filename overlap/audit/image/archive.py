@@ -13,13 +13,15 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import posixpath
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
-from .tree import TooLarge, open_regular, read_regular
+from ...errors import InputError
+from ..targets import inside
+from ..tree import TooLarge, open_regular, read_regular
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 AUFS_META = (".wh..wh.plnk", ".wh..wh.aufs", ".wh..wh.orph")
@@ -42,6 +44,7 @@ FOREIGN_TYPES = ("nondistributable", "foreign")
 def _zstd_reader(buf, layer_index: int):
     """A streaming zstd decompressor: the optional ``zstandard`` package, else Python 3.14's
     ``compression.zstd``; without either the image cannot be read (incomplete, not an error)."""
+    # imported on demand: optional packages, needed only for a zstd-compressed layer (and the tests hide them)
     try:
         import zstandard
     except ImportError:
@@ -170,16 +173,12 @@ class _DirSource:
         self.path = path
 
     def _file(self, name: str) -> Path:
-        from .targets import inside
-
         p = inside(self.path, "/" + name)
         if p is None or not p.is_file():
             raise InputError(f"{self.path}: no regular file {name} in the image folder")
         return p
 
     def has(self, name: str) -> bool:
-        from .targets import inside
-
         p = inside(self.path, "/" + name)
         return p is not None and p.is_file()
 
@@ -193,8 +192,6 @@ class _DirSource:
         return data
 
     def open(self, name: str):
-        import os
-
         fd = open_regular(self._file(name))
         if fd is None:
             raise InputError(f"{self.path}: {name} is not a regular file")
@@ -208,8 +205,6 @@ class _FileSource:
         self.path = path
 
     def open(self, name: str):
-        import os
-
         fd = open_regular(self.path)
         if fd is None:
             raise InputError(f"{self.path}: not a regular file")

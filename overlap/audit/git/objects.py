@@ -2,7 +2,7 @@
 ``cat-file --batch``, paths touched through ``diff-tree --stdin``, blobs at given paths level by level,
 and the in-process walks over NONBASE commits (reach, descends-from-base).
 
-A mixin of ``gitrepo.GitRepo``.
+A mixin of ``repo.GitRepo``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import gitfiles as gf
-from .gitfiles import unhex
+from . import files as gf
+from .files import unhex
 
 BATCH = 5000
 

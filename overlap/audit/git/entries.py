@@ -1,17 +1,17 @@
 """Entry points of a git store, parsed from files (audit spec §4, step 4): reflogs, the index, pseudo-refs
 and operation state, and the labelling of NONBASE objects by the first entry-point group reaching them.
 
-A mixin of ``gitrepo.GitRepo``; it never lists refs with git (``for-each-ref`` dies on broken refs).
+A mixin of ``repo.GitRepo``; it never lists refs with git (``for-each-ref`` dies on broken refs).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import gitbinary as gb
-from . import gitfiles as gf
-from .gitfiles import unhex
-from .tree import is_dir, walk
+from ..tree import is_dir, walk
+from . import binary as gb
+from . import files as gf
+from .files import unhex
 
 LABELS = ("refs", "worktree", "stash", "reflog", "index", "pseudo-ref", "replace", "unreachable")
 PSEUDO_ID_FILES = ("ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE",

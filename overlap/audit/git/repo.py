@@ -3,7 +3,7 @@
 ``GitRepo`` parses the entry points from files (refs, packed-refs, reflogs, pseudo-refs, index,
 worktrees, replace refs: never ``for-each-ref``), asks the hardened git for ALL and HIST, labels every
 NONBASE object with the first entry-point group that reaches it, and reads the NONBASE commits (subject,
-dates, parents, paths touched, blobs at the reference paths). The G checks in ``git.py`` only read
+dates, parents, paths touched, blobs at the reference paths). The G checks in ``checks/git.py`` only read
 these results.
 """
 
@@ -15,13 +15,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import gitbinary as gb
-from . import gitfiles as gf
-from .gitcmd import GitError, GitRunner
-from .gitentries import Entry, EntryPoints
-from .gitfiles import unhex
-from .gitobjects import CommitInfo, ObjectReader
-from .tree import TooLarge, is_dir, list_dir, read_regular, walk
+from ...errors import InputError
+from ..tree import TooLarge, is_dir, list_dir, read_regular, walk
+from . import binary as gb
+from . import files as gf
+from .cmd import GitError, GitRunner
+from .entries import Entry, EntryPoints
+from .files import unhex
+from .objects import CommitInfo, ObjectReader
 
 KNOWN_EXTENSIONS = {"noop", "noop-v1", "preciousobjects", "partialclone", "worktreeconfig", "objectformat"}
 FILE_LIMIT = 64 << 20
@@ -249,8 +250,6 @@ class GitRepo(EntryPoints, ObjectReader):
                 self.base_missing = base.lower()
                 self.base = head
                 return
-            from ..errors import InputError
-
             raise InputError(f"--base {base}: not a commit in {self.name} (give a commit ID or a ref name)")
         self.base = oid
 
@@ -261,8 +260,6 @@ class GitRepo(EntryPoints, ObjectReader):
         except GitError:
             return None
         if "ambiguous" in res.stderr:
-            from ..errors import InputError
-
             raise InputError(f"--base {rev}: ambiguous in {self.name}; give more hex digits")
         out = res.stdout.strip().decode("ascii", "replace")
         return out if res.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", out) else None

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .context import Ctx, NotApplicable, capped
+from ..content.matchers import holds, stripped_lines
+from ..context import Ctx, NotApplicable, capped
+from ..model import Finding, worst
 from .leftovers import _Scan, scan
-from .matchers import holds, stripped_lines
-from .model import Finding, worst
 
 
 def check_f3(ctx: Ctx) -> list[Finding]:

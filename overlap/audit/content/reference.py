@@ -18,9 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..errors import InputError
-from .gitcmd import GitError, GitRunner
-from .tree import TooLarge, read_regular
+from ...errors import InputError
+from ..git.cmd import GitError, GitRunner
+from ..git.guard import kind_of
+from ..tree import TooLarge, read_regular
 
 PATCH_LIMIT = 64 << 20
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -244,8 +245,6 @@ def _read_user_file(path: str, what: str) -> bytes:
         except OSError:
             mode = None
         if mode is not None and not stat.S_ISREG(mode):
-            from .gitguard import kind_of
-
             raise InputError(f"{what} {path}: {kind_of(mode)}, not a regular file (save it to a file first)")
         raise InputError(f"{what} {path}: no such file (give a patch file or REPO_PATH=LOCAL_FILE)")
     return data

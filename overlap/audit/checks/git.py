@@ -1,6 +1,6 @@
 """Git route, entry-point checks G1–G8 (audit spec §4). G9–G15 are in ``gitmeta.py``.
 
-Every check reads the scan of ``gitrepo.GitRepo`` through ``ctx.repo`` and grades what an entry
+Every check reads the scan of ``git.repo.GitRepo`` through ``ctx.repo`` and grades what an entry
 point makes reachable with ``ctx.grade_oid`` (§3: an entry point takes the worst severity of the
 content it reaches; a SHA whose object is absent is graded by ``--network``).
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import gitfiles as gf
-from .context import Ctx, Incomplete, capped, cut, iso, short
-from .gitentries import LABELS
-from .model import SEVERITY_RANK, Finding, worst
-from .targets import checkout_exists
-from .tree import walk
+from ..context import Ctx, Incomplete, capped, cut, iso, short
+from ..git import files as gf
+from ..git.entries import LABELS
+from ..model import SEVERITY_RANK, Finding, worst
+from ..targets import checkout_exists
+from ..tree import walk
 
 
 def _content_class(sev: str, present: bool) -> str:

@@ -14,14 +14,24 @@ import re
 import stat
 from collections import defaultdict
 
-from . import pyc
-from .archives import ARCHIVE_SUFFIXES
+from ..content import pyc
+from ..content.archives import ARCHIVE_SUFFIXES
+from ..content.matchers import (
+    distinctive_hunks,
+    fix_only_tokens,
+    hex_runs,
+    holds,
+    looks_like_diff,
+    nodeids_in,
+    stripped_lines,
+)
+from ..content.reference import reverse_applies
+from ..context import Ctx, Incomplete, NotApplicable, cut
+from ..model import Finding, worst
+from ..tree import TooLarge, list_dir, read_regular
 from .caches import Caches, cache_kind
 from .compiled import Compiled
-from .context import Ctx, NotApplicable, cut
-from .matchers import distinctive_hunks, fix_only_tokens, hex_runs, holds, looks_like_diff, nodeids_in, stripped_lines
-from .model import Finding, worst
-from .tree import TooLarge, read_regular
+from .fixed import worktree_link
 
 PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
 ANSWER_NAMES = {"fix.patch", "test.patch", "gold.patch", "patch.diff", "test_patch.diff"}
@@ -148,8 +158,6 @@ class _Scan(Compiled, Caches):
         """L9 on top-level folder names of a root filesystem and on the audited path's own name."""
         ctx = self.ctx
         if ctx.fsroot is not None:
-            from .tree import list_dir
-
             for e in list_dir(ctx.fsroot):
                 if e.is_dir(follow_symlinks=False) and e.name not in ("proc", "sys", "dev"):
                     self.sha_ids(f"/{e.name}/", e.name)
@@ -199,8 +207,6 @@ class _Scan(Compiled, Caches):
     def link_out(self, fe, shown: str, wt: str) -> None:
         """Repo mode, L2: a symlink leading out of the repository shows the agent content the audit never reads
         (a fixed or hidden-test file kept outside, R2E-Gym style): reported as what it is, never `clean`."""
-        from .fixed import worktree_link
-
         link = worktree_link(self.ctx, wt)
         if link is None or link[1] is None or self._unchanged(wt, fe):
             return
@@ -246,8 +252,6 @@ class _Scan(Compiled, Caches):
                  f"cat {self.ctx.q(shown)}")
 
     def _already_applied(self, touched: list[str], text: str) -> bool:
-        from .reference import reverse_applies
-
         root = self.ctx.root
         if root is None:
             return False
@@ -360,16 +364,31 @@ check_l1, check_l2, check_l4, check_l5, check_l6, check_l10 = (
 
 
 def check_l9(ctx: Ctx) -> list[Finding]:
-    from .imagechecks import image_sha_findings
-
     return scan(ctx).out.get("L9", []) + image_sha_findings(ctx)
+
+
+def image_sha_findings(ctx: Ctx) -> list[Finding]:
+    """L9 on an image's tags and its ref.name annotation (e.g. ``task/calc:fix-9130aa3``): none without an image."""
+    if ctx.image is None:
+        return []
+    s = scan(ctx)
+    out = []
+    for tag in ctx.image.tags:
+        graded = [(run, g) for run in re.findall(r"(?<![0-9a-f])[0-9a-f]{7,64}(?![0-9a-f])", tag.split(":")[-1])
+                  if (g := s.resolve(run)) is not None]
+        if graded:
+            out.append(ctx.finding("L9", f"tag:{tag}", worst(g[0] for _, g in graded), "metadata",
+                                   f"image tag {tag} holds a commit ID: " + ", ".join(f"{r[:12]} ({g[1]})"
+                                                                                       for r, g in graded),
+                                   "image tag", {"tag": tag, "ids": [{"id": r, "resolves_to": g[1], "severity": g[0]}
+                                                                      for r, g in graded]},
+                                   "docker image ls --digests", run_on="host"))
+    return out
 
 
 def check_l3(ctx: Ctx) -> list[Finding]:
     s = scan(ctx)
     if getattr(s, "unreadable_pyc", 0):
-        from .context import Incomplete
-
         raise Incomplete(f"{s.unreadable_pyc} pyc file(s) could not be read", s.out.get("L3", []))
     return s.out.get("L3", [])
 

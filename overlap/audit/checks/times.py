@@ -13,9 +13,9 @@ import os
 import stat
 import statistics
 
-from .context import Ctx, Incomplete, NotApplicable, capped, iso
-from .model import Finding
-from .tree import TooLarge, read_regular
+from ..context import Ctx, Incomplete, NotApplicable, capped, iso
+from ..model import Finding
+from ..tree import TooLarge, read_regular
 
 PARAMS = {"min_files": 10, "k_min": 5, "k_fraction": 0.05, "k_max": 100, "min_gap_s": 60.0, "min_ratio": 10.0,
           "spread_floor_s": 1.0}

@@ -1,6 +1,6 @@
 """Fixed-content route, F1 and F2 (audit spec §5): the post-fix blobs looked up everywhere.
 
-The blobs come from ``reference.compute_fixed`` (scratch ``git apply``, hashed in process; nothing is
+The blobs come from ``content.reference.compute_fixed`` (scratch ``git apply``, hashed in process; nothing is
 ever written to the audited store). Each fixed path gets one finding listing every place its blob was
 found: the object store outside HIST (critical, with the commits whose trees hold it), inside HIST
 (``in_base_history``, medium: revert-type and synthetic-bug tasks), nested stores, index stages and
@@ -13,12 +13,12 @@ import hashlib
 import os
 import stat
 
-from .context import Ctx, Incomplete, NotApplicable, capped, short
-from .gitfiles import unhex
-from .gitguard import link_problem
-from .model import Finding, worst
-from .reference import FixedFile
-from .tree import TooLarge, read_regular
+from ..content.reference import FixedFile
+from ..context import Ctx, Incomplete, NotApplicable, capped, short
+from ..git.files import unhex
+from ..git.guard import link_problem
+from ..model import Finding, worst
+from ..tree import TooLarge, read_regular
 
 
 def _hash_file(ctx: Ctx, path, size: int, hexlen: int) -> str | None:
@@ -66,10 +66,8 @@ def _places(ctx: Ctx, ff: FixedFile, problems: list[str]) -> list[dict]:
                            "label": repo.labels.get(unhex(blob), "unreachable"),
                            "storage": repo.storage.get(unhex(blob), "unknown"),
                            "commits": capped(holders, ctx.max_items), "severity": "critical"})
-    from .run import run_nested
-
     for rel, gitdir in ctx.nested_gitdirs():
-        sub, _, incomplete = run_nested(ctx, rel, gitdir)
+        sub, _, incomplete = ctx.nested(rel, gitdir)
         if sub is not None and sub.has(blob):
             places.append({"place": "nested-store", "store": rel, "severity": "critical"})
         elif sub is None and incomplete:  # its objects are unknown: the blob may sit there

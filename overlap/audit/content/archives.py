@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .tree import open_regular
+from ..tree import open_regular
 
 ARCHIVE_SUFFIXES = (".whl", ".zip", ".jar", ".egg", ".war", ".gz")
 MAX_MEMBERS = 100_000

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import gitbinary as gb
-from . import gitfiles as gf
-from .context import Ctx, Incomplete, NotApplicable, capped, cut, iso, short
-from .model import Finding, worst
-from .tree import list_dir
+from ..context import Ctx, Incomplete, NotApplicable, capped, cut, iso, short
+from ..git import binary as gb
+from ..git import files as gf
+from ..model import Finding, worst
+from ..tree import list_dir
 
 
 def check_g9(ctx: Ctx) -> list[Finding]:
@@ -201,13 +201,11 @@ def check_g13(ctx: Ctx) -> list[Finding]:
     """Nested git folders (submodules, vendored clones, bare stores): their own G checks and fixed blobs."""
     if ctx.nested_depth >= 2:
         raise NotApplicable("nested store inside a nested store: not descended further")
-    from .run import run_nested
-
     out: list[Finding] = []
     blocked: list[str] = []
     fixed = ctx.fixed_blobs()
     for rel, gitdir in ctx.nested_gitdirs():
-        sub, findings, incomplete = run_nested(ctx, rel, gitdir)
+        sub, findings, incomplete = ctx.nested(rel, gitdir)
         hits = []
         if sub is not None:
             for blob, ff in sorted(fixed.items()):

@@ -21,12 +21,12 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from .archives import GZIP_MAGIC, has_zip_directory, is_archive, members
-from .context import capped, cut
-from .matchers import holds, stripped_lines
-from .model import worst
-from .reference import blob_id
-from .tree import TooLarge, read_head, read_regular
+from ..content.archives import GZIP_MAGIC, has_zip_directory, is_archive, members
+from ..content.matchers import holds, stripped_lines
+from ..content.reference import blob_id
+from ..context import capped, cut
+from ..model import worst
+from ..tree import TooLarge, read_head, read_regular
 
 CACHE_PLACES: tuple[tuple[str, re.Pattern], ...] = tuple((k, re.compile(p)) for k, p in (
     ("pytest", r"/\.pytest_cache/v/cache/(?:nodeids|lastfailed)$"),
