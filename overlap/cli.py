@@ -518,10 +518,10 @@ def demo(
     Example: overlap demo
     """
     from .api import compare as run_compare
-    from .demo import demo_data, explain
+    from .demo import demo_data, explain, portable_locations
 
     check_out(out, "compare")  # the demo writes a compare report
-    result = run_compare("mimo-cyber", ["cybergym"], data=demo_data())
+    result = portable_locations(run_compare("mimo-cyber", ["cybergym"], data=demo_data()))
     summary = _emit(result, fmt, out)
     if fmt == Format.table:
         typer.echo(explain(summary, _stdout_console().width))

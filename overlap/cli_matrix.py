@@ -32,9 +32,9 @@ def matrix(
     from .errors import OverlapError
 
     try:  # handled here too: the command may run on its own typer app
+        from .api.matrix import matrix as run_matrix
         from .cli import check_out
-        from .matrix import matrix as run_matrix
-        from .matrix import render_matrix, write_matrix_report
+        from .outputs.matrix import render_matrix, write_matrix_report
         from .sources.load import parse_data_options
 
         if out is not None:

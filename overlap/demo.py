@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
 
+from .model import Provenance
 from .outputs.cells import count, plural, word_for
 from .resources import demo_root
 
@@ -15,6 +17,36 @@ DEMO_ROOT = demo_root()  # data/demo/ in the repository, overlap/_data/demo/ in 
 def demo_data() -> dict[str, Path]:
     """`--data` overrides that point the registered names at the demo folders."""
     return {name: DEMO_ROOT / name for name in ("mimo-cyber", "cybergym", "arvo", "arvo-meta")}
+
+
+def portable_locations(result: Any) -> Any:
+    """Record the demo folders as `data/demo/<name>` (their place in the repository) instead of this
+    machine's absolute path, so the demo report is the same file on every machine (reports/demo/ is committed
+    and a test compares it byte for byte)."""
+    root = str(DEMO_ROOT)
+
+    def relocate(location: Any) -> Any:
+        if isinstance(location, str) and (location == root or location.startswith(root + os.sep)):
+            return "data/demo" + location[len(root):].replace(os.sep, "/")
+        return location
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Provenance):
+            value.location = relocate(value.location)
+        elif isinstance(value, dict):
+            for key, inner in value.items():
+                if key == "location":
+                    value[key] = relocate(inner)
+                else:
+                    walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    datasets = [result.train, *(b.bench for b in result.benches)]
+    walk([d.provenance for d in datasets] + [result.mapping_provenance, result.sections]
+         + [b.sections for b in result.benches] + [getattr(result.pool, "provenance", None)])
+    return result
 
 
 def explain(summary: dict[str, Any], width: int | None = None) -> str:

@@ -40,6 +40,13 @@ KEY_COLUMNS = {"item_id": "string", "kind": "string", "value": "string", "raw": 
 # Every kind of key an adapter makes (a drop reason `id:<kind>` must name one of these).
 KEY_KINDS = ("ossfuzz", "cve", "repo_pr", "repo_pr_exact", "base_pr", "base")
 
+# Kinds of a SWE pair (train item, bench item) by what matched (`overlap.evidence.swe_pairs`): the counted
+# ones are overlap; the reported ones are shown beside it, never counted.
+COUNTED_PAIR_KINDS = ("same_pr_same_base", "same_pr_other_base", "same_pr_base_unknown",
+                      "same_base_identical_fix_no_pr")
+REPORTED_PAIR_KINDS = ("same_base_no_pr_other_fix", "same_base_other_pr")
+PAIR_KINDS = COUNTED_PAIR_KINDS + REPORTED_PAIR_KINDS
+
 PAIR_COLUMNS = {
     "bench": "string",  # bench dataset name (a compare can have several)
     "train_id": "string",

@@ -1,7 +1,7 @@
 """README.md's code blocks are tests.
 
 Every fenced block is either `bash` or `python`. Bash blocks run line by line, in README order, in one
-scratch folder that holds the repository's `overlap/` (demo data) and `README.md`, offline
+scratch folder that holds the repository's `data/` (demo data) and `README.md`, offline
 (HF_HUB_OFFLINE=1). A line that cannot run offline is listed in NOT_RUN with the reason; an `overlap`
 command on such a line is still checked: the command exists and every option it uses is in
 `overlap <command> --help`. Python blocks run after the bash blocks, in the same folder (they use the demo
@@ -75,8 +75,8 @@ NOT_RUN: dict[str, str] = {
 
 # What the README says a line prints (a substring of its stdout).
 EXPECT: dict[str, str] = {
-    "overlap filter mimo-cyber cybergym -d mimo-cyber=overlap/data/demo/mimo-cyber "
-    "-d cybergym=overlap/data/demo/cybergym -d arvo=overlap/data/demo/arvo --out try/filtered":
+    "overlap filter mimo-cyber cybergym -d mimo-cyber=data/demo/mimo-cyber "
+    "-d cybergym=data/demo/cybergym -d arvo=data/demo/arvo --out try/filtered":
         "verified: 0 of 3 rows match cybergym",
     "overlap audit try/testbed --fix try/fix.patch": "VERDICT: LEAK",
     "overlap audit try/testbed --fix try/fix.patch --format json --output try/audit.json --fail-on leak "
@@ -124,7 +124,7 @@ def workdir(tmp_path_factory) -> Path:
     """A scratch folder laid out like the repository for the README's relative paths, with every offline
     bash line run in order (the python blocks use what they made)."""
     work = tmp_path_factory.mktemp("readme")
-    (work / "overlap").symlink_to(ROOT / "overlap", target_is_directory=True)
+    (work / "data").symlink_to(ROOT / "data", target_is_directory=True)
     (work / "README.md").symlink_to(README)
     return work
 

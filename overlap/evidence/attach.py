@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..model import make_pairs
 from .crash import best_grade, control_rate, grade_crash, parse_crash, summarize_grades
-from .fixjoin import join_fixes
+from .fixjoin import join_fixes, related_groups, related_pairs
 from .itemtexts import ItemTexts
 from .patches import FIX_RELATIONS, PatchBook, relate_patches
 
@@ -137,8 +137,6 @@ def _rates(rates: dict[str, float]) -> dict[str, float]:
 def _related(result, comp) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Train items that share a fix commit or an identical ClusterFuzz crash state with a bench item in the
     ARVO-Meta records, and are not already paired: reported, not counted."""
-    from .fixjoin import related_groups, related_pairs
-
     pool = getattr(result, "pool", None)
     if pool is None:
         return pd.DataFrame(), {"status": "not_run", "reason": "no ARVO-Meta records loaded (see baselines)"}

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..model import FIELD_CAP_BYTES, cap_field
+from ..sources.adapters import function_of
+from ..sources.registry import get_spec, is_known
 from ..sources.taskfiles import TaskFile, fetch_item_files
 
 
@@ -74,12 +76,10 @@ class ItemTexts:
 
 
 def _item_file(dataset, field: str):
-    from ..sources.registry import get_spec, is_known
-
     adapter = getattr(dataset.provenance, "adapter", None)
     if not adapter or not is_known(adapter):
         return None, None
     spec = get_spec(adapter)
     name = spec.extra.get("item_files", {}).get(field)
-    path_of = spec.extra.get("item_path")
+    path_of = function_of(spec, "item_path")
     return (name, path_of) if name and path_of else (None, None)

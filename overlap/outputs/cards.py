@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, OverlapError
+from ..jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
 from ..model import PAIR_COLUMNS
 from ..sources.files import read_text_file
-from .jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
 from .markdown import ResultView, fmt, null_models, stage_ran
 from .published import describe_source, public_provenance, safe_name, scrub_paths
 

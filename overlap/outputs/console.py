@@ -227,7 +227,7 @@ def print_table(summary: dict[str, Any], console) -> None:
 def print_matrix(result, console) -> None:
     """`overlap matrix`'s two tables (see matrix.matrix_rows / couple_rows), fitted to the console: benchmark
     names become codes with a legend, or the table one row per cell, when the full table is too wide."""
-    from ..matrix import couple_rows, matrix_rows
+    from .matrix import couple_rows, matrix_rows
 
     names = [d.name for d in result.datasets]
     header, rows = matrix_rows(result)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .jsonout import SCHEMA_VERSION
+from ..jsonout import SCHEMA_VERSION
 
 MARKER_FILE = ".overlap-output"
 # Folder kind → the command that writes it and reads it back.

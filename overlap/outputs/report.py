@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..jsonout import dumps_json, versioned  # noqa: F401 - dumps_json is imported from here by the writers
 from ..model import PAIR_COLUMNS
 from .atomic import atomic_folder
-from .jsonout import dumps_json, versioned  # noqa: F401 - dumps_json is imported from here by the writers
 
 # Evidence columns the stages add to pairs, in the order pairs.csv shows them (SWE pair kinds, fix and
 # crash evidence, text runs and names).

@@ -24,11 +24,11 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError, OverlapError
+from ..jsonout import versioned
 from ..progress import stage
 from ..sources.files import SplitSource, first_line, sha256_of
 from .atomic import atomic_folder
 from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
-from .jsonout import versioned
 from .published import describe_source, public_provenance, safe_name
 from .report import dumps_json, to_csv_text
 from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_schema, write_shard

@@ -27,11 +27,8 @@ pool shape.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from ..errors import InputError
-from ..ids.ossfuzz import OssFuzzMapping
-from .arvo import register_arvo_file
 from .arvo_git import (  # noqa: F401 - git_tree_sha1, git_blob_sha1, DOWNLOAD_WORKERS re-exported
     DOWNLOAD_WORKERS,
     META_DIR,
@@ -56,10 +53,7 @@ from .pool import (  # noqa: F401 - Pool, POOL_COLUMNS, fix_commits... re-export
     fix_commits,
     read_pool_file,
 )
-from .registry import DatasetSpec, get_spec, register
-
-META_TREE = "df107a1b3bc839de773b477a49e86d2d9ee75ff9"  # git tree of archive_data/meta at the pinned commit
-
+from .spec import DatasetSpec
 
 # --- ARVO-Meta (the first-release pool) -------------------------------------------------------------
 
@@ -103,25 +97,6 @@ def load_arvo_meta(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ..
     raise InputError(f"{spec.name}: cannot read a pool from a {source.origin} source")
 
 
-ARVO_META = register(
-    DatasetSpec(
-        name="arvo-meta",
-        title="ARVO first-release pool (4,993 OSS-Fuzz bugs with project)",
-        hub_repo="n132/ARVO-Meta",
-        revision="7e1a64f52520a5d63c766d5546a32fd748f23e21",
-        files={"": f"{META_DIR}/*.json"},
-        extracts="localId (old id) → canonical id; project (stratum); fuzzer, sanitizer, crash_type, severity, "
-        "fix_commit, repo_addr; report.comments[0] Crash State frames",
-        adapter=load_arvo_meta,
-        aliases=("arvo-pool",),
-        host="github",
-        role="pool",
-        notes="4,993 files: downloading them is slow; clone the repo once and pass --data arvo-meta=<clone>",
-        extra={"tree": META_TREE},
-    )
-)
-
-
 # --- ARVO new-tracker metadata (project of new ids) -------------------------------------------------
 
 NEW_TRACKER_FILE = "arvo/NewTracker/metadata.jsonl"
@@ -143,42 +118,3 @@ def load_arvo_projects(source: FileSource, spec: DatasetSpec, subsets: tuple[str
         raise InputError(f"{path}: no rows with a localId")
     source.record(relpath or path.name, path, len(records))
     return build_pool(spec.name, rows, problems, source, spec.name)
-
-
-ARVO_PROJECTS = register_arvo_file("arvo-projects", "OSS-Fuzz project of each new-tracker bug (ARVO)",
-                                   NEW_TRACKER_FILE, "JSON lines localId (new tracker id) → project",
-                                   load_arvo_projects, aliases=("arvo-newtracker",))
-
-
-POOL_ADAPTERS = (load_arvo_meta, load_arvo_projects)
-
-
-# --- entry point ----------------------------------------------------------------------------------
-
-
-def load_pool(which: str | Path = "arvo-meta", data: dict[str, Path] | None = None,
-              mapping: OssFuzzMapping | None = None) -> Pool:
-    """A pool by registered name (`arvo-meta`, `arvo-projects`; honours `--data NAME=PATH`) or by path
-    (a folder laid out like ARVO-Meta, or a pool file with columns id, project), with canonical ids
-    from `mapping` when given."""
-    from .load import load_identity
-
-    path = Path(which)
-    if path.exists():
-        spec = get_spec("arvo-meta")
-        if path.is_dir():
-            source: FileSource = LocalFolder(origin="local-folder", location=str(path), root=path)
-            pool = load_arvo_meta(source, spec, (), False)
-            pool.name = pool.provenance.name = path.name
-        else:
-            pool = read_pool_file(path, path.stem)
-    else:
-        spec = get_spec(str(which))
-        if spec.adapter not in POOL_ADAPTERS:
-            raise InputError(f"'{which}' is {spec.role} data, not a pool; give arvo-meta, arvo-projects, a folder "
-                             "laid out like ARVO-Meta or a file with columns id,project")
-        value, provenance = load_identity(spec.name, data)
-        provenance.adapter = spec.name
-        value.provenance = provenance
-        pool = value
-    return pool.canonicalize(mapping) if mapping is not None else pool

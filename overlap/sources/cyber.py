@@ -15,7 +15,7 @@ from ..ids.ossfuzz import issue_number, trailing_int
 from ..model import Dataset
 from .builder import DatasetBuilder
 from .files import FileSource, read_records
-from .registry import DatasetSpec, register
+from .spec import DatasetSpec
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -80,23 +80,6 @@ def _first_message(prompt: Any) -> str | None:
     return None
 
 
-register(
-    DatasetSpec(
-        name="mimo-cyber",
-        title="MiMo-V2.6-RL-oss, config cyber (training)",
-        hub_repo="XiaomiMiMo/MiMo-V2.6-RL-oss",
-        revision="639865fd3374018d6cb29b9fb82dd531406fcf5f",
-        files={"": "cyber.parquet"},
-        extracts="extra_info.instance_id → ossfuzz key (old or new id); prompt[0].content crash spec (also the "
-        "crash evidence); instance_json.problem_statement",
-        adapter=load_mimo_cyber,
-        aliases=("mimo", "mimo-v2.6-rl-oss"),
-        detect=("extra_info",),
-        extra={"text_field": "text_prompt"},  # the crash spec the model is given
-    )
-)
-
-
 # --- CyberGym ---------------------------------------------------------------------------------------
 
 
@@ -145,28 +128,6 @@ def cybergym_task_path(task_id: str, name: str) -> str | None:
 
 
 _TASK_KIND = re.compile(r"[a-z0-9][a-z0-9-]*", re.ASCII)
-
-
-register(
-    DatasetSpec(
-        name="cybergym",
-        title="CyberGym (benchmark)",
-        hub_repo="sunblaze-ucb/cybergym",
-        revision="bde190ded494e52bc684b66073b436c9d992c7c6",
-        # CyberGym is one file; its two id kinds (`arvo:` old ids, `oss-fuzz:` new ids) are selectable
-        # subsets of that file.
-        files={"": "tasks.json"},
-        extracts="task_id (arvo:<old> | oss-fuzz:<new>) → ossfuzz key; project_name; "
-        "vulnerability_description; per-task patch.diff and error.txt fetched only for the pairs that need them",
-        adapter=load_cybergym,
-        aliases=("sunblaze-ucb/cybergym",),
-        detect=("task_id", "project_name"),
-        extra={"subset_values": ("arvo", "oss-fuzz"),
-               # Fix diff and sanitizer report live per task: fetched on demand for the pairs that need them.
-               "item_files": {"patch": "patch.diff", "crash_report": "error.txt"},
-               "item_path": cybergym_task_path},
-    )
-)
 
 
 # --- SEC-bench --------------------------------------------------------------------------------------
@@ -220,17 +181,3 @@ def _add_secbench_keys(builder: DatasetBuilder, item_id: str) -> None:
         builder.problem("malformed_id", item_id, "neither `<project>.ossfuzz-<id>` nor `<project>.cve-<year>-<n>`")
 
 
-register(
-    DatasetSpec(
-        name="sec-bench",
-        title="SEC-bench (benchmark; subsets oss, cve)",
-        hub_repo="SEC-bench/SEC-bench",
-        revision="11422e774857272b8f5460c699dca7a64046308b",
-        files={"oss": "data/eval-oss.jsonl", "cve": "data/eval-cve.jsonl"},
-        extracts="instance_id → ossfuzz key (<project>.ossfuzz-<new id>) or cve key; project; repo; "
-        "base_commit; patch; sanitizer_report; bug_description; bug_report",
-        adapter=load_sec_bench,
-        aliases=("secbench", "sec-bench/sec-bench"),
-        detect=("instance_id", "sanitizer_report"),
-    )
-)

@@ -7,10 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset, Provenance
+from . import arvo_meta
+from .adapters import adapter_of
 from .files import FileSource, HubRepo, LocalFolder, SingleFile, read_records
 from .github import GithubRepo
-from .registry import DatasetSpec, Selection, all_specs, get_spec, parse_selection
+from .pool import Pool
+from .registry import Selection, all_specs, get_spec, parse_selection
+from .spec import DatasetSpec
 
 
 def parse_data_options(values: list[str] | None) -> dict[str, Path]:
@@ -80,7 +85,7 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
     if spec.role != "dataset":
         raise InputError(f"'{spec.name}' is {spec.role} data, not a dataset to compare")
     source, single = open_source(spec, selection.revision, local)
-    dataset = spec.adapter(source, spec, selection.subsets, single)
+    dataset = adapter_of(spec)(source, spec, selection.subsets, single)
     dataset.source = source
     dataset.provenance.subsets = list(selection.subsets)
     if label != dataset.name:
@@ -93,7 +98,7 @@ def reread(dataset: Dataset, source: FileSource) -> Dataset:
     """The dataset's adapter run again, with the same subsets, over `source` (e.g. a written split)."""
     prov = dataset.provenance
     spec = get_spec(prov.adapter or dataset.name)
-    again = spec.adapter(source, spec, tuple(prov.subsets), prov.origin == "local-file")
+    again = adapter_of(spec)(source, spec, tuple(prov.subsets), prov.origin == "local-file")
     again.name = again.provenance.name = dataset.name
     again.source = source
     return again
@@ -107,7 +112,38 @@ def load_identity(name: str, data: dict[str, Path] | None = None) -> tuple[Any, 
     if local is not None and local.is_file():
         # A single file stands for the one file this identity source has.
         source = SingleFile(origin="local-file", location=str(local), path=local)
-    value = spec.adapter(source, spec, (), source.origin == "local-file")
+    value = adapter_of(spec)(source, spec, (), source.origin == "local-file")
     provenance = Provenance(name=spec.name, origin=source.origin, repo_id=source.repo_id,
                             revision=source.revision, files=list(source.records), location=source.location)
     return value, provenance
+
+
+# Adapters whose value is a Pool: ARVO-Meta (role pool) and ARVO's project file (role mapping, read as a pool
+# of new-tracker ids with their projects).
+POOL_ADAPTERS = ("arvo-meta", "arvo-projects")
+
+
+def load_pool(which: str | Path = "arvo-meta", data: dict[str, Path] | None = None,
+              mapping: OssFuzzMapping | None = None) -> Pool:
+    """A pool by registered name (`arvo-meta`, `arvo-projects`; honours `--data NAME=PATH`) or by path
+    (a folder laid out like ARVO-Meta, or a pool file with columns id, project), with canonical ids
+    from `mapping` when given."""
+    path = Path(which)
+    if path.exists():
+        spec = get_spec("arvo-meta")
+        if path.is_dir():
+            source: FileSource = LocalFolder(origin="local-folder", location=str(path), root=path)
+            pool = arvo_meta.load_arvo_meta(source, spec, (), False)
+            pool.name = pool.provenance.name = path.name
+        else:
+            pool = arvo_meta.read_pool_file(path, path.stem)
+    else:
+        spec = get_spec(str(which))
+        if spec.role != "pool" and spec.adapter not in POOL_ADAPTERS:
+            raise InputError(f"'{which}' is {spec.role} data, not a pool; give arvo-meta, arvo-projects, a folder "
+                             "laid out like ARVO-Meta or a file with columns id,project")
+        value, provenance = load_identity(spec.name, data)
+        provenance.adapter = spec.name
+        value.provenance = provenance
+        pool = value
+    return pool.canonicalize(mapping) if mapping is not None else pool

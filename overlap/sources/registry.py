@@ -7,55 +7,24 @@ like the repo, or at a single file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from importlib.resources import files as package_files
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import InputError, UnknownDatasetError
-
-if TYPE_CHECKING:
-    from ..model import Dataset
-    from .files import FileSource
-
-# An adapter turns the resolved files of a dataset into Items + Keys. `subsets` is the selection
-# (empty = all); `single` is True when the user gave one file instead of the repo layout.
-Adapter = Callable[["FileSource", "DatasetSpec", tuple[str, ...], bool], "Dataset"]
-
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    name: str
-    title: str
-    hub_repo: str | None  # Hub dataset repo id, or GitHub `owner/name` when host == "github"
-    revision: str  # pinned 40-hex commit
-    files: dict[str, str]  # subset -> repo-relative file ("" when the dataset has one file)
-    extracts: str  # what the adapter takes from the rows (shown by `overlap datasets`)
-    adapter: Adapter
-    aliases: tuple[str, ...] = ()
-    host: str = "hub"  # hub | github
-    role: str = "dataset"  # dataset | mapping | pool
-    default_subsets: tuple[str, ...] = ()  # subsets read when none is selected ("" = all files)
-    detect: tuple[str, ...] = ()  # columns that identify this dataset's rows in a bare local file
-    notes: str = ""
-    extra: dict = field(default_factory=dict)
-
-
-    @property
-    def subset_names(self) -> tuple[str, ...]:
-        """Selectable subsets: one per file, or values of a column named in `extra['subset_values']`."""
-        return tuple(k for k in self.files if k) or tuple(self.extra.get("subset_values", ()))
-
+from .spec import DatasetSpec, read_declaration
 
 _REGISTRY: dict[str, DatasetSpec] = {}
 _ALIASES: dict[str, str] = {}
+_BUILTIN_READ: list[bool] = []  # non-empty once the built-in declarations are registered
 
 
 def register(spec: DatasetSpec) -> DatasetSpec:
     for name in (spec.name, *spec.aliases):
         key = name.lower()
         if key in _ALIASES and _ALIASES[key] != spec.name:
-            raise ValueError(f"dataset name {name!r} registered twice")
+            raise InputError(f"{spec.origin or spec.name}: dataset name {name!r} is already declared by "
+                             f"{_REGISTRY[_ALIASES[key]].origin or _ALIASES[key]}; choose another name")
         _ALIASES[key] = spec.name
     if spec.hub_repo:
         _ALIASES.setdefault(spec.hub_repo.lower(), spec.name)
@@ -64,9 +33,14 @@ def register(spec: DatasetSpec) -> DatasetSpec:
 
 
 def _load_builtin() -> None:
-    # Adapter modules register themselves on import; importing them here keeps `overlap --help` cheap
-    # (the registry is only populated when a dataset is actually named).
-    from . import arvo, arvo_meta, cyber, swe  # noqa: F401
+    # The built-in declarations are read once, when a dataset is first named (keeps `overlap --help` cheap).
+    if _BUILTIN_READ:
+        return
+    _BUILTIN_READ.append(True)
+    folder = package_files("overlap.sources") / "declarations"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            register(read_declaration(entry.read_text(encoding="utf-8"), entry.name))
 
 
 def all_specs() -> list[DatasetSpec]:

@@ -12,7 +12,7 @@ from typing import Any
 from ..model import Dataset
 from .builder import DatasetBuilder
 from .files import FileSource
-from .registry import DatasetSpec
+from .spec import DatasetSpec
 from .swe_files import file_rows, membership, selected
 from .swe_tasks import BASE_FIELDS, TEXT, add_task, pr_from_id, str_or_none, texts_of
 
@@ -62,7 +62,7 @@ def load_swe_polybench(source: FileSource, spec: DatasetSpec, subsets: tuple[str
 # --- SWE-bench family (parquet) ------------------------------------------------------------------------
 
 
-def _load_swebench_like(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
+def load_swe_bench(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
     """SWE-bench, SWE-bench Verified, SWE-bench Multilingual: one parquet per split; PR from the id."""
     flag = _member_flag(spec)
     builder = _bench_builder(spec, (flag,) if flag else ())
@@ -78,14 +78,12 @@ def _load_swebench_like(source: FileSource, spec: DatasetSpec, subsets: tuple[st
     return builder.build(source)
 
 
-load_swe_bench = _load_swebench_like
-load_swe_bench_multilingual = _load_swebench_like
 
 
 def load_swe_bench_pro(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
     """SWE-bench Pro: three configs holding overlapping task lists, merged and de-duplicated by instance_id
     (`subset` = the first config that lists a task, `in_<config>` = every config that does). No PR numbers:
-    only the base key is made; pairs need the same fix (see overlap.swe_report)."""
+    only the base key is made; pairs need the same fix (see overlap.evidence.swe_pairs)."""
     chosen = [("", "")] if single else [(s, spec.files[s]) for s in selected(spec, subsets)]
     flags = tuple(f"in_{s}" for s, _ in chosen if s)
     builder = _bench_builder(spec, flags)

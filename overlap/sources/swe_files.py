@@ -14,7 +14,7 @@ from ..errors import HubUnavailableError, InputError, OverlapError
 from ..model import Dataset, FileRecord
 from .builder import DatasetBuilder
 from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, first_line, read_records, sha256_of
-from .registry import DatasetSpec
+from .spec import DatasetSpec
 
 BY_ID = (("instance_id",),)  # the columns that make an item: the id alone
 

@@ -10,7 +10,7 @@ from ..ids.github import parse_pr
 from ..model import Dataset
 from .builder import DatasetBuilder
 from .files import FileSource
-from .registry import DatasetSpec
+from .spec import DatasetSpec
 from .swe_files import file_rows, list_files
 from .swe_tasks import BASE_FIELDS, TEXT, add_task, str_or_none
 

@@ -14,7 +14,8 @@ from ..ids.github import canonical_repo, instance_id_for, normalize_base, parse_
 from ..model import Dataset
 from .builder import DatasetBuilder
 from .files import FileSource
-from .registry import DatasetSpec, get_spec
+from .registry import get_spec
+from .spec import DatasetSpec
 from .swe_files import file_rows, list_files, reopen
 from .swe_tasks import BASE_FIELDS, TEXT, add_task, pr_from_id, str_or_none
 

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HubUnavailableError
+from ..sources.load import load_dataset, load_pool
+from .wiring import cyber_baselines, pool_for, swe_inclusion
 
 
 def attach_baselines(result, *, data: dict[str, Path] | None = None, pool: str | None = "auto",
@@ -17,9 +19,6 @@ def attach_baselines(result, *, data: dict[str, Path] | None = None, pool: str |
     be had (offline, not cached), records the baselines as not run with the reason instead of failing the
     compare; a pool named explicitly must load. `pool=None` or `"none"` skips the cyber baselines.
     """
-    from ..sources.arvo_meta import load_pool
-    from .wiring import cyber_baselines, pool_for, swe_inclusion
-
     result.parameters.update({"pool": pool, "strata": strata, "permutations": permutations, "seed": seed,
                               "reference": reference, "reference_range": reference_range})
     chosen = pool_for(result) if pool == "auto" else (None if pool in (None, "none") else pool)
@@ -35,8 +34,6 @@ def attach_baselines(result, *, data: dict[str, Path] | None = None, pool: str |
             block = cyber_baselines(result, loaded, strata=strata, permutations=permutations, seed=seed)
             _place(result, block)
     if reference is not None:
-        from ..sources.load import load_dataset
-
         block = swe_inclusion(result, load_dataset(reference, data), restrict_to_train_range=reference_range,
                               permutations=permutations, seed=seed)
         _place(result, block, key="inclusion")

@@ -13,12 +13,15 @@ Every return value is JSON-ready (Python ints/floats/str/bool/None, lists, dicts
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from ..errors import InputError
 from ..ids.github import split_key
+from ..model import Dataset
+from ..results import CompareResult
+from ..sources.arvo_meta import Pool
 from .baselines import (
     LEVEL,
     count_strata,
@@ -27,11 +30,6 @@ from .baselines import (
     stratified_baseline,
     uniform_baseline,
 )
-
-if TYPE_CHECKING:
-    from ..api import CompareResult
-    from ..model import Dataset
-    from ..sources.arvo_meta import Pool
 
 DEFAULT_POOL = "arvo-meta"
 
@@ -48,7 +46,6 @@ def pool_for(result: CompareResult) -> str | None:
 
 
 def _pool_table(pool: Pool | pd.DataFrame, result: CompareResult) -> tuple[pd.DataFrame, dict[str, Any]]:
-    from ..sources.arvo_meta import Pool
 
     if isinstance(pool, Pool):
         if result.mapping is not None and not pool.mapped:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import InputError
+from ..sources.registry import get_spec, is_known
+from ..sources.swe_rebench import ensure_columns, iter_lazy_batches, lazy_columns
+from .api import DEFAULT_BOILERPLATE_THRESHOLD, text_check
 
 # Default text per dataset family: the text a model trains on or is shown (crash spec, issue text).
 PREFERRED_FIELDS = ("text_problem_statement", "text_prompt", "text_description", "text_bug_description",
@@ -14,15 +17,11 @@ PREFERRED_FIELDS = ("text_problem_statement", "text_prompt", "text_description",
 
 def _text_fields(dataset) -> list[str]:
     """Text fields a dataset has: loaded columns, and those it fetches on demand (SWE-rebench)."""
-    from ..sources.swe_rebench import lazy_columns
-
     lazy = [c for c in lazy_columns(dataset) if c.startswith("text_")]
     return list(dict.fromkeys([*dataset.text_columns, *lazy]))
 
 
 def default_field(dataset) -> str | None:
-    from ..sources.registry import get_spec, is_known
-
     fields = _text_fields(dataset)
     adapter = getattr(dataset.provenance, "adapter", None)
     if adapter and is_known(adapter):
@@ -64,8 +63,6 @@ def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 
                 boilerplate_threshold: int | None = None, workers: int | None = 2) -> None:
     """Run the text check for every benchmark and field pair; add `text` sections, pair run columns and the
     train items' `ngram_<n>` flags (used by `overlap filter --drop ngram:13`)."""
-    from .api import DEFAULT_BOILERPLATE_THRESHOLD, text_check
-
     threshold = DEFAULT_BOILERPLATE_THRESHOLD if boilerplate_threshold is None else boilerplate_threshold
     train = result.train
     flagged: dict[int, set[str]] = {n: set() for n in ns}
@@ -98,8 +95,6 @@ def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 
 def texts_of(dataset, field: str, stream: bool = False):
     """The (item_id, field) table of a dataset. Sets that load their texts lazily (SWE-rebench-V2(-PRs))
     are streamed by row group on the train side, and fetched for all items on the bench side."""
-    from ..sources.swe_rebench import ensure_columns, iter_lazy_batches, lazy_columns
-
     if field in lazy_columns(dataset):
         if stream:
             return iter_lazy_batches(dataset, field)

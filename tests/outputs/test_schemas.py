@@ -22,7 +22,7 @@ from overlap import __version__  # noqa: E402
 from overlap.api import compare  # noqa: E402
 from overlap.cli import app  # noqa: E402
 from overlap.demo import demo_data  # noqa: E402
-from overlap.outputs.jsonout import KINDS, SCHEMA_DIR, dumps_json, schema_of, to_jsonable, validate_output, versioned  # noqa: E402
+from overlap.jsonout import KINDS, SCHEMA_DIR, dumps_json, schema_of, to_jsonable, validate_output, versioned  # noqa: E402
 from overlap.outputs.report import PAIRS_CSV_COLUMNS  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def test_every_schema_file_is_a_valid_schema_and_shipped():
         jsonschema.Draft202012Validator.check_schema(schema_of(kind))
         assert (SCHEMA_DIR / name).is_file()
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    assert '"outputs/schemas/*"' in pyproject  # package-data: the schemas are in the wheel
+    assert '"schemas/*"' in pyproject  # package-data: the schemas are in the wheel
 
 
 def test_compare_summary_full_and_bare_have_the_same_keys(demo_folders):

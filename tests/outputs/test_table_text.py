@@ -112,7 +112,8 @@ def swe_data(tmp_path_factory):
 
 @pytest.mark.parametrize("width", [80, 120])
 def test_matrix_fits_the_terminal(width, swe_data):
-    from overlap.matrix import couple_rows, matrix, matrix_rows
+    from overlap.api import matrix
+    from overlap.outputs.matrix import couple_rows, matrix_rows
 
     args = ["matrix", *BENCHES, *[a for name, path in swe_data.items() for a in ("--data", f"{name}={path}")]]
     run = CliRunner().invoke(app, args, env={"COLUMNS": str(width)})

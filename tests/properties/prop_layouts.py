@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The demo's OSS-Fuzz mapping (old Monorail id -> new tracker id), read-only; passed as `--data arvo=...`.
-DEMO_ARVO = REPO_ROOT / "overlap" / "data" / "demo" / "arvo"
+DEMO_ARVO = REPO_ROOT / "data" / "demo" / "arvo"
 DEMO_MAPPING_CSV = DEMO_ARVO / "arvo" / "oss_fuzz_mappings.csv"
 
 
@@ -47,7 +47,7 @@ def demo_mapping() -> dict[int, int]:
 
 
 MAPPING = demo_mapping()
-# The shipped rename table's entries that the generated data uses (overlap/mappings/repo_renames.csv).
+# The shipped rename table's entries that the generated data uses (mappings/repo_renames.csv).
 RENAMES = {"kbknapp/clap-rs": "clap-rs/clap", "jlongster/prettier": "prettier/prettier"}
 
 

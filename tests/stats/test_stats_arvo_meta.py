@@ -18,10 +18,9 @@ from overlap.sources.arvo_meta import (
     fix_commits,
     git_tree_sha1,
     load_arvo_meta,
-    load_pool,
 )
 from overlap.sources.github import GithubRepo
-from overlap.sources.load import load_identity, parse_data_options
+from overlap.sources.load import load_identity, load_pool, parse_data_options
 from overlap.sources.registry import get_spec
 
 MAPPING = OssFuzzMapping({10288: 40643631, 10400: 42470443, 11500: 42470500})

@@ -13,7 +13,7 @@ from overlap.errors import InputError
 from overlap.ids.ossfuzz import OssFuzzMapping
 from overlap.model import Dataset, Provenance
 from overlap.outputs.console import _chance_rows as table_rows  # the printed rows of a baselines block
-from overlap.sources.arvo_meta import load_pool
+from overlap.sources.load import load_pool
 from overlap.stats.wiring import cyber_baselines, pool_for, swe_inclusion
 
 MAPPING = OssFuzzMapping({100: 42000100, 101: 42000101, 102: 42000102, 103: 42000103, 104: 42000104})

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from overlap.api import compare
 from overlap.cli import app
+from overlap.evidence.swe_pairs import classify_pairs, classify_result
 from overlap.join import join
 from overlap.outputs.report import dumps_json
-from overlap.swe_report import classify_pairs, classify_result
 
 BENCHES = ["multi-swe-bench", "swe-polybench", "swe-bench-multilingual"]
 

@@ -14,8 +14,8 @@ import typer
 from swe_fixtures import offline_hub, swe_data  # noqa: F401
 from typer.testing import CliRunner
 
+from overlap.api import matrix
 from overlap.cli_matrix import matrix as matrix_command
-from overlap.matrix import matrix
 
 BENCHES = ["multi-swe-bench", "swe-polybench", "swe-bench-multilingual", "swe-bench", "swe-bench-pro"]
 

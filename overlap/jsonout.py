@@ -4,10 +4,10 @@
   booleans into int/float/bool, NaN/NA/NaT/inf into null, paths into text, sets into sorted lists. A value
   it does not know is an error (never silently written as its `str`).
 - `versioned(kind, data)` puts `schema_version`, `kind` and `tool: {name, version}` in front of a JSON
-  document of one of `KINDS`; `overlap/outputs/folders.py` recognises a result folder by them.
+  document of one of `KINDS`; `overlap.outputs.folders` recognises a result folder by them.
 - `dumps_json(data)` is the one serialiser: sorted keys, two-space indent, trailing newline, no NaN.
 - `schema_of(kind)` / `validate_output(kind, data)`: the JSON Schema shipped for each kind in
-  `overlap/outputs/schemas/` and a check against it (jsonschema, a test dependency; imported on use).
+  `overlap/schemas/` and a check against it (jsonschema, a test dependency; imported on use).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import math
 from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Any
+
+from . import __version__
 
 SCHEMA_VERSION = 1
 TOOL_NAME = "overlap"
@@ -36,8 +38,6 @@ KINDS = {
 
 
 def tool_info() -> dict[str, str]:
-    from .. import __version__
-
     return {"name": TOOL_NAME, "version": str(__version__)}
 
 

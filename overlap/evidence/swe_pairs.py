@@ -23,10 +23,13 @@ from typing import Any
 
 import pandas as pd
 
+from ..model import COUNTED_PAIR_KINDS as COUNTED_KINDS
+from ..model import PAIR_KINDS
+from ..model import REPORTED_PAIR_KINDS as REPORTED_KINDS
+from ..sources.swe import ensure_columns
+from .patches import PatchBook, relate_patches
+
 SWE_KINDS = ("repo_pr", "repo_pr_exact", "base_pr", "base")
-COUNTED_KINDS = ("same_pr_same_base", "same_pr_other_base", "same_pr_base_unknown", "same_base_identical_fix_no_pr")
-REPORTED_KINDS = ("same_base_no_pr_other_fix", "same_base_other_pr")
-PAIR_KINDS = COUNTED_KINDS + REPORTED_KINDS
 # Kinds whose fix relation is worked out (the others are decided by the keys alone).
 FIX_KINDS = ("same_pr_other_base", "same_pr_base_unknown", "same_base_no_pr")
 
@@ -83,8 +86,6 @@ def _base_kinds(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> list
 
 def _patch_book(dataset, item_ids: set[str]):
     """Parsed patches of `item_ids` (fetched first for sets that load patches lazily)."""
-    from .evidence.patches import PatchBook
-    from .sources.swe import ensure_columns
 
     if item_ids:
         ensure_columns(dataset, item_ids, ("patch",))
@@ -96,7 +97,7 @@ def classify_pairs(pairs: pd.DataFrame, train, bench, *, fix: bool = True) -> pd
 
     Pairs without SWE keys (e.g. OSS-Fuzz pairs) get a null kind and are not counted here. The fix relation
     (`overlap.evidence.patches.relate_patches`) is worked out for same-PR-other-base, same-PR-unknown-base
-    and same-base-no-PR pairs; with `fix=False`, or without the evidence module, it stays null and
+    and same-base-no-PR pairs; with `fix=False` it stays null and
     same-base-no-PR pairs are `same_base_no_pr_other_fix` with reason `not_run`.
     Idempotent: a table that already has `pair_kind` is returned unchanged.
     """
@@ -107,17 +108,11 @@ def classify_pairs(pairs: pd.DataFrame, train, bench, *, fix: bool = True) -> pd
     relation: list[str | None] = [None] * len(out)
     reason: list[str | None] = [None] * len(out)
     todo = [i for i, k in enumerate(kinds) if k in FIX_KINDS]
-    relate = None
     if fix and todo:
-        try:
-            from .evidence.patches import relate_patches as relate
-        except ImportError:  # pragma: no cover - the evidence module ships with overlap
-            relate = None
-    if relate is not None:
         train_book = _patch_book(train, {out["train_id"].iat[i] for i in todo})
         bench_book = _patch_book(bench, {out["bench_id"].iat[i] for i in todo})
         for i in todo:
-            rel = relate(train_book.get(out["train_id"].iat[i]), bench_book.get(out["bench_id"].iat[i]),
+            rel = relate_patches(train_book.get(out["train_id"].iat[i]), bench_book.get(out["bench_id"].iat[i]),
                          sides=("train", "bench"))
             relation[i], reason[i] = rel.relation, rel.reason
     for i in todo:

@@ -1,22 +1,22 @@
-"""Library entry points: `compare(...)`. The CLI is a thin layer over these."""
+"""The results every layer shares: a compare (`CompareResult`, one `BenchComparison` per benchmark) and a
+matrix (`MatrixResult`), with the summary each writes as summary.json.
+
+They live low (beside `join`) so the stages that fill them (`stats`, `evidence`, `text`) and the writers
+that read them (`outputs`) depend on this module, not on the entry points in `overlap.api` that build them.
+"""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from html import escape
 from typing import Any
 
 import pandas as pd
 
 from . import __version__
-from .errors import InputError
-from .ids.ossfuzz import OssFuzzMapping, canonicalize_keys, describe_ids
-from .join import duplicates, join, shared_keys
-from .model import Dataset, Provenance
-from .progress import stage
-from .sources.load import load_dataset, load_identity
+from .ids.ossfuzz import OssFuzzMapping, describe_ids
+from .jsonout import to_jsonable, versioned
+from .model import COUNTED_PAIR_KINDS, PAIR_KINDS, Dataset, Provenance
 
 
 @dataclass(repr=False)
@@ -123,8 +123,6 @@ class CompareResult:
         return f"<CompareResult {self.train.name} ({len(self.train.items)} items) vs {benches}>"
 
     def _repr_html_(self) -> str:
-        from html import escape
-
         rows = "".join(
             f"<tr><td>{escape(b.name)}</td><td>{b.items:,}</td><td>{b.items_matched:,}</td>"
             f"<td>{(b.items_matched / b.items if b.items else 0):.1%}</td><td>{len(b.pairs):,}</td>"
@@ -135,244 +133,6 @@ class CompareResult:
                 "<table><thead><tr><th>benchmark</th><th>items</th><th>items matched</th><th>share</th>"
                 "<th>pairs</th><th>matched by a plain id join</th></tr></thead>"
                 f"<tbody>{rows}</tbody></table>")
-
-
-def _needs_mapping(datasets: list[Dataset]) -> bool:
-    return any((d.keys["kind"] == "ossfuzz").any() for d in datasets)
-
-
-def _data_paths(data: Mapping[str, str | os.PathLike] | None) -> dict[str, Path]:
-    """`data` as {registered name: absolute Path}: names may be aliases, paths str or Path, relative to the
-    current folder or absolute (resolved once, here)."""
-    from .sources.registry import get_spec
-
-    if not data:
-        return {}
-    if not isinstance(data, Mapping):
-        raise InputError("data: expected a dict {dataset name: local folder or file}, e.g. {'arvo': './ARVO'}")
-    out: dict[str, Path] = {}
-    for name, path in data.items():
-        spec = get_spec(str(name))
-        try:
-            target = Path(path).expanduser().resolve()
-        except TypeError as exc:
-            raise InputError(f"data[{name!r}]: expected a folder or file path, got {type(path).__name__}") from exc
-        if not target.exists():
-            raise InputError(f"data[{name!r}]: {target} does not exist")
-        out[spec.name] = target
-    return out
-
-
-def _label(dataset: Dataset) -> str:
-    subsets = dataset.provenance.subsets
-    return f"{dataset.name}:{','.join(subsets)}" if subsets else dataset.name
-
-
-def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
-    """One dataset (name, path or Dataset) or a list of them."""
-    if isinstance(value, (str, os.PathLike, Dataset)):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
-        raise InputError(f"{what}: expected a dataset name, a path or a list of them, got {type(value).__name__}")
-    out: list[str | Dataset] = []
-    for item in value:
-        if isinstance(item, os.PathLike):
-            item = os.fspath(item)
-        if not isinstance(item, (str, Dataset)):
-            raise InputError(f"{what}: expected a dataset name, a path or a Dataset, got {type(item).__name__}")
-        out.append(item)
-    return out
-
-
-def _text_pairs(text: Any) -> list[tuple[str, str]] | None:
-    """`text` as (train field, bench field) pairs: None = each dataset's default, [] or "none" = off; items
-    are "TRAIN_FIELD:BENCH_FIELD" strings or 2-tuples."""
-    if text is None:
-        return None
-    if isinstance(text, str):
-        text = [] if text == "none" else [text]
-    if not isinstance(text, (list, tuple)):
-        raise InputError(f"text: expected a list of 'TRAIN_FIELD:BENCH_FIELD' strings, got {type(text).__name__}")
-    out = []
-    for value in text:
-        if isinstance(value, str):
-            train_field, sep, bench_field = value.partition(":")
-            pair = (train_field.strip(), bench_field.strip()) if sep else None
-        elif isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, str) for v in value):
-            pair = (value[0].strip(), value[1].strip())
-        else:
-            pair = None
-        if pair is None or not all(pair):
-            raise InputError(f"text {value!r}: expected 'TRAIN_FIELD:BENCH_FIELD' or (train_field, bench_field), "
-                             "e.g. 'prompt:description'")
-        out.append(pair)
-    return out
-
-
-def compare(
-    train: str | os.PathLike | Dataset,
-    benches: str | os.PathLike | Dataset | list[str | os.PathLike | Dataset],
-    *,
-    data: Mapping[str, str | os.PathLike] | None = None,
-    mapping: OssFuzzMapping | None = None,
-    pool: str | None = "auto",
-    strata: str | None = "project",
-    permutations: int = 100_000,
-    seed: int = 0,
-    reference: str | None = None,
-    reference_range: bool = False,
-    evidence: bool = True,
-    fix_join: str = "auto",
-    text: str | list[str | tuple[str, str]] | None = None,
-    ngram_ns: int | tuple[int, ...] = (13, 8),
-    boilerplate_threshold: int | None = None,
-) -> CompareResult:
-    """Join a training set with one or more benchmarks on normalised source identities.
-
-    Datasets are given as names/specs (see `overlap datasets`) or already-loaded `Dataset`s. `data` maps
-    registered names to local folders/files. The OSS-Fuzz mapping is loaded (`arvo`) only when a side
-    has OSS-Fuzz ids and none is passed.
-
-    Chance baselines (`overlap.stats`): `pool` ("auto": ARVO-Meta for OSS-Fuzz sets, skipped with a reason
-    when it cannot be had; a name/path; None) stratified by the pool column `strata`, cross-checked by
-    `permutations` seeded draws; `reference` (e.g. `multi-swe-rl-discarded`) adds the SWE inclusion test.
-
-    Evidence (`overlap.evidence`, with `evidence`): fix relation and crash grade of every pair (per-item
-    files fetched only for the pairs that need them), pairs found by the same fix alone (`fix_join`: auto =
-    OSS-Fuzz/CVE sets, on, off), related bugs from the pool's records.
-
-    Text (`overlap.text`): for each (train field, bench field) in `text` (None: each dataset's default
-    text; []: off), what an n-gram filter (`ngram_ns`) flags among the id-matched and the rest, and the
-    pairs' longest shared runs.
-    """
-    from .evidence.attach import FIX_JOIN_MODES
-
-    if fix_join not in FIX_JOIN_MODES:
-        raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
-    data = _data_paths(data)
-    if isinstance(train, (list, tuple)):
-        raise InputError("train: give one training set (a name, a path or a Dataset), not a list")
-    (train,) = _dataset_args(train, "train")
-    benches = _dataset_args(benches, "benches")
-    text = _text_pairs(text)
-    ngram_ns = (ngram_ns,) if isinstance(ngram_ns, int) else tuple(ngram_ns)
-    if not benches:
-        raise InputError("give at least one benchmark to compare with")
-    stage("reading the training set")
-    train_ds = train if isinstance(train, Dataset) else load_dataset(train, data)
-    stage("reading the benchmarks")
-    bench_ds = [b if isinstance(b, Dataset) else load_dataset(b, data) for b in benches]
-    names = [train_ds.name] + [b.name for b in bench_ds]
-    if len(set(names)) != len(names):
-        raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
-    if text:
-        from .text.attach import text_field
-
-        for train_field, bench_field in text:  # fail before the slow stages, in the library's words
-            text_field(train_ds, train_field, f"text '{train_field}:{bench_field}'")
-            for b in bench_ds:
-                text_field(b, bench_field, f"text '{train_field}:{bench_field}'")
-    mapping_provenance = None
-    stage("joining ids")
-    if _needs_mapping([train_ds, *bench_ds]):
-        if mapping is None:
-            mapping, mapping_provenance = load_identity("arvo", data)
-        for dataset in (train_ds, *bench_ds):
-            dataset.keys = canonicalize_keys(dataset.keys, mapping)
-    comparisons = [
-        BenchComparison(
-            bench=b,
-            pairs=join(train_ds, b, on="value"),
-            plain_pairs=join(train_ds, b, on="raw"),
-            shared=shared_keys(train_ds, b),
-            duplicates=duplicates(b),
-        )
-        for b in bench_ds
-    ]
-    result = CompareResult(
-        train=train_ds,
-        benches=comparisons,
-        train_duplicates=duplicates(train_ds),
-        mapping=mapping,
-        mapping_provenance=mapping_provenance,
-        # labels: the datasets as selected (`cybergym:arvo`), for titles; train/benches stay the names
-        parameters={"train": names[0], "benches": names[1:],
-                    "labels": [_label(d) for d in (train_ds, *bench_ds)]},
-    )
-    _attach_swe(result)
-    from .stats.attach import attach_baselines
-
-    stage("chance baselines")
-    attach_baselines(result, data=data, pool=pool, strata=strata, permutations=permutations, seed=seed,
-                     reference=reference, reference_range=reference_range)
-    if evidence:
-        from .evidence.attach import attach_evidence
-
-        stage("evidence (fixes, crashes)")
-        attach_evidence(result, fix_join=fix_join, seed=seed)
-    if text != []:
-        from .text.attach import attach_text
-
-        stage("text check")
-        attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold)
-    return result
-
-
-def filter_train(
-    train: str | Dataset,
-    benches: list[str | Dataset],
-    out: Path,
-    *,
-    reasons: tuple[str, ...] | list[str] = ("id", "fix", "dup"),
-    data: dict[str, Path] | None = None,
-    mapping: OssFuzzMapping | None = None,
-    flagged: dict[str, list[str]] | None = None,
-    seed: int = 0,
-):
-    """Write the training set without the rows that overlap the benchmarks into the folder `out`, checked.
-
-    Runs the compare stages the `reasons` need (ids always; evidence for `fix` and `spec:*`; the text check
-    for `ngram:<n>`), decides which rows go (`overlap.outputs.filter_plan`), writes the split and proves it:
-    the kept split, read back through the same adapter and compared again the same way, matches nothing
-    (`overlap.outputs.splits.write_split`). Returns (CompareResult, FilterResult, SplitReport).
-    """
-    from .outputs.splits import check_reasons, filter_split, write_split
-
-    asked = check_reasons(reasons)
-    ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))
-    options: dict[str, Any] = {
-        "pool": None,  # chance baselines do not decide what a filter drops
-        "seed": seed,
-        "evidence": any(r == "fix" or r.startswith("spec:") for r in asked),
-        "text": None if ns else [],
-        "ngram_ns": ns or (13,),
-    }
-    result = compare(train, benches, data=data, mapping=mapping, **options)
-    decision = filter_split(result, asked, flagged=flagged)
-    bench_sets = [b.bench for b in result.benches]
-
-    def recheck(kept: Dataset) -> CompareResult:
-        return compare(kept, bench_sets, mapping=result.mapping, **options)
-
-    report = write_split(result, decision, out, recheck=None if flagged else recheck)
-    return result, decision, report
-
-
-def _attach_swe(result: CompareResult) -> None:
-    """SWE sets: classify pairs (same PR same base, other base, …), keep the counted ones as the overlap
-    and move the reported-only ones (same base, different PR) to `related`."""
-    from .swe_report import swe_sections
-
-    sections = swe_sections(result)
-    if not sections:
-        return
-    per_bench = sections.pop("benches")
-    result.sections["swe"] = sections
-    for comp, block in zip(result.benches, per_bench, strict=True):
-        comp.sections["swe"] = block
-        counted = comp.pairs["counted"].fillna(True).astype(bool)  # non-SWE pairs (no kind) count
-        comp.related = comp.pairs[~counted].reset_index(drop=True)
-        comp.pairs = comp.pairs[counted].reset_index(drop=True)
 
 
 def _share(part: int, whole: int) -> float:
@@ -479,9 +239,7 @@ def _stage_blocks(container: dict[str, Any], stages: dict[str, str], top: dict[s
 
 def summarize(result: CompareResult) -> dict[str, Any]:
     """Every count of a compare, plus provenance and parameters: the content of summary.json (kind
-    `compare`, `overlap/outputs/schemas/compare-summary.schema.json`)."""
-    from .outputs.jsonout import to_jsonable, versioned
-
+    `compare`, `overlap/schemas/compare-summary.schema.json`)."""
     summary: dict[str, Any] = {
         "tool": {"name": "overlap", "version": __version__},
         "parameters": result.parameters,
@@ -508,3 +266,65 @@ def summarize(result: CompareResult) -> dict[str, Any]:
     for block in summary["benches"]:
         _stage_blocks(block, BENCH_STAGES, summary)
     return to_jsonable(versioned("compare", summary))
+
+
+@dataclass
+class MatrixResult:
+    datasets: list[Dataset]
+    pairs: pd.DataFrame  # classified pairs of every compared two (a, b in argument order); stages add columns
+    cells: pd.DataFrame  # one row per ordered (bench, other)
+    couples: pd.DataFrame  # one row per unordered (a, b): pair kinds, shared repos, skipped
+    shared_repos: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def families(self) -> dict[str, str]:
+        """Each benchmark's family: benchmarks joined by an own-subset couple (SWE-PolyBench and its Verified
+        subset) share one, named after the first of them in argument order."""
+        family = {d.name: d.name for d in self.datasets}
+        skipped = self.couples[self.couples["skipped"] != ""] if len(self.couples) else self.couples
+        for a, b in zip(skipped.get("a", []), skipped.get("b", []), strict=True):
+            old, new = family[b], family[a]
+            family = {name: new if fam == old else fam for name, fam in family.items()}
+        return family
+
+    def bench_rows(self) -> list[dict[str, Any]]:
+        """Per benchmark: items, items found in at least one / two other benchmarks (counted pairs). A
+        benchmark and its own subset are one other benchmark, never two (`families`)."""
+        counted = self.pairs[self.pairs["counted"].fillna(False).astype(bool)] if len(self.pairs) else self.pairs
+        family = self.families()
+        others: dict[str, dict[str, set[str]]] = {d.name: {} for d in self.datasets}
+        for a, b, a_id, b_id in zip(counted.get("a", []), counted.get("b", []), counted.get("a_id", []),
+                                    counted.get("b_id", []), strict=True):
+            others[a].setdefault(a_id, set()).add(family[b])
+            others[b].setdefault(b_id, set()).add(family[a])
+        rows = []
+        for dataset in self.datasets:
+            n = len(dataset.items)
+            found = others[dataset.name]
+            one = sum(1 for v in found.values() if len(v) >= 1)
+            two = sum(1 for v in found.values() if len(v) >= 2)
+            rows.append({"bench": dataset.name, "items": n, "in_ge1_other": one, "share_ge1_other": _share(one, n),
+                         "in_ge2_other": two, "share_ge2_other": _share(two, n)})
+        return rows
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready and deterministic: everything the matrix shows, plus provenance."""
+        cells = self.cells.to_dict(orient="records")
+        couples = []
+        for row in self.couples.to_dict(orient="records"):
+            row = dict(row)
+            row["shared_repo_names"] = self.shared_repos.get((row["a"], row["b"]), [])
+            couples.append(row)
+        return to_jsonable(versioned("matrix", {
+            "parameters": self.parameters,
+            "benches": self.bench_rows(),
+            "cells": cells,
+            "couples": couples,
+            "pair_kinds": {"counted": list(COUNTED_PAIR_KINDS),
+                           "reported_not_counted": [k for k in PAIR_KINDS if k not in COUNTED_PAIR_KINDS]},
+            "datasets": [
+                {"name": d.name, "items": int(len(d.items)), "problems": [p.__dict__ for p in d.problems],
+                 "provenance": d.provenance.to_dict(), "family": self.families()[d.name]}
+                for d in self.datasets
+            ],
+        }))

@@ -1,0 +1,18 @@
+"""The library's entry points, one per command; the CLI (`overlap.cli`) is a thin layer over these.
+
+    from overlap.api import compare, filter_train, matrix, text_check, audit
+
+`compare` and `filter_train` (`overlap.api.compare`), `matrix` (`overlap.api.matrix`), the n-gram text check
+`text_check` (`overlap.text.api`) and `audit` (`overlap.audit`). The results they return
+(`CompareResult`, `BenchComparison`, `MatrixResult`) are defined in `overlap.results`, where every layer can
+read them.
+"""
+
+from ..audit import audit
+from ..results import BenchComparison, CompareResult, MatrixResult
+from ..text.api import text_check
+from .compare import compare, filter_train
+from .matrix import matrix
+
+__all__ = ["BenchComparison", "CompareResult", "MatrixResult", "audit", "compare", "filter_train", "matrix",
+           "text_check"]

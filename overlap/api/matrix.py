@@ -1,0 +1,138 @@
+"""Every benchmark against every other: `matrix([...]) -> MatrixResult`.
+
+For each two benchmarks (skipping a benchmark against its own subset, e.g. SWE-bench vs SWE-bench Verified)
+the key join gives pairs, classified into pair kinds as in a compare (`overlap.evidence.swe_pairs`). The result
+holds, per ordered pair (bench, other), how many of bench's items are in a counted pair with other and
+their share; per unordered pair, the pair kinds and the repos both hold; per benchmark, its items found in
+at least one / at least two other benchmarks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import InputError, OverlapError
+from ..evidence.swe_pairs import classify_pairs
+from ..join import join
+from ..model import PAIR_KINDS, Dataset
+from ..results import MatrixResult
+from ..sources.load import load_dataset
+from ..sources.registry import get_spec, parse_selection
+
+MATRIX_PAIR_COLUMNS = ("a", "b", "a_id", "b_id", "kinds", "match_type", "a_raw", "b_raw")
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _family(dataset: Dataset) -> str:
+    """The registered dataset a loaded set belongs to (a Verified set belongs to its full set)."""
+    name = dataset.provenance.adapter or dataset.name
+    try:
+        spec = get_spec(name)
+    except OverlapError:
+        return name
+    return spec.extra.get("subset_of") or spec.name
+
+
+def is_own_subset(a: Dataset, b: Dataset) -> bool:
+    """True when one of the two is a subset of the other: same registered family, and one's item ids are
+    all in the other (SWE-bench test vs Verified, Multi-SWE-bench vs its `kotlin_ext` subset)."""
+    if _family(a) != _family(b):
+        return False
+    ids_a, ids_b = set(a.items["item_id"]), set(b.items["item_id"])
+    return ids_a <= ids_b or ids_b <= ids_a
+
+
+def _load_all(benches: list[str | Dataset], data: dict[str, Path] | None) -> list[Dataset]:
+    for bench in benches:  # every name is checked before anything is loaded
+        if not isinstance(bench, Dataset):
+            parse_selection(bench)
+    loaded: list[Dataset] = []
+    for bench in benches:
+        dataset = bench if isinstance(bench, Dataset) else load_dataset(bench, data)
+        if not isinstance(bench, Dataset) and any(d.name == dataset.name for d in loaded):
+            dataset.name = bench  # the same dataset selected twice (e.g. NAME and NAME:SUBSET): keep them apart
+            dataset.provenance.name = bench
+        loaded.append(dataset)
+    names = [d.name for d in loaded]
+    if len(set(names)) != len(names):
+        raise InputError(f"the same dataset is named twice ({', '.join(names)}); give distinct benchmarks")
+    return loaded
+
+
+def _repos(dataset: Dataset) -> set[str]:
+    if "project" not in dataset.items.columns:
+        return set()
+    return set(dataset.items["project"].dropna().astype(str))
+
+
+def matrix(benches: list[str | Dataset], *, data: dict[str, Path] | None = None) -> MatrixResult:
+    """Join every benchmark with every other (names as in `overlap datasets`, or loaded Datasets).
+
+    A benchmark is not compared with its own subset (see `is_own_subset`); such couples are listed as
+    skipped. Pairs are classified into pair kinds (`overlap.evidence.swe_pairs.classify_pairs`); the shares count
+    counted kinds only.
+    """
+    if len(benches) < 2:
+        raise InputError("give at least two benchmarks to compare with each other")
+    datasets = _load_all(list(benches), data)
+    frames, cells, couples = [], [], []
+    shared: dict[tuple[str, str], list[str]] = {}
+    found: dict[tuple[str, str], int] = {}
+    for i, a in enumerate(datasets):
+        for b in datasets[i + 1:]:
+            repos = sorted(_repos(a) & _repos(b))
+            shared[(a.name, b.name)] = repos
+            couple: dict[str, Any] = {"a": a.name, "b": b.name, "skipped": "", "shared_repos": len(repos)}
+            if is_own_subset(a, b):
+                couple["skipped"] = "own subset"
+                couple |= {f"pairs_{k}": 0 for k in PAIR_KINDS} | {"pairs_counted": 0}
+                couples.append(couple)
+                continue
+            pairs = classify_pairs(join(a, b), a, b)
+            pairs = pairs.rename(columns={"train_id": "a_id", "bench_id": "b_id", "train_raw": "a_raw",
+                                          "bench_raw": "b_raw"}).drop(columns=["bench"])
+            pairs.insert(0, "b", b.name)
+            pairs.insert(0, "a", a.name)
+            frames.append(pairs)
+            counted = pairs[pairs["counted"].fillna(False).astype(bool)]
+            found[(a.name, b.name)] = counted["a_id"].nunique()
+            found[(b.name, a.name)] = counted["b_id"].nunique()
+            for kind in PAIR_KINDS:
+                couple[f"pairs_{kind}"] = int((pairs["pair_kind"] == kind).sum())
+            couple["pairs_counted"] = int(len(counted))
+            couples.append(couple)
+    by_name = {d.name: d for d in datasets}
+    for a in datasets:
+        for b in datasets:
+            if a is b:
+                continue
+            key = (a.name, b.name)
+            skipped = key not in found
+            n = len(by_name[a.name].items)
+            cells.append({"bench": a.name, "other": b.name, "bench_items": n, "skipped": skipped,
+                          "bench_items_found": 0 if skipped else int(found[key]),
+                          "share": 0.0 if skipped else _share(int(found[key]), n)})
+    if frames:
+        all_pairs = pd.concat(frames, ignore_index=True)
+    else:
+        all_pairs = pd.DataFrame({c: pd.Series([], dtype="string") for c in MATRIX_PAIR_COLUMNS})
+        for column, dtype in (("pair_kind", "string"), ("counted", "boolean"), ("fix_relation", "string"),
+                              ("fix_reason", "string")):
+            all_pairs[column] = pd.Series([], dtype=dtype)
+    return MatrixResult(
+        datasets=datasets,
+        pairs=all_pairs,
+        cells=pd.DataFrame.from_records(cells),
+        couples=pd.DataFrame.from_records(couples),
+        shared_repos=shared,
+        parameters={"benches": [d.name for d in datasets]},
+    )
+
+
+# --- renderings -----------------------------------------------------------------------------------------

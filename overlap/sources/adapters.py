@@ -1,0 +1,68 @@
+"""Adapters by name: the code a declaration names (`adapter = "cybergym"`) to turn a dataset's rows into items
+and keys, and the few functions a declaration names for what it cannot say as values (`item_path`).
+
+The registry reads declarations and never imports this module; `load` does, to run the adapter a
+declaration names. Adding a dataset with an existing row layout is a declaration file, not code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import InputError
+from .arvo import load_arvo_mapping
+from .arvo_meta import load_arvo_meta, load_arvo_projects
+from .cyber import cybergym_task_path, load_cybergym, load_mimo_cyber, load_sec_bench
+from .files import FileSource
+from .spec import DatasetSpec
+from .swe_bench import load_swe_bench, load_swe_bench_pro, load_swe_polybench
+from .swe_multi import load_multi_swe_bench, load_multi_swe_rl_discarded
+from .swe_rebench import load_swe_rebench_v2, load_swe_rebench_v2_prs
+
+# An adapter turns the resolved files of a dataset into a Dataset (or, for mapping and pool data, the
+# mapping or pool). `subsets` is the selection (empty = all); `single` is True when the user gave one file
+# instead of the repo layout.
+Adapter = Callable[[FileSource, DatasetSpec, tuple[str, ...], bool], Any]
+
+ADAPTERS: dict[str, Adapter] = {
+    "arvo-mapping": load_arvo_mapping,
+    "arvo-meta": load_arvo_meta,
+    "arvo-projects": load_arvo_projects,
+    "cybergym": load_cybergym,
+    "mimo-cyber": load_mimo_cyber,
+    "multi-swe-bench": load_multi_swe_bench,
+    "multi-swe-rl-discarded": load_multi_swe_rl_discarded,
+    "sec-bench": load_sec_bench,
+    "swe-bench": load_swe_bench,
+    "swe-bench-pro": load_swe_bench_pro,
+    "swe-polybench": load_swe_polybench,
+    "swe-rebench-v2": load_swe_rebench_v2,
+    "swe-rebench-v2-prs": load_swe_rebench_v2_prs,
+}
+
+# Functions a declaration names in `extra` (e.g. `item_path`: where a task's per-item files live).
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "cybergym_task_path": cybergym_task_path,
+}
+
+
+def adapter_of(spec: DatasetSpec) -> Adapter:
+    """The adapter `spec` names; an unknown name says which exist."""
+    try:
+        return ADAPTERS[spec.adapter]
+    except KeyError:
+        raise InputError(f"{spec.origin or spec.name}: unknown adapter {spec.adapter!r}; known adapters: "
+                         f"{', '.join(sorted(ADAPTERS))}") from None
+
+
+def function_of(spec: DatasetSpec, key: str) -> Callable[..., Any] | None:
+    """The function named by `spec.extra[key]`, or None when the declaration names none."""
+    name = spec.extra.get(key)
+    if name is None:
+        return None
+    try:
+        return FUNCTIONS[name]
+    except KeyError:
+        raise InputError(f"{spec.origin or spec.name}: extra.{key} names {name!r}, which overlap does not know; "
+                         f"known: {', '.join(sorted(FUNCTIONS))}") from None
