@@ -1,0 +1,802 @@
+"""Record batches of any dataset, streamed with column projection: a local file, a folder (its data files,
+recursively), a glob, or a Hub dataset `owner/name[:config][@revision]`.
+
+    source = open_batches("me/my-rl-mix@main", ["extra_info.instance_id", "repo"], split="train")
+    for batch in source:          # pyarrow.RecordBatch, columns named as asked (dotted names kept)
+        ...
+    source.provenance             # Hub id, the revision as a commit sha, files read with sha256 and rows
+
+Formats: `.parquet`, `.jsonl`, `.json` (JSON lines or one JSON array), `.csv`, each also `.gz` / `.zst`
+compressed. Parquet is read one row group at a time and only the asked columns (a dotted name reads only
+that leaf of a struct); JSON lines and CSV through pyarrow's streaming readers, block by block. Memory is
+bounded by the batch, never by the file. CSV cells are read as text, exactly as written.
+
+A dotted name (`extra_info.instance_id`) is a column of that literal name when the file has one, else a
+path into structs (a numeric part indexes a list: `prompt.0.content`). A missing column or an unreadable
+file is an InputError naming the file and the column, and listing the columns the file has.
+
+Hub datasets are read through `huggingface_hub.HfFileSystem` (ranged reads: a 2.7 GB set is streamed, not
+downloaded); the revision is resolved to a commit sha first. With `HF_HUB_OFFLINE=1` the Hub cache is read
+instead (its snapshot folder names the commit), as the registered datasets' loader does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob as globlib
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import HubUnavailableError, InputError
+from ..model import FileRecord, Provenance
+
+DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
+HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?::(?P<config>[\w.-]+))?(?:@(?P<revision>[^\s@:]+))?$")
+HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_JSON_BLOCK = 16 << 20  # pyarrow's JSON reader needs a whole line in one block; longer lines fall back
+
+
+# --- what a source is ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file to read: `path` as the filesystem names it, `name` as the provenance records it."""
+
+    path: str
+    name: str
+    sha256: str | None = None  # known without reading the file (a Hub LFS file), else computed when local
+
+
+def data_format(name: str) -> tuple[str, str | None]:
+    """(format, compression) of a file name: `x.jsonl.gz` → (`jsonl`, `gzip`); ("", None) if not data."""
+    lower = name.lower()
+    compression = None
+    for suffix, codec in COMPRESSIONS.items():
+        if lower.endswith(suffix):
+            lower, compression = lower[: -len(suffix)], codec
+    for suffix in DATA_SUFFIXES:
+        if lower.endswith(suffix):
+            return suffix[1:], compression
+    return "", None
+
+
+def is_data_file(name: str) -> bool:
+    return bool(data_format(name)[0])
+
+
+def parse_hub_id(text: str) -> tuple[str, str | None, str | None] | None:
+    """`owner/name[:config][@revision]` (also `owner/name@revision:config`) → (repo, config, revision)."""
+    text = text.strip().removeprefix("hf://datasets/").removeprefix("datasets/")
+    match = HUB_ID.match(text)
+    if not match:
+        swapped = re.match(r"^(?P<repo>[^@:\s]+/[^@:\s]+)@(?P<revision>[^\s@:]+):(?P<config>[\w.-]+)$", text)
+        if not swapped:
+            return None
+        match = swapped
+    return match["repo"], match["config"], match["revision"]
+
+
+def split_matches(name: str, split: str) -> bool:
+    """Whether a repo-relative file belongs to `split` by the Hub's naming conventions: a folder of that
+    name (`train/…`), or a file name starting with it (`train-00000-of-00001.parquet`, `test.csv`)."""
+    parts = name.lower().split("/")
+    split = split.lower()
+    if split in parts[:-1]:
+        return True
+    return re.match(rf"^{re.escape(split)}(?:[-_.]|$)", parts[-1]) is not None
+
+
+# --- the public entry point ------------------------------------------------------------------------
+
+
+@dataclass
+class BatchSource:
+    """Record batches of one dataset, projected on `columns`; iterate it (more than once if needed).
+
+    `provenance.files` lists each file once it has been read to the end, with its sha256 and rows.
+    """
+
+    label: str
+    files: list[DataFile]
+    columns: list[str]
+    optional: tuple[str, ...] = ()
+    batch_rows: int = 65536
+    filesystem: Any = None  # None: local files
+    provenance: Provenance = field(default_factory=lambda: Provenance(name="", origin="local-file"))
+    hash_files: bool = True
+
+    def __iter__(self) -> Iterator[Any]:
+        self.provenance.files = []
+        for data_file in self.files:
+            rows = 0
+            for batch in read_file_batches(data_file, self.columns, optional=self.optional,
+                                           batch_rows=self.batch_rows, filesystem=self.filesystem):
+                rows += batch.num_rows
+                yield batch
+            self.provenance.files.append(FileRecord(path=data_file.name, sha256=self._sha256(data_file),
+                                                    rows=rows))
+
+    def iter_files(self) -> Iterator[tuple[DataFile, Iterator[Any]]]:
+        """(file, its batches) one file at a time, for readers that need to know where a row came from."""
+        self.provenance.files = []
+        for data_file in self.files:
+            counted = _Counted(read_file_batches(data_file, self.columns, optional=self.optional,
+                                                 batch_rows=self.batch_rows, filesystem=self.filesystem))
+            yield data_file, counted
+            for _ in counted:  # the rest, if the caller stopped early: rows are rows read
+                pass
+            self.provenance.files.append(FileRecord(path=data_file.name, sha256=self._sha256(data_file),
+                                                    rows=counted.rows))
+
+    def _sha256(self, data_file: DataFile) -> str:
+        if data_file.sha256:
+            return data_file.sha256
+        if self.filesystem is None and self.hash_files:
+            digest = hashlib.sha256()
+            with open(data_file.path, "rb") as handle:
+                for block in iter(lambda: handle.read(4 << 20), b""):
+                    digest.update(block)
+            return digest.hexdigest()
+        return ""
+
+
+class _Counted:
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self._batches = batches
+        self.rows = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in self._batches:
+            self.rows += batch.num_rows
+            yield batch
+
+
+def open_batches(
+    source: str | os.PathLike,
+    columns: Sequence[str],
+    *,
+    split: str | None = None,
+    optional: Sequence[str] = (),
+    batch_rows: int = 65536,
+    filesystem: Any = None,
+    hash_files: bool = True,
+) -> BatchSource:
+    """The record batches of `source`: a local file, folder or glob, or a Hub dataset
+    `owner/name[:config][@revision]` (`filesystem`: an fsspec filesystem standing for `HfFileSystem`).
+
+    `columns` must all be present in every file (else InputError naming file and column); `optional`
+    columns may be missing (read as nulls). Batches have the columns `columns + optional`, named as asked.
+    """
+    columns = list(dict.fromkeys([*columns, *optional]))
+    if not columns:
+        raise InputError("open_batches: name at least one column to read")
+    if batch_rows < 1:
+        raise InputError(f"batch_rows {batch_rows}: give a positive number of rows")
+    text = os.fspath(source)
+    local = _local_files(text, split)
+    if local is not None:
+        files, origin, label = local
+        provenance = Provenance(name=label, origin=origin, location=text)
+        return BatchSource(label, files, columns, tuple(optional), batch_rows, None, provenance, hash_files)
+    parsed = parse_hub_id(text)
+    if parsed is None:
+        raise InputError(f"{text}: no such file, folder or glob, and not a Hub dataset id (owner/name[@revision])")
+    repo_id, config, revision = parsed
+    hub = open_hub(repo_id, revision, config=config, split=split, filesystem=filesystem)
+    provenance = Provenance(name=repo_id, origin=hub.origin, repo_id=repo_id, revision=hub.sha,
+                            location=hub.location, subsets=[s for s in (config, split) if s])
+    return BatchSource(repo_id, hub.files, columns, tuple(optional), batch_rows, hub.filesystem, provenance,
+                       hash_files)
+
+
+# --- local files -----------------------------------------------------------------------------------
+
+
+def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str] | None:
+    """(files, origin, label) of a local file, folder or glob; None when `text` names nothing local."""
+    path = Path(text).expanduser()
+    if path.is_file():
+        if not is_data_file(path.name):
+            raise InputError(f"{path}: unsupported file type; use .parquet, .jsonl, .json or .csv "
+                             "(optionally .gz or .zst compressed)")
+        return [DataFile(str(path), path.name)], "local-file", path.name
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path}: not a regular file (a FIFO or device); give a data file or a folder")
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*") if p.is_file() and is_data_file(p.name)
+                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
+        names = [(p, p.relative_to(path).as_posix()) for p in found]
+        names = _by_split(names, split, str(path))
+        if not names:
+            raise InputError(f"{path}: no data files (.parquet, .jsonl, .json, .csv, optionally .gz/.zst) in "
+                             "this folder")
+        return [DataFile(str(p), n) for p, n in names], "local-folder", path.name or str(path)
+    if globlib.has_magic(text):
+        matched = sorted(Path(p) for p in globlib.glob(os.path.expanduser(text), recursive=True))
+        found = [p for p in matched if p.is_file() and is_data_file(p.name)]
+        names = _by_split([(p, str(p)) for p in found], split, text)
+        if not names:
+            raise InputError(f"{text}: the pattern matches no data file (.parquet, .jsonl, .json, .csv, "
+                             "optionally .gz/.zst)")
+        return [DataFile(str(p), p.name if len(names) == 1 else n) for p, n in names], "local-glob", text
+    return None
+
+
+def _by_split(names: list[tuple[Any, str]], split: str | None, where: str) -> list[tuple[Any, str]]:
+    if split is None:
+        return names
+    chosen = [(p, n) for p, n in names if split_matches(n, split)]
+    if not chosen and names:
+        raise InputError(f"{where}: no file of split '{split}' (a folder '{split}/' or files named '{split}-…', "
+                         f"'{split}.…'); files: {', '.join(n for _, n in names[:8])}")
+    return chosen
+
+
+# --- the Hub ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class HubFiles:
+    """The chosen files of a Hub dataset at a commit, and the filesystem that reads them."""
+
+    repo_id: str
+    sha: str
+    files: list[DataFile]
+    filesystem: Any  # None: the files are local (the Hub cache)
+    origin: str  # hub | hub-cache
+    location: str | None = None
+
+
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _hub_cache_dir() -> str | None:
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.environ["HF_HUB_CACHE"]
+    if os.environ.get("HF_HOME"):
+        return str(Path(os.environ["HF_HOME"]) / "hub")
+    return None
+
+
+def open_hub(repo_id: str, revision: str | None, *, config: str | None = None, split: str | None = None,
+             filesystem: Any = None) -> HubFiles:
+    """The data files of a Hub dataset at `revision` (resolved to a commit sha), chosen by config and split.
+
+    `filesystem`: an fsspec filesystem with HfFileSystem's paths (`datasets/owner/name@rev/file`); without
+    one, `HfFileSystem()`, or the Hub cache when `HF_HUB_OFFLINE=1`.
+    """
+    if filesystem is None and hub_offline():
+        return _open_hub_cache(repo_id, revision, config, split)
+    if filesystem is None:
+        from huggingface_hub import HfFileSystem
+
+        filesystem = HfFileSystem()
+    sha = _resolve_sha(filesystem, repo_id, revision)
+    root = f"datasets/{repo_id}@{sha}"
+    try:
+        listing = filesystem.find(root, detail=True)
+    except FileNotFoundError:
+        raise InputError(f"{repo_id}@{sha}: no such Hub dataset (or it is private and no token is set)") from None
+    except OSError as exc:
+        raise HubUnavailableError(f"{repo_id}@{revision or 'main'}: cannot list the repo's files "
+                                  f"({type(exc).__name__}); check the network or set HF_HUB_OFFLINE=1 to read "
+                                  "the Hub cache") from None
+    entries = {}
+    for path, info in sorted(listing.items()):
+        name = path[len(root):].lstrip("/")
+        lfs = info.get("lfs") or {}
+        entries[name] = (path, lfs.get("sha256") if isinstance(lfs, dict) else None)
+    readme = _read_readme(lambda: filesystem.cat_file(entries["README.md"][0]) if "README.md" in entries else None)
+    chosen = choose_files(sorted(entries), readme, config, split, f"{repo_id}@{sha[:12]}")
+    files = [DataFile(entries[n][0], n, entries[n][1]) for n in chosen]
+    return HubFiles(repo_id, sha, files, filesystem, "hub")
+
+
+def _resolve_sha(filesystem: Any, repo_id: str, revision: str | None) -> str:
+    """The commit sha of `revision` (None: the default branch). A filesystem that knows (a fake Hub in
+    tests) answers through `resolve_revision`; otherwise the Hub API is asked."""
+    if revision and HEX40.match(revision):
+        return revision
+    if hasattr(filesystem, "resolve_revision"):
+        sha = filesystem.resolve_revision(repo_id, revision)
+        if sha is None:
+            raise InputError(f"{repo_id}: revision '{revision}' not found; give a commit sha, branch or tag that "
+                             "exists")
+        return sha
+    from huggingface_hub import HfApi
+    from huggingface_hub import errors as hf_errors
+
+    api = HfApi(endpoint=getattr(filesystem, "endpoint", None), token=getattr(filesystem, "token", None))
+    try:
+        return api.dataset_info(repo_id, revision=revision).sha
+    except hf_errors.RevisionNotFoundError:
+        raise InputError(f"{repo_id}: revision '{revision}' not found; give a commit sha, branch or tag that "
+                         "exists") from None
+    except hf_errors.RepositoryNotFoundError:
+        raise InputError(f"{repo_id}: no such Hub dataset (or it is private and no token is set)") from None
+    except (OSError, hf_errors.HfHubHTTPError) as exc:
+        raise HubUnavailableError(f"{repo_id}@{revision or 'main'}: cannot reach the Hub ({type(exc).__name__}); "
+                                  "check the network, or set HF_HUB_OFFLINE=1 to read the Hub cache") from None
+
+
+def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, split: str | None) -> HubFiles:
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision,
+                                        cache_dir=_hub_cache_dir(), local_files_only=True))
+    except Exception:
+        raise HubUnavailableError(
+            f"{repo_id}@{revision or 'main'}: HF_HUB_OFFLINE is set and no snapshot of this revision is in the "
+            "Hub cache; run once with internet, or give a local file or folder") from None
+    sha = folder.name
+    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    readme_path = folder / "README.md"
+    readme = _read_readme(lambda: readme_path.read_bytes() if readme_path.is_file() else None)
+    chosen = choose_files(names, readme, config, split, f"{repo_id}@{sha[:12]}")
+    files = []
+    for name in chosen:
+        local = folder / name
+        # Cached LFS files are links to blobs/<sha256>: the file's checksum without reading it.
+        blob = Path(os.path.realpath(local)).name
+        files.append(DataFile(str(local), name, blob if re.fullmatch(r"[0-9a-f]{64}", blob) else None))
+    return HubFiles(repo_id, sha, files, None, "hub-cache", str(folder))
+
+
+def _read_readme(read) -> dict | None:
+    """The YAML header of a dataset card (`configs:` says which files make which config and split)."""
+    try:
+        data = read()
+    except OSError:
+        return None
+    if not data:
+        return None
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    match = re.match(r"^---\s*\n(.*?)\n---\s*(?:\n|$)", text, re.DOTALL)
+    if not match:
+        return None
+    import yaml
+
+    try:
+        header = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def choose_files(names: list[str], card: dict | None, config: str | None, split: str | None,
+                 where: str) -> list[str]:
+    """The data files of a Hub repo that make `config` (and `split`): by the card's `configs:` when it has
+    them, else by the Hub's conventions (a folder or file named like the config, files named like the split).
+    """
+    data = sorted(n for n in names if is_data_file(n) and not any(p.startswith(".") for p in n.split("/")))
+    configs = (card or {}).get("configs")
+    if isinstance(configs, list) and configs:
+        by_name = {c.get("config_name", "default"): c for c in configs if isinstance(c, dict)}
+        if config is None:
+            defaults = [n for n, c in by_name.items() if c.get("default")]
+            config = defaults[0] if defaults else ("default" if "default" in by_name else
+                                                   next(iter(by_name)) if len(by_name) == 1 else None)
+            if config is None:
+                raise InputError(f"{where}: the dataset has configs {', '.join(by_name)}; name one "
+                                 "(owner/name:CONFIG)")
+        if config not in by_name:
+            raise InputError(f"{where}: no config '{config}'; its configs: {', '.join(by_name)}")
+        patterns = _card_patterns(by_name[config].get("data_files"), split, where, config)
+        chosen = [n for n in data if any(fnmatch.fnmatch(n, p) for p in patterns)]
+    else:
+        chosen = data
+        if config is not None:
+            chosen = [n for n in data if n.split("/")[0] == config or split_matches(n.rsplit("/", 1)[-1], config)]
+            if not chosen:
+                raise InputError(f"{where}: no files of config '{config}' (a folder '{config}/' or files named "
+                                 f"'{config}…'); data files: {', '.join(data[:8]) or 'none'}")
+        if split is not None:
+            chosen = _by_split([(n, n) for n in chosen], split, where)
+            chosen = [n for n, _ in chosen]
+    if not chosen:
+        raise InputError(f"{where}: no data files (.parquet, .jsonl, .json, .csv) for "
+                         f"{'config ' + config if config else 'this dataset'}{' split ' + split if split else ''}")
+    return chosen
+
+
+def _card_patterns(data_files: Any, split: str | None, where: str, config: str) -> list[str]:
+    if data_files is None:
+        return ["*"]
+    if isinstance(data_files, str):
+        entries = [{"split": "train", "path": data_files}]
+    elif isinstance(data_files, list):
+        entries = [e if isinstance(e, dict) else {"split": "train", "path": e} for e in data_files]
+    elif isinstance(data_files, dict):
+        entries = [{"split": k, "path": v} for k, v in data_files.items()]
+    else:
+        return ["*"]
+    if split is not None:
+        entries = [e for e in entries if e.get("split") == split]
+        if not entries:
+            raise InputError(f"{where}: config '{config}' has no split '{split}'")
+    patterns: list[str] = []
+    for entry in entries:
+        paths = entry.get("path", [])
+        patterns.extend([paths] if isinstance(paths, str) else list(paths))
+    return [p.replace("**/", "*") if p.startswith("**/") else p for p in patterns]
+
+
+# --- reading one file ------------------------------------------------------------------------------
+
+
+def read_file_batches(data_file: DataFile, columns: Sequence[str], *, optional: Sequence[str] = (),
+                      batch_rows: int = 65536, filesystem: Any = None) -> Iterator[Any]:
+    """Record batches of one file with exactly `columns` (named as asked); see the module docstring."""
+    import pyarrow as pa
+
+    fmt, compression = data_format(data_file.name if is_data_file(data_file.name) else data_file.path)
+    reader = {"parquet": _parquet_batches, "csv": _csv_batches}.get(fmt, _json_batches)
+    try:
+        for batch in reader(data_file, list(columns), set(optional), batch_rows, filesystem, compression):
+            for start in range(0, batch.num_rows, batch_rows):
+                yield batch.slice(start, batch_rows) if batch.num_rows > batch_rows else batch
+                if batch.num_rows <= batch_rows:
+                    break
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, EOFError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{data_file.name}: cannot read the file as {fmt}"
+                         f"{' (' + compression + ')' if compression else ''} ({_first_line(exc)}); is it complete?"
+                         ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
+
+
+def _open_raw(data_file: DataFile, filesystem: Any):
+    import pyarrow as pa
+
+    if filesystem is None:
+        return pa.OSFile(data_file.path, "rb")
+    return pa.PythonFile(filesystem.open(data_file.path, "rb"), mode="r")
+
+
+def _open_stream(data_file: DataFile, filesystem: Any, compression: str | None):
+    import pyarrow as pa
+
+    raw = _open_raw(data_file, filesystem)
+    return pa.CompressedInputStream(raw, compression) if compression else raw
+
+
+class _Projection:
+    """How each asked column is taken from a file's schema: a top-level column, or a path into it."""
+
+    def __init__(self, name: str, top: str, path: list[str]) -> None:
+        self.name, self.top, self.path = name, top, path
+
+    @property
+    def leaf(self) -> str:
+        """The parquet column path to read (`extra_info.instance_id`: only that leaf of the struct)."""
+        return ".".join([self.top, *self.path]) if self.path and not any(p.isdigit() for p in self.path) \
+            else self.top
+
+    def take(self, table_or_batch) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        array = table_or_batch.column(self.top)
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        for part in self.path:
+            if pa.types.is_struct(array.type):
+                array = pc.struct_field(array, [part])
+            else:
+                array = pc.list_element(array, int(part))
+        return array
+
+
+def _plan(schema, columns: list[str], optional: set[str], file_name: str) -> list[_Projection | None]:
+    """The projection of each asked column in a file with `schema` (None: an optional column it lacks)."""
+    import pyarrow as pa
+
+    plans: list[_Projection | None] = []
+    names = schema.names
+    for column in columns:
+        if column in names:
+            plans.append(_Projection(column, column, []))
+            continue
+        parts = column.split(".")
+        plan = None
+        if parts[0] in names:
+            kind = schema.field(parts[0]).type
+            for part in parts[1:]:
+                if pa.types.is_struct(kind) and kind.get_field_index(part) >= 0:
+                    kind = kind.field(part).type
+                elif (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and part.isdigit():
+                    kind = kind.value_type
+                else:
+                    break
+            else:
+                plan = _Projection(column, parts[0], parts[1:])
+        if plan is None and column not in optional:
+            raise InputError(f"{file_name}: no column '{column}'; the file has {_describe(schema)}")
+        plans.append(plan)
+    return plans
+
+
+def _describe(schema) -> str:
+    """The columns of a schema, with one level of struct fields (`extra_info.{instance_id, …}`)."""
+    import pyarrow as pa
+
+    out = []
+    for item in schema:
+        if pa.types.is_struct(item.type):
+            inner = ", ".join(item.type.field(i).name for i in range(item.type.num_fields))
+            out.append(f"{item.name}.{{{inner}}}")
+        else:
+            out.append(item.name)
+    shown = ", ".join(out[:20])
+    return (shown + f", … ({len(out)} columns)") if len(out) > 20 else (shown or "no columns")
+
+
+def _batch(source, plans: list[_Projection | None], columns: list[str]):
+    import pyarrow as pa
+
+    arrays = [plan.take(source) if plan else pa.nulls(source.num_rows, pa.string()) for plan in plans]
+    return pa.RecordBatch.from_arrays(arrays, names=columns)
+
+
+def _parquet_batches(data_file, columns, optional, batch_rows, filesystem, compression):
+    import pyarrow.parquet as pq
+
+    if compression:
+        handle = pq.ParquetFile(_spooled(data_file, filesystem, compression))
+    else:
+        handle = pq.ParquetFile(data_file.path if filesystem is None else filesystem.open(data_file.path, "rb"))
+    plans = _plan(handle.schema_arrow, columns, optional, data_file.name)
+    leaves = list(dict.fromkeys(p.leaf for p in plans if p))
+    if not leaves:  # only optional columns the file lacks: its rows still count
+        import pyarrow as pa
+
+        for group in range(handle.num_row_groups):
+            yield _batch(pa.table({"_": pa.nulls(handle.metadata.row_group(group).num_rows)}), plans, columns)
+        return
+    for batch in handle.iter_batches(batch_size=batch_rows, columns=leaves, use_threads=True):
+        yield _batch(batch, plans, columns)
+
+
+def _spooled(data_file: DataFile, filesystem: Any, compression: str):
+    """A compressed parquet file decompressed to a temporary file (parquet needs to seek), disk not RAM."""
+    import tempfile
+
+    spool = tempfile.TemporaryFile()
+    stream = _open_stream(data_file, filesystem, compression)
+    while True:
+        block = stream.read(4 << 20)
+        if not block:
+            break
+        spool.write(block)
+    spool.seek(0)
+    return spool
+
+
+def _csv_batches(data_file, columns, optional, batch_rows, filesystem, compression):
+    import csv
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    with _open_stream(data_file, filesystem, compression) as stream:
+        head = stream.read(1 << 16)
+    text = head.decode("utf-8-sig", "replace")
+    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), []) if text.strip() else []
+    if not header:
+        raise InputError(f"{data_file.name}: the CSV file is empty (no header line)")
+    schema = pa.schema([(name, pa.string()) for name in header])
+    plans = _plan(schema, columns, optional, data_file.name)
+    include = list(dict.fromkeys(p.top for p in plans if p)) or header[:1]
+    convert = pcsv.ConvertOptions(include_columns=include, column_types={c: pa.string() for c in include},
+                                  strings_can_be_null=True, quoted_strings_can_be_null=False)
+    stream = _open_stream(data_file, filesystem, compression)
+    reader = pcsv.open_csv(stream, read_options=pcsv.ReadOptions(block_size=4 << 20), convert_options=convert)
+    for batch in reader:
+        yield _batch(batch, plans, columns)
+
+
+def _json_batches(data_file, columns, optional, batch_rows, filesystem, compression):
+    """JSON lines through pyarrow's streaming reader; a JSON array, a line longer than a block or a column
+    whose type changes between blocks through the Python reader (resuming after the rows already given)."""
+    import pyarrow as pa
+    import pyarrow.json as pjson
+
+    with _open_stream(data_file, filesystem, compression) as stream:
+        first = stream.read(4096).lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not first:
+        return
+    given = 0
+    if not first.startswith(b"["):
+        try:
+            stream = _open_stream(data_file, filesystem, compression)
+            reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_JSON_BLOCK))
+            plans = None
+            for batch in reader:
+                if plans is None:
+                    plans = _plan(batch.schema, columns, optional, data_file.name)
+                elif batch.schema != reader.schema:  # pragma: no cover - the reader keeps one schema
+                    raise pa.ArrowInvalid("schema changed")
+                out = _batch(batch, plans, columns)
+                yield out
+                given += out.num_rows
+            return
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # the Python reader below says precisely what is wrong, or reads what pyarrow could not
+    yield from _json_python(data_file, columns, optional, batch_rows, filesystem, compression, skip=given,
+                            array=first.startswith(b"["))
+
+
+def _json_values(data_file, filesystem, compression, array: bool) -> Iterator[tuple[int, Any]]:
+    """(line, value) of each row of a JSON-lines file or a JSON array file, streamed."""
+    import io
+
+    stream = io.BufferedReader(_open_stream(data_file, filesystem, compression), buffer_size=1 << 20)
+    if not array:
+        for line_no, raw in enumerate(stream, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield line_no, json.loads(raw.decode("utf-8").removeprefix("\ufeff"))
+            except UnicodeDecodeError:
+                raise InputError(f"{data_file.name}: line {line_no}: not UTF-8 text; re-encode the file") from None
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{data_file.name}: line {line_no}: invalid JSON ({exc.msg}); is the file "
+                                 "complete?") from None
+            except RecursionError:
+                raise InputError(f"{data_file.name}: line {line_no}: JSON nested too deeply to read") from None
+        return
+    yield from _json_array(data_file, io.TextIOWrapper(stream, encoding="utf-8-sig"))
+
+
+def _json_array(data_file: DataFile, text) -> Iterator[tuple[int, Any]]:
+    """The elements of a JSON array, decoded one at a time from a text stream (bounded by the largest one)."""
+    decoder = json.JSONDecoder()
+    buffer, pos, eof, line = "", 0, False, 1
+    state = "open"
+
+    def fill() -> bool:
+        nonlocal buffer, pos, eof
+        chunk = text.read(1 << 20)
+        buffer, pos = buffer[pos:] + chunk, 0
+        eof = not chunk
+        return bool(chunk)
+
+    fill()
+    while True:
+        while pos < len(buffer) and buffer[pos] in " \t\r\n":
+            line += buffer[pos] == "\n"
+            pos += 1
+        if pos >= len(buffer):
+            if eof or not fill():
+                raise InputError(f"{data_file.name}: line {line}: the JSON array is not closed; is the file "
+                                 "complete?")
+            continue
+        char = buffer[pos]
+        if state == "open":
+            if char != "[":
+                raise InputError(f"{data_file.name}: expected a JSON array of objects or JSON lines")
+            pos, state = pos + 1, "first"
+            continue
+        if char == "]" and state in ("first", "comma"):
+            return
+        if state == "comma":
+            if char != ",":
+                raise InputError(f"{data_file.name}: line {line}: expected ',' or ']' in the JSON array")
+            pos, state = pos + 1, "value"
+            continue
+        try:
+            value, end = decoder.raw_decode(buffer, pos)
+        except json.JSONDecodeError as exc:
+            if not eof and fill():
+                continue
+            raise InputError(f"{data_file.name}: line {line}: invalid JSON ({exc.msg}); is the file complete?"
+                             ) from None
+        except RecursionError:
+            raise InputError(f"{data_file.name}: line {line}: JSON nested too deeply to read") from None
+        if end == len(buffer) and not eof:  # a number may continue in the next chunk
+            if fill():
+                continue
+        yield line, value
+        line += buffer.count("\n", pos, end)
+        pos, state = end, "comma"
+        if pos > (1 << 20):
+            buffer, pos = buffer[pos:], 0
+
+
+_MISSING = object()
+
+
+def _walk(row: Any, column: str) -> Any:
+    """The value at `column` in a JSON row: the literal key, else a dotted path (digits index lists)."""
+    if column in row:
+        return row[column]
+    value = row
+    for part in column.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, list) and part.isdigit():
+            return None
+        else:
+            return _MISSING
+    return value
+
+
+def _json_python(data_file, columns, optional, batch_rows, filesystem, compression, *, skip: int, array: bool):
+    import pyarrow as pa
+
+    values: dict[str, list] = {c: [] for c in columns}
+    seen: set[str] = set()
+    keys: set[str] = set()
+    count = 0
+    for line_no, row in _json_values(data_file, filesystem, compression, array):
+        if not isinstance(row, dict):
+            raise InputError(f"{data_file.name}: line {line_no}: expected a JSON object, got {type(row).__name__}")
+        count += 1
+        if count <= skip:
+            continue
+        if len(keys) < 200:
+            keys.update(row)
+        for column in columns:
+            value = _walk(row, column)
+            if value is _MISSING:
+                value = None
+            else:
+                seen.add(column)
+            values[column].append(value)
+        if len(values[columns[0]]) >= batch_rows:
+            _check_seen(data_file, columns, optional, seen, keys)
+            yield pa.RecordBatch.from_arrays([_loose_array(values[c]) for c in columns], names=columns)
+            values = {c: [] for c in columns}
+    if values[columns[0]] or count == skip == 0:
+        if count:
+            _check_seen(data_file, columns, optional, seen, keys)
+        if values[columns[0]]:
+            yield pa.RecordBatch.from_arrays([_loose_array(values[c]) for c in columns], names=columns)
+
+
+def _check_seen(data_file, columns, optional, seen, keys) -> None:
+    missing = [c for c in columns if c not in seen and c not in optional]
+    if missing:
+        raise InputError(f"{data_file.name}: no column '{missing[0]}'; the rows have "
+                         f"{', '.join(sorted(keys)[:20]) or 'no fields'}")
+
+
+def _loose_array(values: list) -> Any:
+    """An Arrow array of JSON values; mixed types (ids written as numbers in some rows, text in others)
+    become text, a whole float its integer (`10055.0` → `10055`, as `overlap.ids.values.id_text` reads it)."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([_as_text(v) for v in values], pa.string())
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
