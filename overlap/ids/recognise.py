@@ -1,0 +1,508 @@
+"""Id schemes recognised from the values of an id column, vectorised over Arrow string arrays.
+
+A table of recognisers (`RECOGNISERS`), each with a name, an example and a vectorised extraction: a value a
+recogniser takes becomes keys in the project's key vocabulary (`ossfuzz`, `cve`, `repo_pr`, `repo_pr_exact`,
+`base_pr`, `base`, `fix_commit`), exactly the keys the registered adapters make from the same value:
+
+- `ossfuzz`: `arvo:N`, `arvo_N`, `oss-fuzz:N`, `<project>.ossfuzz-N`, Monorail and issue-tracker URLs
+  (`bugs.chromium.org/p/oss-fuzz/issues/detail?id=N`, `issues.oss-fuzz.com/issues/N`); forced
+  (`scheme="ossfuzz"`), any id whose trailing integer is the issue (`overlap.ids.ossfuzz.trailing_int`).
+- `cve`: a CVE id anywhere in the value (`CVE-2023-50246`, `jq.cve-2023-50246`), as `overlap.ids.cve`.
+- `ghsa`: a GitHub advisory id (`GHSA-xxxx-xxxx-xxxx`), through the row's CVE column when it has one.
+- `github_pr`: `owner__repo-N`, `owner/repo#N`, `github.com/owner/repo/pull/N`; keys as
+  `overlap.ids.github.pr_keys` (repo and PR from their columns when given, base commit from its column).
+- `fix_commit`: `github.com/owner/repo/commit/<sha>` (forced: a bare commit sha); value = the sha lowercased.
+
+Without a forced scheme the first recogniser (in table order) that takes a value wins; a value none takes is
+unrecognised: counted and listed (first five), never dropped silently. Rows whose value is not ASCII go
+through the scalar parsers (`trailing_int`, `find_cve`, `parse_instance_id`), so every Unicode rule
+(fullwidth digits refused, letters of any script bounding a CVE id) is theirs, unchanged; so are numbers
+too long for int64. Floats are ids only when whole (`10055.0` is 10055, as `overlap.ids.values.id_text`);
+a fraction is unrecognised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from .cve import find_cve, raw_cve
+from .github import MAX_PR, canonical_repo, normalize_repo, parse_instance_id, parse_pr
+from .ossfuzz import trailing_int
+
+KEY_FIELDS = ("row", "kind", "value", "raw")
+SCHEMES = ("ossfuzz", "cve", "ghsa", "github_pr", "fix_commit")
+CONTEXT = ("repo", "pr", "base", "cve", "fix")  # columns a recogniser may read beside the id
+
+_OWNER_REPO = r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+"
+_OSSFUZZ_SPECIFIC = (
+    r"(?i)^(?:arvo|oss-?fuzz)[:_-]([0-9]+)$",
+    r"^[A-Za-z0-9][A-Za-z0-9_.+-]*\.ossfuzz-([0-9]+)$",
+    r"(?i)^(?:https?://)?bugs\.chromium\.org/p/oss-fuzz/issues/detail\?id=([0-9]+)(?:&[^#]*)?(?:#.*)?$",
+    r"(?i)^(?:https?://)?issues\.oss-fuzz\.com/issues/([0-9]+)/?(?:[?#].*)?$",
+)
+# overlap.ids.ossfuzz._TASK_ID (the trailing integer after a word and one separator), in RE2 syntax.
+_OSSFUZZ_TRAILING = r"(?s)^(?:(?:.*[^A-Za-z0-9])?[A-Za-z][A-Za-z0-9]*[-_:#/= ])?([0-9]+)$"
+_CVE = r"(?:^|[^A-Za-z0-9])([Cc][Vv][Ee]-(?:1999|[2-9][0-9]{3})-[0-9]{4,12})(?:[^A-Za-z0-9]|$)"
+_GHSA = r"(?i)^(?:https?://github\.com/advisories/)?(GHSA(?:-[23456789cfghjmpqrvwx]{4}){3})$"
+_PR_FORMS = (
+    r"(?s)^(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)__(?P<name>.+)-(?P<pr>[0-9]+)$",
+    rf"^(?P<repo>{_OWNER_REPO})#(?P<pr>[0-9]+)$",
+    rf"(?i)^(?:https?://)?(?:www\.)?github\.com/(?P<repo>{_OWNER_REPO})/pull/(?P<pr>[0-9]+)(?:[/?#].*)?$",
+)
+_COMMIT_URL = rf"(?i)^(?:https?://)?(?:www\.)?github\.com/{_OWNER_REPO}/commit/(?P<sha>[0-9a-f]{{7,40}})(?:[/?#].*)?$"
+_BARE_SHA = r"(?i)^(?P<sha>[0-9a-f]{7,40})$"
+_REPO_NAME = r"^[A-Za-z0-9._-]+$"
+_SAFE_DIGITS = 18  # digit strings this long or shorter are below 2**63 and cast to int64 in Arrow
+
+
+# --- results -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RecogniserCount:
+    count: int = 0
+    example: str | None = None
+
+
+@dataclass
+class RecognitionReport:
+    """How many values each recogniser took (with one example), and the values none took."""
+
+    taken: dict[str, RecogniserCount] = field(default_factory=dict)
+    unrecognised: int = 0
+    unrecognised_examples: list[str] = field(default_factory=list)
+    missing: int = 0  # rows with no id at all (null or blank)
+    scheme: str | None = None
+
+    @property
+    def values(self) -> int:
+        return sum(c.count for c in self.taken.values()) + self.unrecognised + self.missing
+
+    def merge(self, other: RecognitionReport) -> None:
+        for name, counted in other.taken.items():
+            mine = self.taken.setdefault(name, RecogniserCount())
+            mine.count += counted.count
+            mine.example = mine.example or counted.example
+        self.unrecognised += other.unrecognised
+        room = 5 - len(self.unrecognised_examples)
+        self.unrecognised_examples += other.unrecognised_examples[:max(room, 0)]
+        self.missing += other.missing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scheme": self.scheme or "auto",
+            "recognised": {name: {"count": c.count, "example": c.example} for name, c in sorted(self.taken.items())},
+            "unrecognised": {"count": self.unrecognised, "examples": list(self.unrecognised_examples)},
+            "missing": self.missing,
+        }
+
+    def summary(self) -> str:
+        """One line for a report: `ossfuzz 812 (e.g. arvo:1065); unrecognised 3 (e.g. 'x', 'y')`."""
+        parts = [f"{name} {c.count} (e.g. {c.example})" for name, c in sorted(self.taken.items()) if c.count]
+        if self.unrecognised:
+            shown = ", ".join(repr(v) for v in self.unrecognised_examples)
+            parts.append(f"unrecognised {self.unrecognised} (e.g. {shown})")
+        if self.missing:
+            parts.append(f"no id {self.missing}")
+        return "; ".join(parts) or "no values"
+
+
+@dataclass
+class Recognition:
+    """Keys found in one batch of values (`keys`: a pyarrow Table row, kind, value, raw) and the report.
+    `recogniser` holds, per row, the name of the recogniser that took its value (null: none)."""
+
+    keys: Any
+    report: RecognitionReport
+    recogniser: Any
+
+
+@dataclass(frozen=True)
+class Recogniser:
+    name: str
+    example: str
+    description: str
+    # (values, rows still open, context, forced) → (mask of rows taken, key parts)
+    extract: Callable[..., tuple[Any, list[tuple[Any, str, Any, Any]]]]
+
+
+# --- Arrow helpers -------------------------------------------------------------------------------------
+
+
+def _pa():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pa, pc
+
+
+def id_strings(values: Any) -> Any:
+    """An id column as a string array: text as is, integers as digits, whole floats as their integer; a
+    fraction, inf, NaN or any other type is null in the result (and listed as unrecognised by the caller)."""
+    pa, pc = _pa()
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    kind = values.type
+    if pa.types.is_string(kind):
+        return values
+    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind) or pa.types.is_dictionary(kind):
+        return values.cast(pa.string())
+    if pa.types.is_integer(kind):
+        return values.cast(pa.string())
+    if pa.types.is_floating(kind):
+        whole = pc.and_(pc.is_finite(values), pc.equal(pc.floor(values), values))
+        whole = pc.and_(whole, pc.less_equal(pc.abs(values), 2.0**53))
+        return pc.if_else(whole, pc.cast(pc.if_else(whole, values, 0.0), pa.int64()).cast(pa.string()),
+                          pa.scalar(None, pa.string()))
+    return pa.nulls(len(values), pa.string())
+
+
+def _display(values: Any) -> list[str | None]:
+    pa, _ = _pa()
+    if pa.types.is_floating(values.type) or pa.types.is_boolean(values.type):
+        return [None if v is None else repr(v) for v in values.to_pylist()]
+    return [None if v is None else str(v) for v in values.to_pylist()]
+
+
+def _named(pattern: str) -> str:
+    """`pattern` with its first unnamed capturing group named `g`."""
+    index = 0
+    while True:
+        index = pattern.index("(", index)
+        if pattern[index + 1] != "?" and (index == 0 or pattern[index - 1] != "\\"):
+            return pattern[:index + 1] + "?P<g>" + pattern[index + 1:]
+        index += 1
+
+
+def extract(values: Any, pattern: str, group: str = "g") -> Any:
+    """Group `group` (a name; `g` = the first unnamed group) of `pattern` (RE2) in each value; null where
+    the value does not match."""
+    pa, pc = _pa()
+    if "(?P<" not in pattern:
+        pattern = _named(pattern)
+    found = pc.extract_regex(values, pattern)
+    field_of = pc.struct_field(found, [group])
+    return pc.if_else(pc.is_valid(found), field_of, pa.scalar(None, pa.string()))
+
+
+def _numbers(digits: Any, limit: int) -> Any:
+    """ASCII digit strings as int64 (null: empty, 0, longer than the safe length, or over `limit`)."""
+    pa, pc = _pa()
+    safe = pc.and_(pc.is_valid(digits), pc.less_equal(pc.utf8_length(digits), _SAFE_DIGITS))
+    safe = pc.fill_null(safe, False)
+    numbers = pc.cast(pc.if_else(safe, digits, "0"), pa.int64())
+    ok = pc.and_(safe, pc.and_(pc.greater(numbers, 0), pc.less_equal(numbers, limit)))
+    return pc.if_else(ok, numbers, pa.scalar(None, pa.int64()))
+
+
+def _long_digits(digits: Any) -> Any:
+    """Rows whose digit string is too long for the vectorised cast (they go to the scalar parser)."""
+    _, pc = _pa()
+    return pc.fill_null(pc.greater(pc.utf8_length(digits), _SAFE_DIGITS), False)
+
+
+def _str(array: Any) -> Any:
+    pa, _ = _pa()
+    return array.cast(pa.string())
+
+
+# --- recognisers ---------------------------------------------------------------------------------------
+
+
+def _ossfuzz(values, open_rows, context, forced):
+    pa, pc = _pa()
+    digits = pa.nulls(len(values), pa.string())
+    patterns = (_OSSFUZZ_TRAILING,) if forced else _OSSFUZZ_SPECIFIC
+    for pattern in patterns:
+        digits = pc.coalesce(digits, extract(values, pattern))
+    numbers = _numbers(digits, 10**12 - 1)
+    long = _long_digits(digits)
+    numbers = _scalar_fill(numbers, long, values, lambda v: trailing_int(v), pa.int64())
+    taken = pc.and_(open_rows, pc.is_valid(numbers))
+    text = _str(numbers)
+    return taken, [(taken, "ossfuzz", text, text)]
+
+
+def _cve(values, open_rows, context, forced):
+    pa, pc = _pa()
+    raw = extract(values, _CVE)
+    value = pc.utf8_upper(raw)
+    taken = pc.and_(open_rows, pc.is_valid(raw))
+    return taken, [(taken, "cve", value, raw)]
+
+
+def _ghsa(values, open_rows, context, forced):
+    pa, pc = _pa()
+    ghsa = extract(values, _GHSA)
+    cve_column = context.get("cve")
+    if cve_column is None:
+        return pc.and_(open_rows, pa.array([False] * len(values), pa.bool_())), []
+    cve_text = id_strings(cve_column)
+    raw = extract(cve_text, _CVE)
+    raw = _scalar_fill(raw, pc.invert(pc.fill_null(pc.string_is_ascii(cve_text), True)), cve_text, raw_cve,
+                       pa.string())
+    taken = pc.and_(open_rows, pc.and_(pc.is_valid(ghsa), pc.is_valid(raw)))
+    return taken, [(taken, "cve", pc.utf8_upper(raw), raw)]
+
+
+def _fix_commit(values, open_rows, context, forced):
+    pa, pc = _pa()
+    raw = extract(values, _COMMIT_URL, "sha")
+    if forced:
+        raw = pc.coalesce(raw, extract(values, _BARE_SHA, "sha"))
+    taken = pc.and_(open_rows, pc.is_valid(raw))
+    return taken, [(taken, "fix_commit", pc.utf8_lower(raw), raw)]
+
+
+def _github_pr(values, open_rows, context, forced):
+    pa, pc = _pa()
+    repo = pa.nulls(len(values), pa.string())
+    digits = pa.nulls(len(values), pa.string())
+    for pattern in _PR_FORMS:
+        found = pc.extract_regex(values, pattern)
+        ok = pc.is_valid(found)
+        if "owner" in pattern:
+            name = pc.struct_field(found, ["name"])
+            good_name = pc.fill_null(pc.match_substring_regex(name, _REPO_NAME), False)
+            ok = pc.and_(ok, good_name)
+            found_repo = pc.binary_join_element_wise(pc.struct_field(found, ["owner"]), name, "/")
+        else:
+            found_repo = pc.struct_field(found, ["repo"])
+        ok = pc.fill_null(ok, False)
+        repo = pc.coalesce(repo, pc.if_else(ok, found_repo, pa.scalar(None, pa.string())))
+        digits = pc.coalesce(digits, pc.if_else(ok, pc.struct_field(found, ["pr"]), pa.scalar(None, pa.string())))
+    numbers = _numbers(digits, MAX_PR)
+    long = _long_digits(digits)
+    numbers = _scalar_fill(numbers, long, values, lambda v: (parse_instance_id(v) or (None, None, None))[2],
+                           pa.int64())
+    taken = pc.and_(open_rows, pc.is_valid(numbers))
+    if context.get("repo") is not None:
+        repo = repo_as_written(context["repo"])
+    if context.get("pr") is not None:
+        numbers = pr_numbers(context["pr"])
+    base = context.get("base")
+    return taken, pr_key_parts(taken, repo, numbers, base)
+
+
+RECOGNISERS: dict[str, Recogniser] = {
+    r.name: r
+    for r in (
+        Recogniser("ossfuzz", "arvo:10340", "OSS-Fuzz issue: arvo:N, arvo_N, oss-fuzz:N, <project>.ossfuzz-N, "
+                   "bugs.chromium.org/p/oss-fuzz/issues/detail?id=N, issues.oss-fuzz.com/issues/N", _ossfuzz),
+        Recogniser("cve", "jq.cve-2023-50246", "a CVE id anywhere in the value", _cve),
+        Recogniser("ghsa", "GHSA-7rjr-3q55-vv33", "a GitHub advisory, through the row's CVE column", _ghsa),
+        Recogniser("github_pr", "kbknapp__clap-rs-941", "GitHub PR: owner__repo-N, owner/repo#N, "
+                   "github.com/owner/repo/pull/N (base commit from its column)", _github_pr),
+        Recogniser("fix_commit", "github.com/jqlang/jq/commit/c9a51565", "fix commit: "
+                   "github.com/owner/repo/commit/<sha> (forced: a bare sha)", _fix_commit),
+    )
+}
+
+
+# --- PR keys, vectorised (overlap.ids.github.pr_keys over columns) -------------------------------------
+
+
+def _map_unique(values: Any, function: Callable[[Any], Any], out_type: Any) -> Any:
+    """`function` over the distinct values only (repo names: thousands of distinct in 100k rows)."""
+    pa, pc = _pa()
+    encoded = pc.dictionary_encode(values)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    mapped = pa.array([function(v) for v in encoded.dictionary.to_pylist()], out_type)
+    return mapped.take(encoded.indices)
+
+
+def repo_as_written(repo: Any) -> Any:
+    """The repo column trimmed, null where it is not a GitHub `owner/name` (as `github.repo_as_written`)."""
+    pa, _ = _pa()
+    text = id_strings(repo)
+    return _map_unique(text, lambda v: str(v).strip() if v is not None and normalize_repo(v) else None,
+                       pa.string())
+
+
+def canonical_repos(written: Any) -> Any:
+    pa, _ = _pa()
+    return _map_unique(written, lambda v: canonical_repo(v) if v is not None else None, pa.string())
+
+
+def pr_numbers(pr: Any) -> Any:
+    """A PR column as int64 by `github.parse_pr`: ints > 0, whole floats, `123` / `123.0` text; else null."""
+    pa, pc = _pa()
+    if isinstance(pr, pa.ChunkedArray):
+        pr = pr.combine_chunks()
+    kind = pr.type
+    if pa.types.is_boolean(kind) or pa.types.is_null(kind):
+        return pa.nulls(len(pr), pa.int64())
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        text = id_strings(pr)
+        return _numbers(text, MAX_PR) if not pa.types.is_unsigned_integer(kind) else \
+            _scalar_fill(_numbers(text, MAX_PR), _long_digits(text), text, parse_pr, pa.int64())
+    text = id_strings(pr)
+    ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
+    digits = extract(pc.utf8_trim_whitespace(text), r"^([0-9]+)(?:\.0+)?$")
+    numbers = _numbers(digits, MAX_PR)
+    scalar_rows = pc.or_(_long_digits(digits), pc.invert(ascii_rows))
+    return _scalar_fill(numbers, scalar_rows, text, parse_pr, pa.int64())
+
+
+def base_commits(base: Any) -> tuple[Any, Any]:
+    """(normalised sha, raw sha as written but trimmed) of a base-commit column (`github.normalize_base`)."""
+    pa, pc = _pa()
+    text = id_strings(base)
+    raw = pc.utf8_trim_whitespace(text)
+    sha = pc.utf8_lower(raw)
+    ok = pc.fill_null(pc.match_substring_regex(sha, r"^[0-9a-f]{7,64}$"), False)
+    none = pa.scalar(None, pa.string())
+    return pc.if_else(ok, sha, none), pc.if_else(ok, raw, none)
+
+
+def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[tuple[Any, str, Any, Any]]:
+    """(mask, kind, value, raw) of the PR keys of each row in `rows` (`github.pr_keys`, column-wise):
+    `repo` as written (null: none), `numbers` int64 PR (null: none), `base` the base-commit column."""
+    pa, pc = _pa()
+    parts = []
+    number_text = _str(numbers)
+    has_pr = pc.and_(rows, pc.is_valid(numbers))
+    written = repo
+    canonical = canonical_repos(written)
+    with_repo = pc.fill_null(pc.and_(has_pr, pc.is_valid(canonical)), False)
+    exact = pc.binary_join_element_wise(written, number_text, "#")
+    parts.append((with_repo, "repo_pr", pc.binary_join_element_wise(canonical, number_text, "#"), exact))
+    parts.append((with_repo, "repo_pr_exact", exact, exact))
+    if base is not None:
+        sha, raw_sha = base_commits(base)
+        has_base = pc.fill_null(pc.and_(rows, pc.is_valid(sha)), False)
+        both = pc.fill_null(pc.and_(has_base, pc.is_valid(numbers)), False)
+        parts.append((both, "base_pr", pc.binary_join_element_wise(sha, number_text, "#"),
+                      pc.binary_join_element_wise(raw_sha, number_text, "#")))
+        parts.append((has_base, "base", sha, raw_sha))
+    return parts
+
+
+def _scalar_fill(result: Any, rows: Any, values: Any, parse: Callable[[Any], Any], out_type: Any) -> Any:
+    """`result` with the given rows recomputed by a scalar parser (the rare non-ASCII or over-long values)."""
+    pa, pc = _pa()
+    rows = pc.fill_null(rows, False)
+    if not pc.any(rows).as_py():
+        return result
+    positions = pc.indices_nonzero(rows).to_pylist()
+    texts = values.take(pa.array(positions, pa.int64())).to_pylist()
+    out = result.to_pylist()
+    for position, text in zip(positions, texts, strict=True):
+        out[position] = parse(text) if text is not None else None
+    return pa.array(out, out_type)
+
+
+# --- the entry point -----------------------------------------------------------------------------------
+
+
+def _scalar_recognise(name: str, value: str, forced: bool, context_row: dict[str, Any]) -> list[tuple]:
+    """The keys of one (non-ASCII) value by the scalar parsers: the reference the vectorised path follows."""
+    from .github import pr_keys
+
+    if name == "ossfuzz":
+        number = trailing_int(value) if forced else None
+        if not forced:
+            return []  # the specific OSS-Fuzz forms are all ASCII
+        return [("ossfuzz", str(number), str(number))] if number is not None else []
+    if name == "cve":
+        cve = find_cve(value)
+        return [("cve", cve, raw_cve(value))] if cve else []
+    if name == "github_pr":
+        parsed = parse_instance_id(value)
+        if parsed is None:
+            return []
+        owner, repo_name, number = parsed
+        repo = context_row["repo"] if "repo" in context_row else f"{owner}/{repo_name}"
+        written = repo.strip() if isinstance(repo, str) and normalize_repo(repo) else None
+        number = parse_pr(context_row["pr"]) if "pr" in context_row else number
+        base = context_row.get("base")
+        keys = pr_keys(written, number, base)
+        return keys if keys or number is not None else []
+    return []  # ghsa and fix_commit forms are ASCII
+
+
+def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any] | None = None) -> Recognition:
+    """Keys of every value of `values` (a pyarrow array of ids, any type) by the recogniser table.
+
+    `scheme` forces one recogniser (its looser form: `ossfuzz` takes any trailing issue number); None tries
+    each in table order. `context` holds columns beside the ids (`repo`, `pr`, `base`, `cve`, `fix`).
+    """
+    pa, pc = _pa()
+    if scheme is not None and scheme not in RECOGNISERS:
+        raise InputError(f"id scheme {scheme!r}: use one of {', '.join(RECOGNISERS)}")
+    context = {k: v for k, v in (context or {}).items() if v is not None}
+    unknown = sorted(set(context) - set(CONTEXT))
+    if unknown:
+        raise InputError(f"recognise: unknown context column {unknown[0]!r}; known: {', '.join(CONTEXT)}")
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    length = len(values)
+    text = pc.utf8_trim_whitespace(id_strings(values))
+    blank = pc.fill_null(pc.equal(pc.utf8_length(text), 0), True)
+    original_missing = pc.is_null(values)
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        missing = blank
+    else:
+        missing = original_missing
+    ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
+    open_rows = pc.and_(pc.invert(missing), ascii_rows)
+    open_rows = pc.and_(open_rows, pc.is_valid(text))
+    chosen = [RECOGNISERS[scheme]] if scheme else list(RECOGNISERS.values())
+    report = RecognitionReport(scheme=scheme)
+    pieces = []
+    by_row = pa.nulls(length, pa.string())
+    row_index = pa.array(range(length), pa.int64()) if length else pa.array([], pa.int64())
+    for recogniser in chosen:
+        taken, parts = recogniser.extract(text, open_rows, context, scheme is not None)
+        taken = pc.fill_null(taken, False)
+        count = pc.sum(taken).as_py() or 0
+        if count:
+            first = pc.index(taken, True).as_py()
+            report.taken[recogniser.name] = RecogniserCount(count, str(values[first].as_py()))
+            by_row = pc.if_else(taken, recogniser.name, by_row)
+        for mask, kind, value, raw in parts:
+            mask = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)
+            if pc.any(mask).as_py():
+                pieces.append(pa.table({"row": row_index.filter(mask), "kind": pa.array([kind] * pc.sum(mask).as_py(),
+                                                                                         pa.string()),
+                                        "value": _str(value).filter(mask), "raw": _str(raw).filter(mask)}))
+        open_rows = pc.and_(open_rows, pc.invert(taken))
+    # Non-ASCII values: the scalar parsers decide (every Unicode rule is theirs).
+    scalar_rows = pc.and_(pc.invert(missing), pc.invert(ascii_rows))
+    if pc.any(scalar_rows).as_py():
+        by_row_list = by_row.to_pylist()
+        extra = {"row": [], "kind": [], "value": [], "raw": []}
+        context_lists = {k: (v.to_pylist() if hasattr(v, "to_pylist") else list(v)) for k, v in context.items()}
+        for position in pc.indices_nonzero(scalar_rows).to_pylist():
+            value = text[position].as_py()
+            row_context = {k: v[position] for k, v in context_lists.items()}
+            for recogniser in chosen:
+                keys = _scalar_recognise(recogniser.name, value, scheme is not None, row_context)
+                if keys:
+                    counted = report.taken.setdefault(recogniser.name, RecogniserCount())
+                    counted.count += 1
+                    counted.example = counted.example or value
+                    by_row_list[position] = recogniser.name
+                    for kind, key_value, raw in keys:
+                        for column, item in zip(KEY_FIELDS, (position, kind, key_value, raw), strict=True):
+                            extra[column].append(item)
+                    break
+        by_row = pa.array(by_row_list, pa.string())
+        if extra["row"]:
+            pieces.append(pa.table({"row": pa.array(extra["row"], pa.int64()),
+                                    "kind": pa.array(extra["kind"], pa.string()),
+                                    "value": pa.array(extra["value"], pa.string()),
+                                    "raw": pa.array(extra["raw"], pa.string())}))
+    unrecognised = pc.and_(pc.invert(missing), pc.is_null(by_row))
+    report.unrecognised = pc.sum(unrecognised).as_py() or 0
+    report.missing = pc.sum(missing).as_py() or 0
+    if report.unrecognised:
+        first = pc.indices_nonzero(unrecognised)[:5]
+        report.unrecognised_examples = [v for v in _display(values.take(first)) if v is not None]
+    schema = pa.schema([("row", pa.int64()), ("kind", pa.string()), ("value", pa.string()), ("raw", pa.string())])
+    keys = pa.concat_tables(pieces).sort_by("row") if pieces else schema.empty_table()
+    return Recognition(keys=keys, report=report, recogniser=by_row)
