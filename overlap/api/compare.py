@@ -17,6 +17,7 @@ from ..model import Dataset
 from ..outputs.splits import check_reasons, filter_split, write_split
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
+from ..sources.generic import GenericColumns, read_generic
 from ..sources.load import load_dataset, load_identity
 from ..sources.registry import get_spec
 from ..stats.attach import attach_baselines
@@ -110,6 +111,9 @@ def compare(
     text: str | list[str | tuple[str, str]] | None = None,
     ngram_ns: int | tuple[int, ...] = (13, 8),
     boilerplate_threshold: int | None = None,
+    id_column: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
@@ -128,6 +132,11 @@ def compare(
     Text (`overlap.text`): for each (train field, bench field) in `text` (None: each dataset's default
     text; []: off), what an n-gram filter (`ngram_ns`) flags among the id-matched and the rest, and the
     pairs' longest shared runs.
+
+    Any dataset as training set (`overlap.sources.generic`): with `id_column` (dotted for nested fields) or
+    `columns` ({"id": …, "repo": …, "pr": …, "base": …, "patch": …, "text": …, "project": …, "fix": …,
+    "cve": …, "scheme": …}), `train` is read as a local file, folder, glob or Hub dataset
+    `owner/name[:config][@revision]` (`split` picks the Hub split or files), its ids recognised from the values.
     """
     if fix_join not in FIX_JOIN_MODES:
         raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
@@ -141,7 +150,12 @@ def compare(
     if not benches:
         raise InputError("give at least one benchmark to compare with")
     stage("reading the training set")
-    train_ds = train if isinstance(train, Dataset) else load_dataset(train, data)
+    if isinstance(train, Dataset):
+        train_ds = train
+    elif id_column is not None or columns:
+        train_ds = read_generic(train, GenericColumns.of(dict(columns or {}), id_column=id_column), split=split)
+    else:
+        train_ds = load_dataset(train, data)
     stage("reading the benchmarks")
     bench_ds = [b if isinstance(b, Dataset) else load_dataset(b, data) for b in benches]
     names = [train_ds.name] + [b.name for b in bench_ds]

@@ -1,0 +1,285 @@
+"""Any dataset, read by named columns: a local file, folder or glob, or a Hub dataset `owner/name[:config][@rev]`.
+
+`read_generic(source, GenericColumns(id="extra_info.instance_id"))` builds the same `Dataset` (Items, Keys,
+provenance) a registered adapter builds, with keys from the id scheme recognised in the id values
+(`overlap.ids.recognise`) and from the optional repo / PR / base-commit / fix / CVE columns. Rows are read
+in Arrow batches (`overlap.sources.batches`) and keys are derived column-wise with pyarrow.compute: no
+Python dict per row. The dataset's label is the Hub id or the file (folder) name, never a guess.
+
+On the same rows, the keys are those of the registered adapters: `arvo:N` / `arvo_N` / `<project>.ossfuzz-N`
+→ `ossfuzz`, `<project>.cve-…` → `cve`, `owner__repo-N` with repo / base columns → the PR keys of
+`overlap.ids.github.pr_keys`, so a compare gives the same pairs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..errors import InputError
+from ..ids.recognise import (
+    RECOGNISERS,
+    RecognitionReport,
+    base_commits,
+    canonical_repos,
+    id_strings,
+    pr_key_parts,
+    pr_numbers,
+    recognise,
+    repo_as_written,
+)
+from ..model import Dataset, Problem
+from .batches import open_batches
+from .files import FileSource, HubRepo, LocalFolder, SingleFile
+
+
+@dataclass(frozen=True)
+class GenericColumns:
+    """Which column gives what. Dotted names reach into structs (`extra_info.instance_id`)."""
+
+    id: str
+    repo: str | None = None
+    pr: str | None = None
+    base: str | None = None
+    patch: str | None = None
+    text: str | None = None
+    project: str | None = None
+    fix: str | None = None  # a fix commit (sha or github.com/…/commit/<sha>)
+    cve: str | None = None  # the row's CVE (GHSA ids join through it)
+    scheme: str | None = None  # force one recogniser (`overlap.ids.recognise.RECOGNISERS`)
+
+    @classmethod
+    def of(cls, columns: GenericColumns | dict[str, Any] | None = None, **options: Any) -> GenericColumns:
+        """From a GenericColumns, a dict or keyword options (`id_column=`, `repo_column=`, …, `id_scheme=`)."""
+        if isinstance(columns, GenericColumns):
+            return columns
+        values = dict(columns or {})
+        for key, value in options.items():
+            if value is None:
+                continue
+            name = "scheme" if key == "id_scheme" else key.removesuffix("_column")
+            values[name] = value
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InputError(f"unknown column option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        if not values.get("id"):
+            raise InputError("name the id column (CLI: --id-column NAME; dotted for nested fields: "
+                             "extra_info.instance_id)")
+        if values.get("scheme") is not None and values["scheme"] not in RECOGNISERS:
+            raise InputError(f"id scheme {values['scheme']!r}: use one of {', '.join(RECOGNISERS)}")
+        return cls(**values)
+
+    def context(self) -> dict[str, str]:
+        """{recogniser context name: column}."""
+        return {k: v for k, v in (("repo", self.repo), ("pr", self.pr), ("base", self.base), ("cve", self.cve),
+                                  ("fix", self.fix)) if v}
+
+    def wanted(self) -> list[str]:
+        return list(dict.fromkeys(c for c in (self.id, self.repo, self.pr, self.base, self.patch, self.text,
+                                              self.project, self.fix, self.cve) if c))
+
+
+def text_field(column: str) -> str:
+    """The item column of a text column: `problem_statement` → `text_problem_statement`."""
+    return "text_" + re.sub(r"[^0-9A-Za-z]+", "_", column).strip("_").lower()
+
+
+def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
+                 split: str | None = None, name: str | None = None, filesystem: Any = None,
+                 batch_rows: int = 65536, **options: Any) -> Dataset:
+    """A Dataset from any file, folder, glob or Hub dataset, by named columns (`id_column=` required).
+
+    The recognition report (how many ids each scheme took, unrecognised values) is a problem
+    `id_recognition` in `dataset.problems` (and `dataset.recognition`); unrecognised ids are also counted as
+    `unrecognised_id` with their first examples. Rows without an id and repeated ids are counted as the
+    registered adapters count them (the first row of a repeated id is the item; the others are `repeats`).
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    spec = GenericColumns.of(columns, **options)
+    batches = open_batches(source, [spec.id], optional=[c for c in spec.wanted() if c != spec.id], split=split,
+                           batch_rows=batch_rows, filesystem=filesystem)
+    label = name or batches.label
+    report = RecognitionReport(scheme=spec.scheme)
+    item_parts, key_parts = [], []
+    offset = 0
+    for data_file, file_batches in batches.iter_files():
+        file_row = 0
+        for batch in file_batches:
+            items, keys = _batch_items(batch, spec, report)
+            n = batch.num_rows
+            positions = pa.array(range(file_row, file_row + n), pa.int64())
+            items = items.append_column("file", pa.array([data_file.name] * n, pa.string()))
+            items = items.append_column("file_row", positions)
+            items = items.append_column("row", pc.add(positions, offset))
+            item_parts.append(items)
+            key_parts.append(keys.set_column(0, "row", pc.add(keys.column("row"), offset + file_row)))
+            file_row += n
+        offset += file_row
+    if not item_parts:
+        raise InputError(f"{label}: no rows read; check the files")
+    items = pa.concat_tables(item_parts, promote_options="permissive")
+    keys = pa.concat_tables(key_parts, promote_options="permissive")
+    frame = items.to_pandas(types_mapper=pd.ArrowDtype).astype({"item_id": "string"})
+    problems = _problems(report)
+    missing = frame["item_id"].isna()
+    if missing.any():
+        where = frame.loc[missing].iloc[0]
+        problems.append(Problem("missing_id", int(missing.sum()), f"{where['file']} row {where['file_row']}",
+                                "rows without an id cannot be joined or listed"))
+    repeated = frame["item_id"].duplicated() & ~missing
+    if repeated.any():
+        problems.append(Problem("duplicate_id", int(repeated.sum()), str(frame.loc[repeated, "item_id"].iloc[0]),
+                                "a repeated id keeps its first row; `filter` drops or keeps every copy with it"))
+    repeats = frame.loc[repeated, ["item_id", "file", "file_row", "row"]]
+    kept = frame.loc[~missing & ~repeated]
+    key_frame = keys.to_pandas()
+    key_frame = key_frame[key_frame["row"].isin(kept["row"])]
+    key_frame = key_frame.merge(kept[["row", "item_id"]], on="row")[["item_id", "kind", "value", "raw"]]
+    item_frame = _item_frame(kept)
+    if not len(item_frame):
+        raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')")
+    provenance = batches.provenance
+    provenance.name = label
+    dataset = Dataset(label, item_frame, key_frame, provenance, sorted(problems, key=lambda p: p.what),
+                      repeats=repeats.astype({"item_id": "string", "file": "string", "file_row": "int64",
+                                              "row": "int64"}))
+    dataset.source = _file_source(provenance, source)
+    dataset.recognition = report  # type: ignore[attr-defined]
+    return dataset
+
+
+def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
+    """(items, keys) of one batch as Arrow tables; the report takes this batch's counts."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    column = batch.column
+    context = {name: column(col) for name, col in spec.context().items() if name != "fix"}
+    ids = column(spec.id)
+    recognition = recognise(ids, scheme=spec.scheme, context=context)
+    report.merge(recognition.report)
+    key_tables = [recognition.keys]
+    not_pr = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), True)
+    written = repo_as_written(column(spec.repo)) if spec.repo else pa.nulls(n, pa.string())
+    numbers = pr_numbers(column(spec.pr)) if spec.pr else pa.nulls(n, pa.int64())
+    if spec.repo or spec.pr or spec.base:
+        # Rows whose id is not a PR form still have the PR keys their columns give (as `add_task`).
+        parts = pr_key_parts(not_pr, written, numbers, column(spec.base) if spec.base else None)
+        key_tables.append(_parts_table(parts, n))
+    if spec.fix:
+        fixes = recognise(column(spec.fix), scheme="fix_commit").keys
+        key_tables.append(fixes)
+    keys = pa.concat_tables([t.select(["row", "kind", "value", "raw"]) for t in key_tables])
+    item_ids = id_strings(ids)
+    item_ids = pc.if_else(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(item_ids), ""), True),
+                          pa.scalar(None, pa.string()), item_ids)
+    if not spec.pr:  # the PR from the id (`owner__repo-N`, `owner/repo#N`, …)
+        numbers = _pr_from_keys(recognition.keys, n)
+    repo = pc.utf8_trim_whitespace(id_strings(column(spec.repo))) if spec.repo else pa.nulls(n, pa.string())
+    if spec.project:
+        project = id_strings(column(spec.project))
+    elif spec.repo:
+        project = canonical_repos(written)
+    else:
+        project = pa.nulls(n, pa.string())
+    table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
+             "base_commit": base_commits(column(spec.base))[0] if spec.base else pa.nulls(n, pa.string())}
+    if spec.text:
+        table[text_field(spec.text)] = _text(column(spec.text))
+    if spec.patch:
+        table["patch"] = _text(column(spec.patch))
+    return pa.table(table), keys
+
+
+def _text(array):
+    import pyarrow as pa
+
+    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+        return array.cast(pa.string())
+    return id_strings(array)
+
+
+def _pr_from_keys(keys, n: int):
+    """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    numbers = [None] * n
+    for kind in ("base_pr", "repo_pr_exact"):
+        chosen = keys.filter(pc.equal(keys.column("kind"), kind))
+        if not chosen.num_rows:
+            continue
+        digits = pc.extract_regex(chosen.column("value"), r"#(?P<n>[0-9]+)$")
+        values = pc.cast(pc.struct_field(digits, ["n"]), pa.int64()).to_pylist()
+        for row, value in zip(chosen.column("row").to_pylist(), values, strict=True):
+            numbers[row] = value
+    return pa.array(numbers, pa.int64())
+
+
+def _parts_table(parts, n: int):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = pa.array(range(n), pa.int64())
+    tables = []
+    for mask, kind, value, raw in parts:
+        mask = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)
+        count = pc.sum(mask).as_py() or 0
+        if count:
+            tables.append(pa.table({"row": rows.filter(mask), "kind": pa.array([kind] * count, pa.string()),
+                                    "value": value.filter(mask), "raw": raw.filter(mask)}))
+    schema = pa.schema([("row", pa.int64()), ("kind", pa.string()), ("value", pa.string()), ("raw", pa.string())])
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _item_frame(kept):
+    import pandas as pd
+
+    out = pd.DataFrame({"item_id": kept["item_id"].astype("string").to_numpy()})
+    for column in kept.columns:
+        if column == "item_id":
+            continue
+        values = kept[column]
+        if column in ("row", "file_row"):
+            out[column] = values.astype("int64").to_numpy()
+        elif column == "pr":
+            out[column] = values.astype("Int64").to_numpy()
+        else:
+            out[column] = values.astype("string").to_numpy()
+    if out["project"].isna().all():
+        out = out.drop(columns=["project"])
+    for column in ("repo", "pr", "base_commit"):
+        if out[column].isna().all():
+            out = out.drop(columns=[column])
+    return out.reset_index(drop=True)
+
+
+def _problems(report: RecognitionReport) -> list[Problem]:
+    problems = [Problem("id_recognition", report.values - report.missing, report.summary(),
+                        "which id scheme each value was read as (`overlap.ids.recognise`)")]
+    if report.unrecognised:
+        problems.append(Problem("unrecognised_id", report.unrecognised, ", ".join(report.unrecognised_examples),
+                                "ids no recogniser takes: kept as items without an id key; name the scheme "
+                                "(--id-scheme) if they are ids of a known kind"))
+    return problems
+
+
+def _file_source(provenance, source) -> FileSource:
+    """A FileSource for the same place, so later stages (reopen, per-item files) find the data again."""
+    if provenance.origin in ("hub", "hub-cache"):
+        return HubRepo(origin=provenance.origin, repo_id=provenance.repo_id, revision=provenance.revision)
+    path = os.fspath(source)
+    if provenance.origin == "local-folder":
+        from pathlib import Path
+
+        return LocalFolder(origin="local-folder", location=path, root=Path(path))
+    from pathlib import Path
+
+    return SingleFile(origin=provenance.origin, location=path, path=Path(path))
