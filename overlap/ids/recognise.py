@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..errors import InputError
@@ -315,17 +316,26 @@ def _map_unique(values: Any, function: Callable[[Any], Any], out_type: Any) -> A
     return mapped.take(encoded.indices)
 
 
+@lru_cache(maxsize=1 << 16)
+def _written_repo(value: str | None) -> str | None:
+    return str(value).strip() if value is not None and normalize_repo(value) else None
+
+
+@lru_cache(maxsize=1 << 16)
+def _canonical_repo(value: str | None) -> str | None:
+    return canonical_repo(value) if value is not None else None
+
+
 def repo_as_written(repo: Any) -> Any:
     """The repo column trimmed, null where it is not a GitHub `owner/name` (as `github.repo_as_written`)."""
     pa, _ = _pa()
-    text = id_strings(repo)
-    return _map_unique(text, lambda v: str(v).strip() if v is not None and normalize_repo(v) else None,
-                       pa.string())
+    return _map_unique(id_strings(repo), _written_repo, pa.string())
 
 
 def canonical_repos(written: Any) -> Any:
+    """Canonical repos (`github.canonical_repo`, the shipped renames) of a column of repos as written."""
     pa, _ = _pa()
-    return _map_unique(written, lambda v: canonical_repo(v) if v is not None else None, pa.string())
+    return _map_unique(written, _canonical_repo, pa.string())
 
 
 def pr_numbers(pr: Any) -> Any:

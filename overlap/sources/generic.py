@@ -87,24 +87,29 @@ def text_field(column: str) -> str:
     return "text_" + re.sub(r"[^0-9A-Za-z]+", "_", column).strip("_").lower()
 
 
-def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
-                 split: str | None = None, name: str | None = None, filesystem: Any = None,
-                 batch_rows: int = 65536, **options: Any) -> Dataset:
-    """A Dataset from any file, folder, glob or Hub dataset, by named columns (`id_column=` required).
+@dataclass
+class KeyScan:
+    """The Arrow result of a key scan: `items` (one row per row read: item_id, project, repo, pr, base_commit,
+    texts, file, file_row, row), `keys` (row, kind, value, raw), the recognition report and provenance."""
 
-    The recognition report (how many ids each scheme took, unrecognised values) is a problem
-    `id_recognition` in `dataset.problems` (and `dataset.recognition`); unrecognised ids are also counted as
-    `unrecognised_id` with their first examples. Rows without an id and repeated ids are counted as the
-    registered adapters count them (the first row of a repeated id is the item; the others are `repeats`).
-    """
-    import pandas as pd
+    label: str
+    items: Any
+    keys: Any
+    report: RecognitionReport
+    provenance: Any
+
+
+def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
+              split: str | None = None, filesystem: Any = None, batch_rows: int = 65536,
+              **options: Any) -> KeyScan:
+    """Items and keys of every row of `source`, column-wise (pyarrow.compute), batch by batch: memory is
+    the batch plus the key columns, never the skipped text columns."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     spec = GenericColumns.of(columns, **options)
     batches = open_batches(source, [spec.id], optional=[c for c in spec.wanted() if c != spec.id], split=split,
                            batch_rows=batch_rows, filesystem=filesystem)
-    label = name or batches.label
     report = RecognitionReport(scheme=spec.scheme)
     item_parts, key_parts = [], []
     offset = 0
@@ -122,35 +127,58 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
             file_row += n
         offset += file_row
     if not item_parts:
-        raise InputError(f"{label}: no rows read; check the files")
+        raise InputError(f"{batches.label}: no rows read; check the files")
     items = pa.concat_tables(item_parts, promote_options="permissive")
     keys = pa.concat_tables(key_parts, promote_options="permissive")
-    frame = items.to_pandas(types_mapper=pd.ArrowDtype).astype({"item_id": "string"})
-    problems = _problems(report)
-    missing = frame["item_id"].isna()
-    if missing.any():
-        where = frame.loc[missing].iloc[0]
-        problems.append(Problem("missing_id", int(missing.sum()), f"{where['file']} row {where['file_row']}",
+    return KeyScan(batches.label, items, keys, report, batches.provenance)
+
+
+def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
+                 split: str | None = None, name: str | None = None, filesystem: Any = None,
+                 batch_rows: int = 65536, **options: Any) -> Dataset:
+    """A Dataset from any file, folder, glob or Hub dataset, by named columns (`id_column=` required).
+
+    The recognition report (how many ids each scheme took, unrecognised values) is a problem
+    `id_recognition` in `dataset.problems` (and `dataset.recognition`); unrecognised ids are also counted as
+    `unrecognised_id` with their first examples. Rows without an id and repeated ids are counted as the
+    registered adapters count them (the first row of a repeated id is the item; the others are `repeats`).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    spec = GenericColumns.of(columns, **options)
+    scan = scan_keys(source, spec, split=split, filesystem=filesystem, batch_rows=batch_rows)
+    label = name or scan.label
+    items = scan.items
+    problems = _problems(scan.report)
+    missing = pc.is_null(items.column("item_id"))
+    if pc.any(missing).as_py():
+        where = items.filter(missing).slice(0, 1).to_pylist()[0]
+        problems.append(Problem("missing_id", pc.sum(missing).as_py(), f"{where['file']} row {where['file_row']}",
                                 "rows without an id cannot be joined or listed"))
-    repeated = frame["item_id"].duplicated() & ~missing
-    if repeated.any():
-        problems.append(Problem("duplicate_id", int(repeated.sum()), str(frame.loc[repeated, "item_id"].iloc[0]),
+    valid = items.filter(pc.invert(missing))
+    first = valid.group_by("item_id", use_threads=False).aggregate([("row", "min")]).column("row_min")
+    is_first = pc.is_in(valid.column("row"), value_set=first)
+    repeats = valid.filter(pc.invert(is_first))
+    if repeats.num_rows:
+        problems.append(Problem("duplicate_id", repeats.num_rows, repeats.column("item_id")[0].as_py(),
                                 "a repeated id keeps its first row; `filter` drops or keeps every copy with it"))
-    repeats = frame.loc[repeated, ["item_id", "file", "file_row", "row"]]
-    kept = frame.loc[~missing & ~repeated]
-    key_frame = keys.to_pandas()
-    key_frame = key_frame[key_frame["row"].isin(kept["row"])]
-    key_frame = key_frame.merge(kept[["row", "item_id"]], on="row")[["item_id", "kind", "value", "raw"]]
-    item_frame = _item_frame(kept)
-    if not len(item_frame):
+    kept = valid.filter(is_first)
+    if not kept.num_rows:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')")
-    provenance = batches.provenance
+    keys = scan.keys
+    where = pc.index_in(keys.column("row"), value_set=kept.column("row"))
+    keys = keys.filter(pc.is_valid(where))
+    item_of_key = kept.column("item_id").take(pc.drop_null(where))
+    key_frame = pa.table({"item_id": item_of_key, "kind": keys.column("kind"), "value": keys.column("value"),
+                          "raw": keys.column("raw")}).to_pandas()
+    provenance = scan.provenance
     provenance.name = label
-    dataset = Dataset(label, item_frame, key_frame, provenance, sorted(problems, key=lambda p: p.what),
-                      repeats=repeats.astype({"item_id": "string", "file": "string", "file_row": "int64",
-                                              "row": "int64"}))
+    repeat_frame = repeats.select(["item_id", "file", "file_row", "row"]).to_pandas()
+    dataset = Dataset(label, _item_frame(kept), key_frame, provenance, sorted(problems, key=lambda p: p.what),
+                      repeats=repeat_frame)
     dataset.source = _file_source(provenance, source)
-    dataset.recognition = report  # type: ignore[attr-defined]
+    dataset.recognition = scan.report  # type: ignore[attr-defined]
     return dataset
 
 
@@ -239,20 +267,13 @@ def _parts_table(parts, n: int):
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _item_frame(kept):
-    import pandas as pd
-
-    out = pd.DataFrame({"item_id": kept["item_id"].astype("string").to_numpy()})
-    for column in kept.columns:
-        if column == "item_id":
-            continue
-        values = kept[column]
-        if column in ("row", "file_row"):
-            out[column] = values.astype("int64").to_numpy()
-        elif column == "pr":
-            out[column] = values.astype("Int64").to_numpy()
-        else:
-            out[column] = values.astype("string").to_numpy()
+def _item_frame(table):
+    out = table.to_pandas()
+    out["pr"] = out["pr"].astype("Int64")
+    for column in out.columns:
+        if column not in ("row", "file_row", "pr"):
+            out[column] = out[column].astype("string")
+    out = out[["item_id", *[c for c in out.columns if c != "item_id"]]]
     if out["project"].isna().all():
         out = out.drop(columns=["project"])
     for column in ("repo", "pr", "base_commit"):
