@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..errors import InputError
 from .cells import CellCounts, text_cells
+from .engines import ENGINES, run_scan
 from .identifiers import Targets, identifier_evidence
 from .ngrams import (
     CHUNK_BYTES,
@@ -24,11 +25,9 @@ from .ngrams import (
     DEFAULT_NS,
     BenchIndex,
     ScanResult,
-    available_workers,
     build_index,
-    scan,
 )
-from .text_inputs import IdentifierTee, bench_table, pair_list, train_batches
+from .text_inputs import bench_table, pair_list
 from .text_result import BOILERPLATE_COLUMNS, FLAG_COLUMNS, RUN_COLUMNS, TextResult, typed_frame
 from .tokenize import TOKENIZERS
 
@@ -45,7 +44,7 @@ def text_check(
     boilerplate_threshold: int | None = DEFAULT_BOILERPLATE_THRESHOLD,
     background=None,
     pairs=None,
-    workers: int | None = 2,
+    workers: int | None = None,
     tokenizer: str = "words",
     identifier_field: str | None = None,
     id_col: str = "item_id",
@@ -54,11 +53,14 @@ def text_check(
     chunk_bytes: int = CHUNK_BYTES,
     index: BenchIndex | None = None,
     progress=None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> TextResult:
     """Run the text evidence check.
 
-    train: DataFrame, Arrow table, or iterable of record batches with ``id_col`` and ``train_field``
-        (and ``identifier_field`` when given). Streams: only one batch at a time is held.
+    train: DataFrame, Arrow table, iterable of record batches, or files (a path, folder or glob, or
+        ``engines.TrainFiles``) with ``id_col`` and ``train_field`` (and ``identifier_field`` when given).
+        Streams: only a few batches at a time are held (files are read with projection).
     bench: DataFrame or Arrow table with ``id_col`` and ``bench_field``.
     ns: word n-gram sizes (default 13 and 8).
     boilerplate_threshold: an n-gram in at least this many bench items is boilerplate (None: off).
@@ -68,13 +70,17 @@ def text_check(
         (longest shared run), identifier evidence, and splits the flag counts into matched / rest.
     identifier_field: train column holding the crash spec / report / patch whose function and file
         names are looked for in the bench text (default: the train text field itself).
-    workers: processes for the scan (1 = in process; None = as many as cores, at most 2).
+    workers: processes (local engine) or actors (ray) for the scan; 1 = in process; None = chosen from the
+        input size (one process below the size where a pool pays off; see ``engines.choose_workers``).
+    engine: "local" (this machine) or "ray" (a Ray Dataset and an actor pool; ``pip install 'overlap[ray]'``).
+    ray_address: the Ray cluster to attach to (default ``RAY_ADDRESS``, else a local Ray is started).
     """
     if boilerplate_threshold is not None and boilerplate_threshold < 2:
         raise InputError("boilerplate threshold must be at least 2 bench items (or None to turn it off)")
     if isinstance(tokenizer, str) and tokenizer not in TOKENIZERS:
         raise InputError(f"unknown tokenizer '{tokenizer}' (choose {', '.join(TOKENIZERS)})")
-    workers = available_workers(workers)
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine '{engine}' (choose {', '.join(ENGINES)})")
     ns = tuple(sorted({int(n) for n in ns}, reverse=True))
     if not ns or min(ns) < 1:
         raise InputError("n-gram sizes must be positive integers")
@@ -103,14 +109,10 @@ def text_check(
         else:
             missing_bench.add(b)
     ident_field = identifier_field or train_field
-    columns = [id_col, train_field] + ([ident_field] if given and ident_field != train_field else [])
-    batches = train_batches(train, columns, batch_rows, {train_field: train_cells}, id_col)
-    tee = IdentifierTee(batches, id_col, ident_field if given else None, pa.array(sorted(by_train), pa.string()))
-    try:
-        res = scan(index, tee, id_col=id_col, text_col=train_field, pairs=by_train, workers=workers,
-                   chunk_bytes=chunk_bytes, chunk_rows=batch_rows, progress=progress, cells=train_cells)
-    except KeyError as exc:
-        raise InputError(f"train: no column {exc}") from None
+    res, targets = run_scan(index, train, engine=engine, id_col=id_col, text_col=train_field,
+                            ident_col=ident_field if given else None, pairs=by_train, workers=workers,
+                            chunk_bytes=chunk_bytes, chunk_rows=batch_rows, progress=progress, cells=train_cells,
+                            ray_address=ray_address)
 
     bench_null = np.asarray(bench_text_col.is_null().to_numpy(zero_copy_only=False)) if len(bench_ids) else []
     counts = dict(res.counts)
@@ -125,7 +127,7 @@ def text_check(
         train_field=train_field, bench_field=bench_field, ns=index.ns, boilerplate_threshold=index.threshold,
         tokenizer=index.tokenizer.name, flags=_flag_frame(res, index, bench_ids),
         runs=_run_frame(given, res, index, bench_pos, bench_null), boilerplate=_boilerplate_frame(res, index.ns),
-        identifiers=_identifier_frame(given, res.pair_seen, tee.values, bench_text_col, bench_pos) if given else None,
+        identifiers=_identifier_frame(given, res.pair_seen, targets, bench_text_col, bench_pos) if given else None,
         train_counts=counts, bench_counts=bench_counts, pair_ids=set(given), pair_train_seen=set(res.pair_seen),
         pairs_missing={"train_ids_not_in_train": len(set(by_train) - set(res.pair_seen)),
                        "bench_ids_not_in_bench": len(missing_bench)},

@@ -60,15 +60,24 @@ def scan(
     long_row_bytes: int = LONG_ROW_BYTES,
     progress=None,
     cells: CellCounts | None = None,
+    pool_after_bytes: int = 0,
 ) -> ScanResult:
     """Stream train record batches through the index. ``pairs``: train id -> bench item indexes.
 
-    ``cells`` counts the train cells that are not text (skipped) or over the field cap (truncated)."""
+    ``cells`` counts the train cells that are not text (skipped) or over the field cap (truncated).
+    ``pool_after_bytes`` (with ``workers`` > 1): scan the first tasks in this process and start the pool
+    only once the stream went past this many bytes of text (a stream of unknown size: a short one never
+    pays the pool's start-up)."""
     release_memory()  # e.g. what building the index left on the heap
     source = _TaskSource(batches, id_col, text_col, pairs or {}, workers > 1, chunk_bytes, chunk_rows,
                          long_row_bytes, cells)
     collector = _Collector(index.ns, progress)
     tasks = iter(source)
+    if workers > 1 and pool_after_bytes > 0:
+        for task, ids, base in tasks:
+            collector.add(scan_task(index, task), ids, base, _has_text(task[1]))
+            if collector.counts["bytes"] >= pool_after_bytes:
+                break
     head = list(islice(tasks, 2))
     if workers > 1 and len(head) == 2:  # a pool only pays off from two tasks on
         _scan_in_pool(index, chain(head, tasks), workers, collector)

@@ -1,0 +1,196 @@
+"""The Ray engine of the n-gram scan: the train side as a Ray Dataset, scanned by an actor pool.
+
+- The train side: files are read by Ray itself (``read_parquet`` with projection, ``read_json``), so a
+  cluster reads its shards where they are (local disk, ``s3://``, ``hf://``); any other input (DataFrame,
+  Arrow table, record batches) is put in the object store batch by batch.
+- The bench index is put in the object store once (``ray.put``) and shared by a pool of actors
+  (``map_batches`` with a callable class, ``concurrency`` = workers); each actor holds it once.
+- Each actor scans a whole batch with the local engine's own task code (``_TaskSource``, ``scan_task``)
+  and sends back one payload; the driver merges the payloads in input order (``preserve_order``) with the
+  local engine's collector, so the flags are byte-identical to the local engine's.
+- A dead actor is restarted and its batch run again (``max_restarts``/``max_task_retries``): a batch's
+  payload is merged once, when it comes back, so nothing is counted twice.
+
+Ray is an optional extra (``pip install 'overlap[ray]'``): it is imported here only, when the engine runs.
+Progress comes from Ray Data's own progress bars on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Sequence
+from types import SimpleNamespace
+
+import pyarrow as pa
+
+from ..errors import InputError
+from .cells import CellCounts
+from .identifiers import Targets
+from .ngram_index import BenchIndex
+from .ngram_scan import ScanResult, _Collector, _has_text, _TaskSource
+from .ngram_workers import scan_task
+from .text_inputs import IdentifierTee
+
+RAY_FORMATS = ("parquet", "json")  # read by Ray itself; other files stream through the object store
+# blocks of the train dataset: about four per actor (even load at the end of the scan), within these bounds
+MIN_BLOCK_BYTES, MAX_BLOCK_BYTES = 4 << 20, 128 << 20
+
+
+def import_ray():
+    """Ray, or a one-line error saying how to install it."""
+    try:
+        import ray  # optional extra: pip install 'overlap[ray]'
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise InputError("the ray engine needs Ray: pip install 'overlap[ray]'") from None
+    return ray
+
+
+class BatchScanner:
+    """An actor of the pool: holds the bench index, scans one train batch per call."""
+
+    def __init__(self, index, pairs, id_col: str, text_col: str, ident_col: str | None, limits: tuple,
+                 cap: int | None = None):
+        ray = import_ray()
+        # the index and the pairs come as object refs: fetched once per actor, zero-copy for the arrays
+        self.index: BenchIndex = ray.get(index) if isinstance(index, ray.ObjectRef) else index
+        self.pairs: dict[str, list[int]] = ray.get(pairs) if isinstance(pairs, ray.ObjectRef) else pairs
+        _ = self.index.prefilter
+        self.id_col, self.text_col, self.ident_col, self.limits, self.cap = id_col, text_col, ident_col, limits, cap
+        self.wanted = pa.array(sorted(self.pairs), pa.string())
+
+    def __call__(self, table: pa.Table) -> pa.Table:
+        cells = CellCounts(self.text_col) if self.cap is None else CellCounts(self.text_col, cap=self.cap)
+        tee = IdentifierTee(table.combine_chunks().to_batches(), self.id_col, self.ident_col, self.wanted)
+        source = _TaskSource(tee, self.id_col, self.text_col, self.pairs, False, *self.limits, cells=cells)
+        try:
+            parts = [(scan_task(self.index, task), ids, base, _has_text(task[1])) for task, ids, base in source]
+        except KeyError as exc:
+            raise InputError(f"train: no column {exc}") from None
+        payload = {"rows": table.num_rows, "parts": parts, "pair_seen": source.pair_seen,
+                   "null_ids": source.null_ids, "non_utf8": source.non_utf8, "cells": cells, "targets": tee.values}
+        return pa.table({"payload": pa.array([pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)],
+                                             pa.large_binary())})
+
+
+def scan_ray(index: BenchIndex, train, columns: Sequence[str], *, id_col: str, text_col: str,
+             ident_col: str | None, pairs: dict[str, list[int]], workers: int | None, chunk_bytes: int,
+             chunk_rows: int, progress=None, cells: CellCounts | None = None, address: str | None = None,
+             long_row_bytes: int | None = None, scanner: type = BatchScanner
+             ) -> tuple[ScanResult, dict[str, Targets]]:
+    """Scan the train side on Ray; the same result as the local engine's ``scan`` (and the targets).
+
+    ``address`` (or ``RAY_ADDRESS``): attach to that cluster; else a local Ray with ``workers`` CPUs is
+    started (and stopped after the scan). When Ray is already initialised in this process, that is used.
+    ``workers``: actors in the pool (None: one per CPU of the cluster). ``scanner``: the actor class
+    (tests give a subclass that fails on purpose).
+    """
+    ray = import_ray()
+    from .engines import input_bytes
+    from .ngram_scan import LONG_ROW_BYTES
+
+    started = False
+    if not ray.is_initialized():
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(address="local", num_cpus=workers or None, include_dashboard=False, log_to_driver=False)
+        started = True
+    try:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        n_actors = workers or cpus
+        # CPUs an actor asks for: one, less when the actors would leave none to list and read the files
+        # (Ray Data's read tasks need a CPU each: with every CPU held by an actor the scan would wait forever)
+        actor_cpus = max(0.01, min(1.0, int(100 * (cpus - 1) / n_actors) / 100))
+        ctx = ray.data.DataContext.get_current()
+        keep = ctx.execution_options.preserve_order, ctx.target_max_block_size
+        ctx.execution_options.preserve_order = True  # results merged in input order: same flags as local
+        ctx.target_max_block_size = block_bytes(input_bytes(train), n_actors)
+        try:
+            dataset = _dataset(ray, train, columns, chunk_rows, {text_col: cells} if cells is not None else None,
+                               id_col, ctx.target_max_block_size)
+            limits = (chunk_bytes, chunk_rows, long_row_bytes or LONG_ROW_BYTES)
+            scanned = dataset.map_batches(
+                scanner, batch_size=chunk_rows, batch_format="pyarrow", num_cpus=actor_cpus,
+                compute=ray.data.ActorPoolStrategy(size=n_actors),
+                fn_constructor_args=(ray.put(index), ray.put(pairs), id_col, text_col, ident_col, limits,
+                                     cells.cap if cells is not None else None),
+                # Ray Data's actor pools restart a dead actor and run its batch again (max_restarts and
+                # max_task_retries -1 by default): tests/text/test_engines_ray.py kills one mid-scan
+            )
+            return _merge(scanned, index, cells, progress)
+        finally:
+            ctx.execution_options.preserve_order, ctx.target_max_block_size = keep
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def block_bytes(nbytes: int | None, n_actors: int) -> int:
+    """Target block size: about four blocks per actor when the input size is known."""
+    if nbytes is None:
+        return 32 << 20
+    return int(min(MAX_BLOCK_BYTES, max(MIN_BLOCK_BYTES, nbytes // (4 * n_actors))))
+
+
+def _dataset(ray, train, columns: Sequence[str], batch_rows: int, counts, id_col: str, group_bytes: int):
+    """The train side as a Ray Dataset of the needed columns, rows in input order."""
+    from .engines import TrainFiles, train_stream
+
+    columns = list(dict.fromkeys(columns))
+    if isinstance(train, TrainFiles) and train.format in RAY_FORMATS:
+        paths = list(train.paths)
+        ds = ray.data.read_parquet(paths) if train.format == "parquet" else ray.data.read_json(paths)
+        names = ds.schema().names
+        missing = [c for c in columns if c not in names]
+        if missing:
+            raise InputError(f"train: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(names)})")
+        return ds.select_columns(columns)  # projection: parquet reads only these columns
+    # in-memory or streamed inputs: batches into the object store, in groups (fewer, larger blocks)
+    refs, group, size = [], [], 0
+    for batch in train_stream(train, columns, batch_rows, counts, id_col):
+        group.append(batch)
+        size += batch.nbytes
+        if size >= group_bytes:
+            refs.append(ray.put(pa.Table.from_batches(group)))
+            group, size = [], 0
+    if group or not refs:
+        schema = group[0].schema if group else pa.schema([(c, pa.string()) for c in columns])
+        refs.append(ray.put(pa.Table.from_batches(group, schema=schema)))
+    return ray.data.from_arrow_refs(refs)
+
+
+def _merge(scanned, index: BenchIndex, cells: CellCounts | None, progress) -> tuple[ScanResult, dict[str, Targets]]:
+    """The payloads, in input order, through the local engine's collector."""
+    collector = _Collector(index.ns, progress)
+    seen = SimpleNamespace(non_utf8=0, pair_seen=set(), null_ids=set())
+    targets: dict[str, Targets] = {}
+    row_base = 0
+    for block in scanned.iter_batches(batch_format="pyarrow", batch_size=None):
+        for raw in block.column("payload").to_pylist():
+            p = pickle.loads(raw)
+            for result, ids, base, has_text in p["parts"]:
+                collector.add(result, ids, row_base + base, has_text)
+            row_base += p["rows"]
+            seen.non_utf8 += p["non_utf8"]
+            seen.pair_seen |= p["pair_seen"]
+            seen.null_ids |= p["null_ids"]
+            for k, v in p["targets"].items():
+                targets.setdefault(k, v)
+            if cells is not None:
+                merge_cells(cells, p["cells"])
+    return collector.result(seen), targets
+
+
+def merge_cells(into: CellCounts, part: CellCounts) -> None:
+    """Add one batch's cell counts to the scan's (batches in input order: the first example is kept)."""
+    into.non_text += part.non_text
+    into.non_text_types.update(part.non_text_types)
+    into.truncated += part.truncated
+    if into.non_text_example is None:
+        into.non_text_example = part.non_text_example
+    if into.truncated_example is None:
+        into.truncated_example = part.truncated_example
+

@@ -1,0 +1,121 @@
+"""The local engine's inputs and worker count: files read batch by batch with projection (folder, glob,
+single file; parquet, jsonl, arrow) give what the same rows in a DataFrame give; the pool started part-way
+through a stream gives what one process gives; the worker-count rule; the engine errors."""
+
+import sys
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+from overlap.errors import InputError
+from overlap.text import text_check
+from overlap.text.engines import POOL_PAYS_OFF_BYTES, choose_workers, file_batches, input_bytes, train_files
+from overlap.text.ngrams import build_index, scan
+
+
+def workload(n_train=400, seed=3):
+    """(bench frame, train frame, pairs): copies of 20 words (flag at 13), of 9 words (flag at 8 only)."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(800)]
+    bench = [" ".join(rng.choice(vocab, 60)) for _ in range(30)]
+    train = []
+    for r in range(n_train):
+        words = list(rng.choice(vocab, 70))
+        if r % 7 == 0:
+            b = bench[r % 30].split()
+            words[10:10] = b[5:25] if r % 2 else b[30:39]
+        train.append(" ".join(words) if r % 50 != 3 else None)
+    bench_df = pd.DataFrame({"item_id": [f"b{i}" for i in range(30)], "text": bench})
+    train_df = pd.DataFrame({"item_id": [f"t{i}" for i in range(n_train)], "text": train,
+                             "other": ["x" * 50] * n_train})
+    pairs = pd.DataFrame({"train_id": [f"t{r}" for r in range(0, n_train, 14)],
+                          "bench_id": [f"b{r % 30}" for r in range(0, n_train, 14)]})
+    return bench_df, train_df, pairs
+
+
+def same(a, b):
+    assert a.flags.to_csv(index=False) == b.flags.to_csv(index=False)
+    assert a.boilerplate.to_csv(index=False) == b.boilerplate.to_csv(index=False)
+    assert a.runs.to_csv(index=False) == b.runs.to_csv(index=False)
+    assert a.summary() == b.summary()
+
+
+@pytest.fixture(scope="module")
+def data():
+    return workload()
+
+
+@pytest.fixture(scope="module")
+def expected(data):
+    bench, train, pairs = data
+    return text_check(train, bench, "text", "text", pairs=pairs, workers=1, batch_rows=64)
+
+
+def test_files_read_in_batches_give_what_a_frame_gives(tmp_path, data, expected):
+    bench, train, pairs = data
+    table = pa.Table.from_pandas(train, preserve_index=False)
+    shards = tmp_path / "shards"
+    (shards / "sub").mkdir(parents=True)
+    for i, start in enumerate(range(0, len(train), 150)):  # three shards, one in a sub-folder
+        folder = shards / "sub" if i == 2 else shards
+        pq.write_table(table.slice(start, 150), folder / f"part-{i}.parquet", row_group_size=40)
+    files = train_files(shards)
+    assert [p.rsplit("/", 1)[1] for p in files.paths] == ["part-0.parquet", "part-1.parquet", "part-2.parquet"]
+    assert files.format == "parquet" and files.nbytes > 0
+    for spec in (shards, str(shards / "**" / "*.parquet")):
+        same(text_check(spec, bench, "text", "text", pairs=pairs, workers=1, batch_rows=64), expected)
+    jsonl = tmp_path / "train.jsonl"
+    train.to_json(jsonl, orient="records", lines=True)
+    same(text_check(jsonl, bench, "text", "text", pairs=pairs, workers=1, batch_rows=64), expected)
+    arrow = tmp_path / "train.arrow"
+    feather.write_feather(table, arrow, compression="uncompressed")
+    same(text_check(str(arrow), bench, "text", "text", pairs=pairs, workers=2, batch_rows=64), expected)
+
+
+def test_files_are_read_with_projection_and_bounded_batches(tmp_path, data):
+    _, train, _ = data
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pandas(train, preserve_index=False), path, row_group_size=100)
+    batches = list(file_batches(train_files(path), ["item_id", "text"], 32))
+    assert all(b.schema.names == ["item_id", "text"] and b.num_rows <= 32 for b in batches)
+    assert sum(b.num_rows for b in batches) == len(train)
+    with pytest.raises(InputError, match="no column 'prompt'"):
+        list(file_batches(train_files(path), ["item_id", "prompt"], 32))
+    with pytest.raises(InputError, match="no data files"):
+        train_files(tmp_path / "nothing-*.parquet")
+
+
+def test_pool_started_part_way_through_a_stream_gives_the_same_result(data):
+    bench, train, _ = data
+    index = build_index(pa.array(bench["text"]), bench["item_id"].tolist())
+    table = pa.Table.from_pandas(train[["item_id", "text"]], preserve_index=False)
+    inline = scan(index, table.to_batches(max_chunksize=50), workers=1, chunk_rows=25)
+    part_way = scan(index, iter(table.to_batches(max_chunksize=50)), workers=2, chunk_rows=25,
+                    pool_after_bytes=20_000)
+    for k in inline.flags:
+        assert np.array_equal(inline.flags[k], part_way.flags[k]), k
+    assert inline.counts == part_way.counts and inline.short == part_way.short
+
+
+def test_worker_count_follows_the_input_size(monkeypatch):
+    monkeypatch.setattr("overlap.text.engines.usable_cores", lambda: 2)
+    assert choose_workers(3, None) == (3, 0)  # asked for: as asked
+    assert choose_workers(None, 1000) == (1, 0)  # small: one process
+    assert choose_workers(None, POOL_PAYS_OFF_BYTES) == (2, 0)  # large: one per core from the start
+    assert choose_workers(None, None) == (2, POOL_PAYS_OFF_BYTES)  # unknown: the pool past the threshold
+    monkeypatch.setattr("overlap.text.engines.usable_cores", lambda: 1)
+    assert choose_workers(None, None) == (1, 0)
+    assert input_bytes(pa.table({"a": ["x" * 100]})) >= 100 and input_bytes(iter([])) is None
+
+
+def test_engine_errors(data, monkeypatch):
+    bench, train, _ = data
+    with pytest.raises(InputError, match="unknown engine 'spark'"):
+        text_check(train, bench, "text", "text", engine="spark")
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    with pytest.raises(InputError, match=r"pip install 'overlap\[ray\]'"):
+        text_check(train, bench, "text", "text", engine="ray")
