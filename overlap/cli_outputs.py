@@ -151,7 +151,7 @@ def card(
     from .errors import InputError
     from .outputs.atomic import atomic_folder
     from .outputs.cards import card_update, push_card, read_card
-    from .outputs.markdown import load_result
+    from .outputs.result_view import load_result
 
     view = load_result(result_dir, command="card")
     if not push:
@@ -192,8 +192,8 @@ def report(
     """
     from .cli import check_out
     from .outputs.atomic import atomic_folder, folder_owner
-    from .outputs.html import write_reports
-    from .outputs.markdown import load_result
+    from .outputs.report import write_reports
+    from .outputs.result_view import load_result
 
     view = load_result(result_dir)
     target = Path(out or result_dir)

@@ -2,8 +2,9 @@
 
 from overlap.api import compare
 from overlap.demo import demo_data
-from overlap.outputs.markdown import render_markdown, view_of
+from overlap.outputs.markdown import render_markdown
 from overlap.outputs.more_sections import swe_blocks
+from overlap.outputs.result_view import view_of
 
 
 def test_demo_report_has_evidence_and_text_sections():

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import __version__
 from ..errors import InputError
 
 MARKER = ".overlap-output"
@@ -112,8 +113,6 @@ def folder_owner(folder: Path) -> str | None:
 
 
 def _marker_text(command: str, files: list[str]) -> str:
-    from .. import __version__
-
     data = {"command": command, "files": sorted(files), "tool": TOOL, "version": str(__version__)}
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 

@@ -30,8 +30,10 @@ from ..errors import InputError, OverlapError
 from ..jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
 from ..model import PAIR_COLUMNS
 from ..sources.files import read_text_file
-from .markdown import ResultView, fmt, null_models, stage_ran
+from .hub import check_write_access, http_status
+from .hub import hub_api as _hub_api  # the name tests replace
 from .published import describe_source, public_provenance, safe_name, scrub_paths
+from .sections import ResultView, fmt, null_models, stage_ran
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "overlap-bench.schema.json"
 EMPTY_FRONT_MATTER = "---\n{}\n---\n"
@@ -262,7 +264,7 @@ def read_card(card: str | Path | None, repo_id: str | None) -> tuple[str, str]:
     target = str(card or repo_id or "")
     if not target:
         raise InputError("no card given and the training set has no Hub repo; pass --card README.md")
-    from huggingface_hub import DatasetCard
+    from huggingface_hub import DatasetCard  # imported here: heavy, needed only for a Hub card
     from huggingface_hub import errors as hf_errors
 
     try:
@@ -315,10 +317,8 @@ def pr_description(view: ResultView, benches: list[str]) -> str:
 def push_card(update: CardUpdate, repo_id: str, *, api=None, token: str | None = None) -> str:
     """One Hub commit holding README.md and the `.overlap/` files, opened as a pull request (never the
     main branch). Returns the PR URL. No token / no access → OverlapError before anything is sent."""
-    from huggingface_hub import CommitOperationAdd
+    from huggingface_hub import CommitOperationAdd  # imported here: heavy, needed only to publish
     from huggingface_hub import errors as hf_errors
-
-    from .splits import _hub_api, _status, check_write_access
 
     api = api or _hub_api(token)
     check_write_access(api, repo_id)
@@ -329,7 +329,7 @@ def push_card(update: CardUpdate, repo_id: str, *, api=None, token: str | None =
                                  f"{', '.join(update.benches)}", commit_description=update.description,
                                  repo_type="dataset", create_pr=True)
     except hf_errors.HfHubHTTPError as exc:
-        raise OverlapError(f"{repo_id}: the Hub refused the commit ({_status(exc)}); nothing was changed") from None
+        raise OverlapError(f"{repo_id}: the Hub refused the commit ({http_status(exc)}); nothing was changed") from None
     url = getattr(info, "pr_url", None)
     if not url:
         raise OverlapError(f"{repo_id}: the Hub made no pull request; check the repo and push again")

@@ -10,11 +10,13 @@ from __future__ import annotations
 import base64
 import io
 import math
-from pathlib import Path
 from typing import Any
 
-from .atomic import write_text_atomic
-from .markdown import APPENDIX, ResultView, build_report, render_markdown, title_of
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from .assemble import APPENDIX, build_report
+from .cells import title_of
+from .sections import ResultView
 
 PLOTS_SKIPPED = "Plots skipped: matplotlib is not installed (install the extra: pip install overlap[plots])."
 NORMALISED, PLAIN, OBSERVED = "#1f6fb2", "#b9c7d6", "#c0392b"
@@ -23,7 +25,7 @@ NORMALISED, PLAIN, OBSERVED = "#1f6fb2", "#b9c7d6", "#c0392b"
 def _pyplot():
     """matplotlib.pyplot on the non-interactive backend, or None when matplotlib is missing."""
     try:
-        import matplotlib
+        import matplotlib  # imported here: heavy, loaded only to draw (and optional at run time)
     except ImportError:
         return None
     matplotlib.use("Agg", force=True)
@@ -56,7 +58,7 @@ def exact_null(model: dict[str, Any]) -> tuple[list[int], list[float]] | None:
     """The exact chance distribution of the overlap count, rebuilt from the counts a null reports: one
     hypergeometric (pool, bench_in_pool, train_in_pool) or the convolution of one per stratum (pool,
     bench, train). None when the counts are not there."""
-    import numpy as np
+    import numpy as np  # imported here with scipy: heavy, needed only to draw a null
     from scipy.stats import hypergeom
 
     def pmf(pool: Any, bench: Any, train: Any):
@@ -173,13 +175,11 @@ def draw_plot(plt, kind: str, data: dict[str, Any]) -> str:
 
 
 def render_html(view: ResultView) -> str:
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-
     plt = _pyplot()
     sections = build_report(view)
     images: dict[int, str] = {}
     if plt is not None:
-        import matplotlib
+        import matplotlib  # imported here: heavy, loaded only to draw
 
         with matplotlib.rc_context({"svg.hashsalt": "overlap", "svg.fonttype": "none", "font.size": 9}):
             for section in sections:
@@ -192,12 +192,3 @@ def render_html(view: ResultView) -> str:
         title=title_of(view.summary), sections=sections, images=images, plots_skipped=plt is None,
         skipped_note=PLOTS_SKIPPED, appendix_title=APPENDIX, kind=lambda b: type(b).__name__, id=id)
     return "\n".join(line.rstrip() for line in html.splitlines()) + "\n"
-
-
-def write_reports(view: ResultView, folder: Path) -> list[Path]:
-    """Write report.md and report.html into `folder` (each atomically); returns their paths."""
-    folder = Path(folder)
-    md, html = folder / "report.md", folder / "report.html"
-    write_text_atomic(md, render_markdown(view))
-    write_text_atomic(html, render_html(view))
-    return [md, html]

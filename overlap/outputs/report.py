@@ -1,9 +1,12 @@
-"""The report folder of a compare (pairs.csv, related.csv, duplicates.csv, summary.json, train_clean_ids.txt,
-the per-benchmark id lists, report.md/html) and of `overlap ngram` (summary.json, flags.csv, boilerplate.csv).
+"""The entry point of the outputs layer: the result folder of a compare (pairs.csv, related.csv,
+duplicates.csv, summary.json, train_clean_ids.txt, the per-benchmark id lists, pair_items.parquet,
+report.md/html), report.md/html re-rendered from a saved folder, and the folder of `overlap ngram`
+(summary.json, flags.csv, boilerplate.csv).
 
-CSV files always have the same columns in the same order, whatever stage ran: `PAIRS_CSV_COLUMNS` for
-pairs.csv and related.csv (a stage that did not run leaves its columns empty; a column no stage declared
-goes after them, sorted), `DUPLICATES_CSV_COLUMNS` for duplicates.csv.
+It composes the leaf writers, which import nothing of each other: `tables` (CSV with fixed columns, id
+lists), `jsonout` (JSON), `markdown` (report.md) and `html` (report.html), over the shared view of a result
+(`result_view`) and its sections (`assemble`). The matrix folder is `matrix.py`, the filtered split
+`splits.py`, the card section `cards.py`.
 """
 
 from __future__ import annotations
@@ -13,29 +16,17 @@ from typing import Any
 
 import pandas as pd
 
-from ..jsonout import dumps_json, versioned  # noqa: F401 - dumps_json is imported from here by the writers
-from ..model import PAIR_COLUMNS
-from .atomic import atomic_folder
+from ..jsonout import dumps_json, versioned
+from .atomic import atomic_folder, write_text_atomic
+from .html import render_html
+from .markdown import render_markdown
+from .published import safe_name
+from .result_view import PAIR_ITEMS_FILE, fetch_paired_columns, view_of
+from .sections import ResultView
+from .tables import DUPLICATES_CSV_COLUMNS, PAIRS_CSV_COLUMNS, bench_lists, to_csv_text, with_columns
 
-# Evidence columns the stages add to pairs, in the order pairs.csv shows them (SWE pair kinds, fix and
-# crash evidence, text runs and names).
-EVIDENCE_COLUMNS = ("pair_kind", "counted", "fix_relation", "fix_method", "fix_reason", "crash_grade",
-                    "crash_reason", "longest_run", "names_function", "names_file")
-PAIRS_CSV_COLUMNS = (*PAIR_COLUMNS, *EVIDENCE_COLUMNS)
-DUPLICATES_CSV_COLUMNS = ("dataset", "kind", "value", "items", "item_ids", "raw_values", "identical_text")
-
-
-def to_csv_text(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False, lineterminator="\n")
-
-
-def with_columns(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
-    """`frame` with exactly `columns` first, in order (missing ones empty), then any others sorted."""
-    out = frame.copy()
-    for column in columns:
-        if column not in out.columns:
-            out[column] = pd.Series([pd.NA] * len(out), index=out.index, dtype="object")
-    return out[[*columns, *sorted(c for c in out.columns if c not in columns)]]
+__all__ = ["DUPLICATES_CSV_COLUMNS", "PAIRS_CSV_COLUMNS", "dumps_json", "ngram_summary", "write_compare_report",
+           "write_ngram_report", "write_report_extras", "write_reports"]
 
 
 def write_compare_report(result, out: Path, reports: bool = True) -> Path:
@@ -43,8 +34,6 @@ def write_compare_report(result, out: Path, reports: bool = True) -> Path:
 
     Besides the tables it holds what `overlap report DIR` needs to re-render (pair_items.parquet), the
     per-benchmark clean/contaminated id lists and, with `reports`, report.md and report.html."""
-    from .markdown import fetch_paired_columns, write_report_extras
-
     fetch_paired_columns(result)  # lazy texts and patches of the paired items, before anything is written
     summary = result.summary()
     bench_dups = [b.duplicates for b in result.benches]
@@ -61,6 +50,30 @@ def write_compare_report(result, out: Path, reports: bool = True) -> Path:
         (tmp / "train_clean_ids.txt").write_text("".join(f"{i}\n" for i in clean), encoding="utf-8")
         write_report_extras(result, tmp, reports=reports)
     return Path(out)
+
+
+def write_report_extras(result, folder: Path, reports: bool = True) -> None:
+    """Write into a result folder being written (`write_compare_report` calls this inside its atomic
+    folder): pair_items.parquet (texts for the examples, so `overlap report DIR` can re-render), the
+    `<bench>_clean_ids.txt` / `<bench>_contaminated_ids.txt` lists and, with `reports`, report.md and
+    report.html."""
+    folder = Path(folder)
+    view = view_of(result)
+    view.items.to_parquet(folder / PAIR_ITEMS_FILE, index=False, compression="zstd")
+    for name, text in bench_lists(result).items():
+        (folder / safe_name(name)).write_text(text, encoding="utf-8")  # a bench name never leaves the folder
+    if reports:
+        (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")
+        (folder / "report.html").write_text(render_html(view), encoding="utf-8")
+
+
+def write_reports(view: ResultView, folder: Path) -> list[Path]:
+    """Write report.md and report.html into `folder` (each atomically); returns their paths."""
+    folder = Path(folder)
+    md, html = folder / "report.md", folder / "report.html"
+    write_text_atomic(md, render_markdown(view))
+    write_text_atomic(html, render_html(view))
+    return [md, html]
 
 
 def ngram_summary(train_name: str, bench_name: str, result) -> dict[str, Any]:

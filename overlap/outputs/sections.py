@@ -2,7 +2,7 @@
 
 A report is a list of sections; a section is a title and blocks (`Table`, `Note`, `Plot`, `Examples`) that
 both renderers (`markdown.py` for `report.md`, `html.py` for `report.html`) know how to draw. Sections come
-from the summary: the core counts (assembled in `markdown.build_report`), then one section per extra
+from the summary: the core counts (assembled in `assemble.build_report`), then one section per extra
 summary key.
 
 Extension point: `register_section(Section(key, title, build, scope))`. `scope="bench"` sections are
@@ -25,6 +25,8 @@ from typing import Any
 import pandas as pd
 
 from .cells import count, tail
+
+MAX_TEXT_CHARS = 1500  # example texts are cut here in pair_items.parquet (said in the report)
 
 # --- the result as the renderers see it ---------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from ..errors import InputError
@@ -69,8 +70,6 @@ def _is_json_array(path: Path) -> bool:
 
 
 def _csv_table(path: Path) -> pa.Table:
-    import pyarrow.csv as pcsv
-
     try:
         header = pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 16)).column_names
         options = pcsv.ConvertOptions(column_types={c: pa.string() for c in header},

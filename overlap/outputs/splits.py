@@ -16,6 +16,8 @@ Any failure is an InputError naming the first offending row, and the output fold
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +26,20 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError, OverlapError
-from ..jsonout import versioned
+from ..ids.ossfuzz import canonicalize_keys
+from ..join import duplicates, join
+from ..jsonout import dumps_json, versioned
 from ..progress import stage
-from ..sources.files import SplitSource, first_line, sha256_of
+from ..sources.files import SingleFile, SplitSource, first_line, sha256_of
+from ..sources.load import open_source, reread
+from ..sources.registry import get_spec
 from .atomic import atomic_folder
 from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
-from .published import describe_source, public_provenance, safe_name
-from .report import dumps_json, to_csv_text
+from .hub import check_write_access, http_status
+from .hub import hub_api as _hub_api  # the name the CLI calls and tests replace
+from .published import describe_source, public_provenance
 from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_schema, write_shard
+from .tables import bench_lists, to_csv_text
 
 __all__ = ["DEFAULT_REASONS", "REMOVED_COLUMNS", "FilterResult", "SplitReport", "bench_lists", "check_reasons",
            "filter_split", "push_split", "write_split"]
@@ -62,10 +70,6 @@ def _source_of(dataset):
     """The FileSource the dataset was read from, or one rebuilt from its provenance via the registry."""
     if getattr(dataset, "source", None) is not None:
         return dataset.source
-    from ..sources.files import SingleFile
-    from ..sources.load import open_source
-    from ..sources.registry import get_spec
-
     prov = dataset.provenance
     if prov.origin == "local-file":
         return SingleFile(origin="local-file", location=prov.location, path=Path(prov.location))
@@ -108,8 +112,6 @@ def _label_map(shards: list[Shard]) -> dict[str, str]:
 
 
 def _reread(dataset, shards: list[Shard], root: Path):
-    from ..sources.load import reread
-
     try:
         return reread(dataset, _split_source(dataset, shards, root))
     except InputError as exc:
@@ -162,9 +164,6 @@ class _Rejoined:
 
 
 def _rejoin(result) -> Recheck:
-    from ..ids.ossfuzz import canonicalize_keys
-    from ..join import duplicates, join
-
     def run(kept):
         if result.mapping is not None:
             kept.keys = canonicalize_keys(kept.keys, result.mapping)
@@ -237,37 +236,10 @@ def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck |
 
 
 def _remove_tree(path: Path) -> None:
-    import shutil
-
     shutil.rmtree(path, ignore_errors=False)
 
 
-# --- benchmark lists ----------------------------------------------------------------------------------
-
-
-def bench_lists(result) -> dict[str, str]:
-    """`<bench>_clean_ids.txt` and `<bench>_contaminated_ids.txt` for every benchmark (file name → text).
-
-    The bench name is always in the file name, one benchmark or many, so lists from different runs never
-    collide. Contaminated = in a pair of the normalised join; clean = the rest; both in source order.
-    """
-    out = {}
-    for comp in result.benches:
-        matched = set(comp.pairs["bench_id"])
-        ordered = comp.bench.items.sort_values("row")["item_id"].tolist()
-        name = safe_name(comp.bench.name)
-        out[f"{name}_clean_ids.txt"] = "".join(f"{i}\n" for i in ordered if i not in matched)
-        out[f"{name}_contaminated_ids.txt"] = "".join(f"{i}\n" for i in ordered if i in matched)
-    return out
-
-
 # --- publishing -----------------------------------------------------------------------------------------
-
-
-def _hub_api(token: str | None):
-    from huggingface_hub import HfApi
-
-    return HfApi(token=token)
 
 
 def _push_with_datasets(rows, repo_id: str, config_name: str, token: str, description: str) -> Any:
@@ -277,7 +249,7 @@ def _push_with_datasets(rows, repo_id: str, config_name: str, token: str, descri
 
 def _split_rows(split: Path, cache: Path):
     """The written split as a `datasets.Dataset` (memory-mapped from a scratch cache, not held in RAM)."""
-    import datasets
+    import datasets  # imported here: heavy, needed only to publish
 
     files = sorted(p for p in (split / SHARD_FOLDER).rglob("*") if p.is_file())
     parquet = [str(p) for p in files if p.suffix == ".parquet"]
@@ -294,35 +266,6 @@ def _split_rows(split: Path, cache: Path):
         raise InputError(f"{split}: the split cannot be loaded for the push ({first_line(exc)})") from None
 
 
-def check_write_access(api, repo_id: str, repo_type: str = "dataset") -> None:
-    """Refuse (exit 2) before any upload when there is no token, the token is read-only, or the repo does
-    not exist: pushing must either open a whole PR or leave the Hub untouched."""
-    from huggingface_hub import errors as hf_errors
-
-    if not getattr(api, "token", None):
-        from huggingface_hub import get_token
-
-        api.token = get_token()
-    if not api.token:
-        raise OverlapError("no Hugging Face token: run `hf auth login` or set HF_TOKEN, then push again")
-    try:
-        who = api.whoami()
-        api.repo_info(repo_id, repo_type=repo_type)
-    except hf_errors.RepositoryNotFoundError:
-        raise OverlapError(f"{repo_id}: no such Hub {repo_type} repo, or this token cannot see it") from None
-    except hf_errors.HfHubHTTPError as exc:
-        raise OverlapError(f"{repo_id}: the Hub refused the token ({_status(exc)}); check it has write access") \
-            from None
-    role = ((who or {}).get("auth") or {}).get("accessToken", {}).get("role")
-    if role == "read":
-        raise OverlapError(f"{repo_id}: the token is read-only; create a token with write access")
-
-
-def _status(exc: Exception) -> str:
-    response = getattr(exc, "response", None)
-    return f"HTTP {response.status_code}" if response is not None else type(exc).__name__
-
-
 def check_config_name(config_name: str) -> None:
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", config_name or ""):
         raise InputError(f"--config {config_name!r}: give a config name such as minus-cybergym")
@@ -333,9 +276,7 @@ def push_split(result, filtered: FilterResult, repo_id: str, config_name: str, *
     """Publish the written, checked split folder `split` as config `config_name` of `repo_id` in one pull
     request (never the main branch). Returns the PR URL. No token / no access → OverlapError (exit 2) before
     anything is sent. The description names repos, revisions and file hashes, never a local path."""
-    import tempfile
-
-    from huggingface_hub import errors as hf_errors
+    from huggingface_hub import errors as hf_errors  # imported here: heavy, needed only to publish
 
     check_config_name(config_name)
     api = api or _hub_api(token)
@@ -351,6 +292,6 @@ def push_split(result, filtered: FilterResult, repo_id: str, config_name: str, *
         try:
             info = _push_with_datasets(rows, repo_id, config_name, api.token, description)
         except hf_errors.HfHubHTTPError as exc:
-            raise OverlapError(f"{repo_id}: push refused ({_status(exc)}); nothing was merged, check write "
+            raise OverlapError(f"{repo_id}: push refused ({http_status(exc)}); nothing was merged, check write "
                                "access") from None
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", "") or info)

@@ -14,7 +14,7 @@ from overlap.outputs.cards import (
     update_card_text,
     validate_record,
 )
-from overlap.outputs.markdown import view_of
+from overlap.outputs.result_view import view_of
 
 CARD = "---\nlicense: mit\n---\n# MiMo RL data\n\nRows for RL.\n"
 

@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 from overlap.cli import app
 from overlap.errors import InputError
 from overlap.outputs.cards import EMPTY_FRONT_MATTER, card_update
-from overlap.outputs.console import pairs_cell, render_markdown
-from overlap.outputs.markdown import view_of
+from overlap.outputs.console import render_markdown
+from overlap.outputs.result_view import view_of
+from overlap.outputs.table_rows import pairs_cell
 
 
 def invoke(*args):
@@ -63,7 +64,7 @@ def test_output_over_the_input_card_is_refused(demo_result, tmp_path):
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1  # refused before any work
     assert (ds / "README.md").read_text() == "# mine\n" and not (ds / ".overlap").exists()
     from overlap.outputs.cards import read_card
-    from overlap.outputs.markdown import load_result
+    from overlap.outputs.result_view import load_result
 
     text, where = read_card(ds / "README.md", None)
     with pytest.raises(InputError, match="never overwritten"):  # and the writer refuses it too

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from overlap.cli import handles_errors
 from overlap.cli_outputs import card, filter_cmd, report
-from overlap.outputs import markdown, splits
-from overlap.outputs.report import write_compare_report
+from overlap.outputs import cards, splits
+from overlap.outputs.report import write_compare_report, write_report_extras
 
 app = typer.Typer()
 app.command("filter")(handles_errors(filter_cmd))
@@ -27,7 +27,7 @@ def run(*args):
 @pytest.fixture
 def saved(demo_result, tmp_path):
     out = write_compare_report(demo_result, tmp_path / "result")
-    markdown.write_report_extras(demo_result, out, reports=False)
+    write_report_extras(demo_result, out, reports=False)
     return out
 
 
@@ -104,7 +104,7 @@ def test_card_refuses_broken_markers(saved, tmp_path):
 
 
 def test_card_push_prints_pr_url(saved, tmp_path, monkeypatch, fake_api):
-    monkeypatch.setattr(splits, "_hub_api", lambda token: fake_api)
+    monkeypatch.setattr(cards, "_hub_api", lambda token: fake_api)
     readme = tmp_path / "README.md"
     readme.write_text("# MiMo\n")
     result = run("card", saved, "--card", readme, "--push")
@@ -140,7 +140,7 @@ def test_everything_renders_when_nothing_overlaps(tmp_path):
     paths = write_all(tmp_path / "data")
     result = compare("sec-bench:cve", ["cybergym"], data=paths)  # CVE keys vs OSS-Fuzz keys: no pair
     out = write_compare_report(result, tmp_path / "result")
-    markdown.write_report_extras(result, out, reports=False)
+    write_report_extras(result, out, reports=False)
     assert run("report", out).exit_code == 0
     assert "0 of 7 cybergym items (0.0%)" in (out / "report.md").read_text()
     (tmp_path / "README.md").write_text("")

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from overlap.cli import app
 from overlap.outputs.cards import card_update, push_card
-from overlap.outputs.markdown import load_result
 from overlap.outputs.published import public_provenance, safe_name, scrub_paths
+from overlap.outputs.result_view import load_result
 
 ABSOLUTE = re.compile(r"(?<![\w.:/~-])/(?:tmp|home|root|Users|var|private|work|mnt|opt)/")
 

@@ -5,10 +5,12 @@ import sys
 import pytest
 from outputs_helpers import attach_test_baselines
 
-from overlap.outputs import markdown, sections
-from overlap.outputs.html import PLOTS_SKIPPED, render_html, write_reports
-from overlap.outputs.markdown import Note, Section, load_result, register_section, render_markdown, view_of
-from overlap.outputs.report import write_compare_report
+from overlap.outputs import sections
+from overlap.outputs.html import PLOTS_SKIPPED, render_html
+from overlap.outputs.markdown import render_markdown
+from overlap.outputs.report import write_compare_report, write_report_extras, write_reports
+from overlap.outputs.result_view import load_result, view_of
+from overlap.outputs.sections import Note, Section, register_section
 
 
 def images(html):
@@ -19,7 +21,7 @@ def images(html):
 def saved(demo_result, tmp_path):
     """A result folder as `overlap compare --out` writes it once the lead calls write_report_extras."""
     out = write_compare_report(demo_result, tmp_path / "result")
-    markdown.write_report_extras(demo_result, out, reports=False)
+    write_report_extras(demo_result, out, reports=False)
     return out
 
 

@@ -82,7 +82,7 @@ def test_demo_cells_read_as_sentences(demo_summary):
 
 def test_report_md_uses_the_same_cells(demo_result):
     from overlap.outputs.markdown import render_markdown as report_markdown
-    from overlap.outputs.markdown import view_of
+    from overlap.outputs.result_view import view_of
 
     md = report_markdown(view_of(demo_result))
     assert "| uniform | 6 | 1.18 | 0.9428 | 0–3 | 5.112 | P(X ≥ 6) = 3.8e-05 |" in md

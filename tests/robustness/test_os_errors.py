@@ -151,13 +151,13 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
 
 SLOW_RUN = """
 import sys, time
-import overlap.outputs.markdown as markdown
-real = markdown.write_report_extras
+import overlap.outputs.report as report
+real = report.write_report_extras
 def slow(*args, **kwargs):
     print("writing", file=sys.stderr, flush=True)
     time.sleep(60)
     return real(*args, **kwargs)
-markdown.write_report_extras = slow
+report.write_report_extras = slow
 from overlap.cli import main
 sys.argv = ["overlap", *sys.argv[1:]]
 main()
