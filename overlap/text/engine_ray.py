@@ -32,7 +32,8 @@ from .ngram_scan import ScanResult, _Collector, _has_text, _TaskSource
 from .ngram_workers import scan_task
 from .text_inputs import IdentifierTee
 
-RAY_FORMATS = ("parquet", "json")  # read by Ray itself; other files stream through the object store
+RAY_FORMATS = ("parquet", "json")  # read by Ray itself (json: uncompressed JSON lines); other inputs
+# (csv, compressed JSON, Hub files, frames, batches) stream through the object store
 # blocks of the train dataset: about four per actor (even load at the end of the scan), within these bounds
 MIN_BLOCK_BYTES, MAX_BLOCK_BYTES = 4 << 20, 128 << 20
 
@@ -140,9 +141,11 @@ def _dataset(ray, train, columns: Sequence[str], batch_rows: int, counts, id_col
     from .engines import TrainFiles, train_stream
 
     columns = list(dict.fromkeys(columns))
-    if isinstance(train, TrainFiles) and train.format in RAY_FORMATS:
-        paths = list(train.paths)
-        ds = ray.data.read_parquet(paths) if train.format == "parquet" else ray.data.read_json(paths)
+    files = train.data_files() if isinstance(train, TrainFiles) else []
+    formats = {fmt for _, fmt in files}
+    if len(formats) == 1 and formats <= set(RAY_FORMATS):  # Ray reads the files itself, where they are
+        paths = [path for path, _ in files]
+        ds = ray.data.read_parquet(paths) if formats == {"parquet"} else ray.data.read_json(paths)
         names = ds.schema().names
         missing = [c for c in columns if c not in names]
         if missing:

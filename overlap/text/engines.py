@@ -13,11 +13,10 @@ byte.
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 
@@ -30,61 +29,78 @@ from .text_inputs import IdentifierTee, train_batches
 
 ENGINES = ("local", "ray")
 
-# TODO-MEASURE: numbers go here
-POOL_PAYS_OFF_BYTES = 150 << 20
+# Below this many bytes of train text one process is faster than a pool: the pool's start-up (spawning the
+# workers, loading the index in each: 0.6 s on an idle 2-core machine, 2.5-5 s on a busy one) is not won
+# back. Measured with benchmarks/ngram_bench.py's workload (2,000 bench items, ~1.39 kB per train item):
+# - idle 2-core machine (issue 15): one worker is faster below ~100k items = ~140 MB; at 300k items
+#   (423 MB) two workers scan 133 MB/s against ~105 MB/s for one;
+# - the same machine with other jobs on it (1-minute load 6-8 on 2 cores), best of 2, wall time:
+#       items     MB    1 worker   2 workers
+#         20k     28     0.40 s     2.84 s
+#         50k     69     2.23 s     7.00 s
+#        100k    139     2.00 s     7.85 s
+#        150k    208     6.10 s    12.83 s
+#        300k    416     8.59 s    18.90 s
+#   there the pool never pays off: hence the pool only on cores other jobs leave free (``free_cores``).
+# A stream of unknown size is scanned in this process up to this many bytes, then by the pool.
+POOL_PAYS_OFF_BYTES = 140 << 20
 
-# what pyarrow.dataset reads, by file suffix
-FILE_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".csv": "csv",
-                ".arrow": "ipc", ".feather": "ipc", ".ipc": "ipc"}
+# object-store URIs: read by pyarrow.dataset (local engine) or by Ray itself
+URI_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".csv": "csv"}
 
 
 @dataclass(frozen=True)
 class TrainFiles:
-    """A train side given as files: one file, the files of a folder (recursively), or a glob; or object
-    store / Hub URIs (``s3://``, ``gs://``, ``hf://``), read where they are."""
+    """A train side given as files: a local file, folder or glob, or a Hub dataset ``owner/name[@rev]``
+    (listed by :func:`overlap.sources.batches.open_batches`), or object-store URIs (``s3://``, ``gs://``:
+    parquet by default) that pyarrow or Ray read where they are."""
 
-    paths: tuple[str, ...]
-    format: str  # parquet, json, csv, ipc
-    nbytes: int | None = None  # on disk; None when not known (remote)
+    spec: str
+    source: Any = None  # the BatchSource of local files and Hub datasets; None for URIs
+    nbytes: int | None = None  # on disk; None when not known (Hub, URIs)
+
+    @property
+    def uri(self) -> bool:
+        return self.source is None
+
+    def data_files(self) -> list[tuple[str, str]]:
+        """(path, format) of each file, in reading order; format '' when Ray cannot read it itself."""
+        from ..sources.batches import data_format
+
+        if self.uri:
+            return [(self.spec, URI_FORMATS.get(os.path.splitext(self.spec.rstrip("/"))[1], "parquet"))]
+        if self.source.filesystem is not None:  # the Hub, read through its filesystem
+            return [(f.path, "") for f in self.source.files]
+        out = []
+        for f in self.source.files:
+            fmt, compression = data_format(f.path)
+            out.append((f.path, "parquet" if fmt == "parquet" else "json" if fmt == "jsonl" and not compression
+                        else ""))
+        return out
 
 
 def train_files(spec: str | os.PathLike) -> TrainFiles:
-    """Resolve a file, folder or glob (or URIs) to the data files it names, in sorted order."""
+    """The data files a file, folder, glob, Hub id or URI names (InputError when none)."""
     text = os.fspath(spec)
     if "://" in text:
-        fmt = _format_of(text.rstrip("/")) or "parquet"
-        return TrainFiles((text,), fmt)
-    path = Path(text)
-    if path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and _format_of(str(p)))
-    elif path.is_file():
-        found = [str(path)]
-    else:
-        found = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p) and _format_of(p))
-    if not found:
-        raise InputError(f"{text}: no data files (parquet, jsonl/json, csv, arrow) there")
-    formats = {_format_of(p) for p in found}
-    if None in formats:
-        raise InputError(f"{text}: not a data file this reads (suffixes: {', '.join(sorted(FILE_FORMATS))})")
-    if len(formats) > 1:
-        raise InputError(f"{text}: files of several formats ({', '.join(sorted(formats))}); give one kind")
-    return TrainFiles(tuple(found), formats.pop(), sum(os.path.getsize(p) for p in found))
+        return TrainFiles(text)
+    from ..sources.batches import open_batches
 
-
-def _format_of(path: str) -> str | None:
-    name = path.lower()
-    for suffix in (".gz", ".zst", ".bz2"):
-        name = name.removesuffix(suffix)
-    return FILE_FORMATS.get(os.path.splitext(name)[1])
+    source = open_batches(text, ["item_id"], hash_files=False)  # the columns are set when it is read
+    local = source.filesystem is None
+    return TrainFiles(text, source, sum(os.path.getsize(f.path) for f in source.files) if local else None)
 
 
 def file_batches(files: TrainFiles, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
     """The files' record batches, only ``columns`` read, at most ``batch_rows`` rows each, in file order."""
+    if not files.uri:
+        yield from replace(files.source, columns=list(dict.fromkeys(columns)), batch_rows=batch_rows)
+        return
     import pyarrow.dataset as ds
 
     columns = list(dict.fromkeys(columns))
     try:
-        dataset = ds.dataset(list(files.paths), format=files.format)
+        dataset = ds.dataset(files.spec, format=files.data_files()[0][1])
         missing = [c for c in columns if c not in dataset.schema.names]
         if missing:
             raise InputError(f"train: no column {', '.join(repr(c) for c in missing)} "
@@ -97,7 +113,7 @@ def file_batches(files: TrainFiles, columns: Sequence[str], batch_rows: int) -> 
 
 
 def as_train(train):
-    """A path, folder or glob as ``TrainFiles``; every other train input as given."""
+    """A path, folder, glob, Hub id or URI as ``TrainFiles``; every other train input as given."""
     if isinstance(train, (str, os.PathLike)):
         return train_files(train)
     return train
@@ -122,15 +138,26 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def free_cores() -> int:
+    """Usable cores that other jobs leave free (1-minute load average, this process counted as one): a
+    pool on a core another job holds is slower than one process (measured: see POOL_PAYS_OFF_BYTES)."""
+    cores = usable_cores()
+    try:
+        others = max(0.0, os.getloadavg()[0] - 1.0)
+    except (AttributeError, OSError):  # no load average on this system
+        others = 0.0
+    return max(1, min(cores, int(cores - others + 0.5)))
+
+
 def choose_workers(requested: int | None, nbytes: int | None) -> tuple[int, int]:
     """(worker processes, bytes to scan in this process before the pool starts) for a local scan.
 
     ``requested``: a count (1 = in process) or None (automatic: 1 below ``POOL_PAYS_OFF_BYTES``, else one
-    worker per usable core; a stream of unknown size starts in this process and takes the pool past it).
+    worker per free core; a stream of unknown size starts in this process and takes the pool past it).
     """
     if requested is not None:
         return max(1, int(requested)), 0
-    cores = usable_cores()
+    cores = free_cores()
     if cores == 1 or (nbytes is not None and nbytes < POOL_PAYS_OFF_BYTES):
         return 1, 0
     return cores, (POOL_PAYS_OFF_BYTES if nbytes is None else 0)
