@@ -268,7 +268,13 @@ def main() -> None:
     parser.add_argument("--no-ablation", action="store_true", help="skip the run without span masking")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--tmp", help="folder for the generated train files (default: a temp folder)")
+    parser.add_argument("--engine", choices=("local", "ray"), default="local",
+                        help="ray: only the Ray table (1 and 2 actors against the local engine; ngram_ray_bench.py)")
     args = parser.parse_args()
+    if args.engine == "ray":
+        from ngram_ray_bench import main_from
+
+        return main_from(args)
     sizes = [int(s) for s in args.sizes.split(",")]
     results = []
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:

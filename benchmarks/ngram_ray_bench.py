@@ -110,7 +110,7 @@ def run_ray_table(args, data: Path) -> dict:
 def main_from(args) -> None:
     """``ngram_bench.py --engine ray``: the Ray table (``--sizes``, ``--data``, ``--tmp``, ``--json``)."""
     with tempfile.TemporaryDirectory(dir=getattr(args, "tmp", None)) as tmp:
-        data = Path(args.data) if args.data else Path(tmp)
+        data = Path(args.data) if getattr(args, "data", None) else Path(tmp)
         data.mkdir(parents=True, exist_ok=True)
         out = run_ray_table(args, data)
     if getattr(args, "json", None):
