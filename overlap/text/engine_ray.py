@@ -146,11 +146,13 @@ def _dataset(ray, train, columns: Sequence[str], batch_rows: int, counts, id_col
     if len(formats) == 1 and formats <= set(RAY_FORMATS):  # Ray reads the files itself, where they are
         paths = [path for path, _ in files]
         ds = ray.data.read_parquet(paths) if formats == {"parquet"} else ray.data.read_json(paths)
+        read, renames = train.read_columns(columns, id_col)
         names = ds.schema().names
-        missing = [c for c in columns if c not in names]
+        missing = [c for c in read if c not in names]
         if missing:
             raise InputError(f"train: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(names)})")
-        return ds.select_columns(columns)  # projection: parquet reads only these columns
+        ds = ds.select_columns(read)  # projection: parquet reads only these columns
+        return ds.rename_columns(renames) if renames else ds
     # in-memory or streamed inputs: batches into the object store, in groups (fewer, larger blocks)
     refs, group, size = [], [], 0
     for batch in train_stream(train, columns, batch_rows, counts, id_col):

@@ -58,6 +58,13 @@ class TrainFiles:
     spec: str
     source: Any = None  # the BatchSource of local files and Hub datasets; None for URIs
     nbytes: int | None = None  # on disk; None when not known (Hub, URIs)
+    id_column: str | None = None  # the files' id column, when not named as the scan's (read under its name)
+
+    def read_columns(self, columns: Sequence[str], id_col: str) -> tuple[list[str], dict[str, str]]:
+        """(columns to read from the files, renames file column -> scan column)."""
+        if not self.id_column or self.id_column == id_col:
+            return list(dict.fromkeys(columns)), {}
+        return list(dict.fromkeys(self.id_column if c == id_col else c for c in columns)), {self.id_column: id_col}
 
     @property
     def uri(self) -> bool:
@@ -79,26 +86,34 @@ class TrainFiles:
         return out
 
 
-def train_files(spec: str | os.PathLike) -> TrainFiles:
-    """The data files a file, folder, glob, Hub id or URI names (InputError when none)."""
+def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainFiles:
+    """The data files a file, folder, glob, Hub id or URI names (InputError when none); ``id_column``: the
+    files' id column when it is not the scan's ``id_col``."""
     text = os.fspath(spec)
     if "://" in text:
-        return TrainFiles(text)
+        return TrainFiles(text, id_column=id_column)
     from ..sources.batches import open_batches
 
     source = open_batches(text, ["item_id"], hash_files=False)  # the columns are set when it is read
     local = source.filesystem is None
-    return TrainFiles(text, source, sum(os.path.getsize(f.path) for f in source.files) if local else None)
+    return TrainFiles(text, source, sum(os.path.getsize(f.path) for f in source.files) if local else None,
+                      id_column)
 
 
-def file_batches(files: TrainFiles, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+def file_batches(files: TrainFiles, columns: Sequence[str], batch_rows: int,
+                 id_col: str = "item_id") -> Iterator[pa.RecordBatch]:
     """The files' record batches, only ``columns`` read, at most ``batch_rows`` rows each, in file order."""
+    columns, renames = files.read_columns(columns, id_col)
+    for batch in _file_batches(files, columns, batch_rows):
+        yield batch.rename_columns([renames.get(c, c) for c in batch.schema.names]) if renames else batch
+
+
+def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
     if not files.uri:
-        yield from replace(files.source, columns=list(dict.fromkeys(columns)), batch_rows=batch_rows)
+        yield from replace(files.source, columns=columns, batch_rows=batch_rows)
         return
     import pyarrow.dataset as ds
 
-    columns = list(dict.fromkeys(columns))
     try:
         dataset = ds.dataset(files.spec, format=files.data_files()[0][1])
         missing = [c for c in columns if c not in dataset.schema.names]
@@ -167,7 +182,7 @@ def train_stream(train, columns: Sequence[str], batch_rows: int, cells: CellCoun
                  id_col: str) -> Iterator[pa.RecordBatch]:
     """Record batches of any train input (files read with projection)."""
     if isinstance(train, TrainFiles):
-        train = file_batches(train, columns, batch_rows)
+        train = file_batches(train, columns, batch_rows, id_col)
     return train_batches(train, columns, batch_rows, cells, id_col)
 
 

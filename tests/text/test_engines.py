@@ -74,6 +74,10 @@ def test_files_read_in_batches_give_what_a_frame_gives(tmp_path, data, expected)
     assert {fmt for _, fmt in files.data_files()} == {"parquet"} and files.nbytes > 0
     for spec in (shards, str(shards / "**" / "*.parquet")):
         same(text_check(spec, bench, "text", "text", pairs=pairs, workers=1, batch_rows=64), expected)
+    renamed = tmp_path / "renamed.parquet"  # another id column, read under the scan's name
+    pq.write_table(table.rename_columns(["uid", "text", "other"]), renamed)
+    same(text_check(train_files(renamed, id_column="uid"), bench, "text", "text", pairs=pairs, workers=1,
+                    batch_rows=64), expected)
     jsonl = tmp_path / "train.jsonl"
     train.to_json(jsonl, orient="records", lines=True)
     same(text_check(jsonl, bench, "text", "text", pairs=pairs, workers=1, batch_rows=64), expected)

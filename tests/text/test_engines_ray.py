@@ -21,7 +21,7 @@ from test_engines import workload  # tests/text is on the path (no __init__.py)
 from overlap.outputs.report import ngram_summary, write_ngram_report
 from overlap.text import text_check
 from overlap.text.engine_ray import BatchScanner, scan_ray
-from overlap.text.engines import as_train, run_scan
+from overlap.text.engines import run_scan, train_files
 from overlap.text.ngrams import build_index
 
 pytestmark = pytest.mark.skipif(ray is None, reason="Ray is not installed (pip install 'overlap[ray]')")
@@ -44,10 +44,10 @@ def small_blocks(monkeypatch):
 def shards(tmp_path_factory):
     bench, train, pairs = workload(600, seed=4)
     folder = tmp_path_factory.mktemp("shards")
-    table = pa.Table.from_pandas(train, preserve_index=False)
+    table = pa.Table.from_pandas(train.rename(columns={"item_id": "uid"}), preserve_index=False)  # read as item_id
     for i, start in enumerate(range(0, len(train), 150)):
         pq.write_table(table.slice(start, 150), folder / f"part-{i}.parquet", row_group_size=50)
-    return folder, bench, train, pairs
+    return train_files(folder, id_column="uid"), bench, train, pairs
 
 
 def written(result, out):
@@ -89,10 +89,9 @@ def test_a_killed_actor_changes_nothing(local_ray, shards, tmp_path):
     by_train = {t: [int(b[1:])] for t, b in zip(pairs["train_id"], pairs["bench_id"], strict=True)}
     kw = dict(id_col="item_id", text_col="text", ident_col=None, pairs=by_train, chunk_bytes=4 << 20,
               chunk_rows=64)
-    local, _ = run_scan(index, str(folder), engine="local", workers=1, **kw)
+    local, _ = run_scan(index, folder, engine="local", workers=1, **kw)
     DiesOnce.marker = str(tmp_path / "died")
-    files = as_train(str(folder))
-    on_ray, _ = scan_ray(index, files, ["item_id", "text"], workers=2, scanner=DiesOnce, **kw)
+    on_ray, _ = scan_ray(index, folder, ["item_id", "text"], workers=2, scanner=DiesOnce, **kw)
     assert os.path.exists(DiesOnce.marker)  # an actor did die
     for k in local.flags:
         assert np.array_equal(local.flags[k], on_ray.flags[k]), k
