@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import SimpleNamespace
 
 import pyarrow as pa
@@ -28,7 +28,7 @@ from ..errors import InputError
 from .cells import CellCounts
 from .identifiers import Targets
 from .ngram_index import BenchIndex
-from .ngram_scan import ScanResult, _Collector, _has_text, _TaskSource
+from .ngram_scan import LONG_ROW_BYTES, ScanResult, _Collector, _has_text, _TaskSource
 from .ngram_workers import scan_task
 from .text_inputs import IdentifierTee
 
@@ -75,12 +75,15 @@ class BatchScanner:
                                              pa.large_binary())})
 
 
-def scan_ray(index: BenchIndex, train, columns: Sequence[str], *, id_col: str, text_col: str,
-             ident_col: str | None, pairs: dict[str, list[int]], workers: int | None, chunk_bytes: int,
-             chunk_rows: int, progress=None, cells: CellCounts | None = None, address: str | None = None,
-             long_row_bytes: int | None = None, scanner: type = BatchScanner
-             ) -> tuple[ScanResult, dict[str, Targets]]:
+def scan_ray(index: BenchIndex, files, stream: Callable[[], Iterable[pa.RecordBatch]], columns: Sequence[str], *,
+             id_col: str, text_col: str, ident_col: str | None, pairs: dict[str, list[int]], workers: int | None,
+             chunk_bytes: int, chunk_rows: int, progress=None, cells: CellCounts | None = None,
+             address: str | None = None, nbytes: int | None = None, long_row_bytes: int | None = None,
+             scanner: type = BatchScanner) -> tuple[ScanResult, dict[str, Targets]]:
     """Scan the train side on Ray; the same result as the local engine's ``scan`` (and the targets).
+
+    ``files``: the train files (``engines.TrainFiles``) that Ray may read itself, or None; ``stream``: the
+    train record batches otherwise (a callable, called only when they are needed); ``nbytes``: input size.
 
     ``address`` (or ``RAY_ADDRESS``): attach to that cluster; else a local Ray with ``workers`` CPUs is
     started (and stopped after the scan). When Ray is already initialised in this process, that is used.
@@ -88,8 +91,6 @@ def scan_ray(index: BenchIndex, train, columns: Sequence[str], *, id_col: str, t
     (tests give a subclass that fails on purpose).
     """
     ray = import_ray()
-    from .engines import input_bytes
-    from .ngram_scan import LONG_ROW_BYTES
 
     started = False
     if not ray.is_initialized():
@@ -108,10 +109,9 @@ def scan_ray(index: BenchIndex, train, columns: Sequence[str], *, id_col: str, t
         ctx = ray.data.DataContext.get_current()
         keep = ctx.execution_options.preserve_order, ctx.target_max_block_size
         ctx.execution_options.preserve_order = True  # results merged in input order: same flags as local
-        ctx.target_max_block_size = block_bytes(input_bytes(train), n_actors)
+        ctx.target_max_block_size = block_bytes(nbytes, n_actors)
         try:
-            dataset = _dataset(ray, train, columns, chunk_rows, {text_col: cells} if cells is not None else None,
-                               id_col, ctx.target_max_block_size)
+            dataset = _dataset(ray, files, stream, columns, id_col, ctx.target_max_block_size)
             limits = (chunk_bytes, chunk_rows, long_row_bytes or LONG_ROW_BYTES)
             scanned = dataset.map_batches(
                 scanner, batch_size=chunk_rows, batch_format="pyarrow", num_cpus=actor_cpus,
@@ -136,17 +136,15 @@ def block_bytes(nbytes: int | None, n_actors: int) -> int:
     return int(min(MAX_BLOCK_BYTES, max(MIN_BLOCK_BYTES, nbytes // (4 * n_actors))))
 
 
-def _dataset(ray, train, columns: Sequence[str], batch_rows: int, counts, id_col: str, group_bytes: int):
+def _dataset(ray, files, stream, columns: Sequence[str], id_col: str, group_bytes: int):
     """The train side as a Ray Dataset of the needed columns, rows in input order."""
-    from .engines import TrainFiles, train_stream
-
     columns = list(dict.fromkeys(columns))
-    files = train.data_files() if isinstance(train, TrainFiles) else []
-    formats = {fmt for _, fmt in files}
+    listed = files.data_files() if files is not None else []
+    formats = {fmt for _, fmt in listed}
     if len(formats) == 1 and formats <= set(RAY_FORMATS):  # Ray reads the files itself, where they are
-        paths = [path for path, _ in files]
+        paths = [path for path, _ in listed]
         ds = ray.data.read_parquet(paths) if formats == {"parquet"} else ray.data.read_json(paths)
-        read, renames = train.read_columns(columns, id_col)
+        read, renames = files.read_columns(columns, id_col)
         names = ds.schema().names
         missing = [c for c in read if c not in names]
         if missing:
@@ -155,7 +153,7 @@ def _dataset(ray, train, columns: Sequence[str], batch_rows: int, counts, id_col
         return ds.rename_columns(renames) if renames else ds
     # in-memory or streamed inputs: batches into the object store, in groups (fewer, larger blocks)
     refs, group, size = [], [], 0
-    for batch in train_stream(train, columns, batch_rows, counts, id_col):
+    for batch in stream():
         group.append(batch)
         size += batch.nbytes
         if size >= group_bytes:

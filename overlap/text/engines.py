@@ -196,14 +196,16 @@ def run_scan(index: BenchIndex, train, *, engine: str = "local", id_col: str, te
         raise InputError(f"unknown engine '{engine}' (choose {', '.join(ENGINES)})")
     train = as_train(train)
     columns = [id_col, text_col] + ([ident_col] if ident_col and ident_col != text_col else [])
+    counts = {text_col: cells} if cells is not None else None
     if engine == "ray":
         from .engine_ray import scan_ray
 
-        return scan_ray(index, train, columns, id_col=id_col, text_col=text_col, ident_col=ident_col,
-                        pairs=pairs, workers=workers, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows,
-                        progress=progress, cells=cells, address=ray_address)
+        return scan_ray(index, train if isinstance(train, TrainFiles) else None,
+                        lambda: train_stream(train, columns, chunk_rows, counts, id_col), columns, id_col=id_col,
+                        text_col=text_col, ident_col=ident_col, pairs=pairs, workers=workers,
+                        chunk_bytes=chunk_bytes, chunk_rows=chunk_rows, progress=progress, cells=cells,
+                        address=ray_address, nbytes=input_bytes(train))
     n_workers, pool_after = choose_workers(workers, input_bytes(train))
-    counts = {text_col: cells} if cells is not None else None
     batches = train_stream(train, columns, chunk_rows, counts, id_col)
     tee = IdentifierTee(batches, id_col, ident_col, pa.array(sorted(pairs), pa.string()))
     try:

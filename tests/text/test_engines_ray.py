@@ -91,7 +91,7 @@ def test_a_killed_actor_changes_nothing(local_ray, shards, tmp_path):
               chunk_rows=64)
     local, _ = run_scan(index, folder, engine="local", workers=1, **kw)
     DiesOnce.marker = str(tmp_path / "died")
-    on_ray, _ = scan_ray(index, folder, ["item_id", "text"], workers=2, scanner=DiesOnce, **kw)
+    on_ray, _ = scan_ray(index, folder, None, ["item_id", "text"], workers=2, scanner=DiesOnce, **kw)
     assert os.path.exists(DiesOnce.marker)  # an actor did die
     for k in local.flags:
         assert np.array_equal(local.flags[k], on_ray.flags[k]), k
