@@ -113,10 +113,12 @@ def scan_ray(index: BenchIndex, files, stream: Callable[[], Iterable[pa.RecordBa
         try:
             dataset = _dataset(ray, files, stream, columns, id_col, ctx.target_max_block_size)
             limits = (chunk_bytes, chunk_rows, long_row_bytes or LONG_ROW_BYTES)
+            # held until the scan ends: a restarted actor fetches them again
+            index_ref, pairs_ref = ray.put(index), ray.put(pairs)
             scanned = dataset.map_batches(
                 scanner, batch_size=chunk_rows, batch_format="pyarrow", num_cpus=actor_cpus,
                 compute=ray.data.ActorPoolStrategy(size=n_actors),
-                fn_constructor_args=(ray.put(index), ray.put(pairs), id_col, text_col, ident_col, limits,
+                fn_constructor_args=(index_ref, pairs_ref, id_col, text_col, ident_col, limits,
                                      cells.cap if cells is not None else None),
                 # Ray Data's actor pools restart a dead actor and run its batch again (max_restarts and
                 # max_task_retries -1 by default): tests/text/test_engines_ray.py kills one mid-scan
