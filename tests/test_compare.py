@@ -82,7 +82,7 @@ def test_same_dataset_twice_is_refused(cyber):
 
 
 def test_demo_compare_carries_both_baselines():
-    from overlap.demo import demo_data
+    from overlap.api.demo import demo_data
 
     result = compare("mimo-cyber", ["cybergym"], data=demo_data(), permutations=2000, seed=3)
     summary = result.summary()

@@ -6,7 +6,7 @@ import json
 from fixtures import write_cybergym, write_mapping, write_secbench
 
 from overlap.api import compare
-from overlap.demo import demo_data
+from overlap.api.demo import demo_data
 
 
 def diff(path, pre, post, old, new):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from overlap.api import BenchComparison, CompareResult, compare
-from overlap.demo import DEMO_ROOT
+from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError, OverlapError
 
 FAST = {"permutations": 200, "evidence": False, "text": []}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from overlap.demo import DEMO_ROOT, demo_data
+from overlap.api.demo import DEMO_ROOT, demo_data
 from overlap.ids.github import RENAMES_FILE, known_renames
 from overlap.resources import demo_root, renames_file
 
@@ -62,7 +62,7 @@ import hashlib, json, sys
 from pathlib import Path
 import overlap, overlap._data, overlap._mappings
 from overlap.resources import demo_root, renames_file
-from overlap.demo import DEMO_ROOT, demo_data
+from overlap.api.demo import DEMO_ROOT, demo_data
 from overlap.ids.github import RENAMES_FILE, known_renames
 
 root = demo_root()

@@ -1,7 +1,7 @@
 """The evidence, text and SWE summary blocks get sections of their own in report.md / report.html."""
 
 from overlap.api import compare
-from overlap.demo import demo_data
+from overlap.api.demo import demo_data
 from overlap.outputs.markdown import render_markdown
 from overlap.outputs.more_sections import swe_blocks
 from overlap.outputs.result_view import view_of

@@ -1,6 +1,6 @@
 from fixtures import write_cybergym
 
-from overlap.demo import demo_data
+from overlap.api.demo import demo_data
 from overlap.sources.cyber import cybergym_task_path
 from overlap.sources.load import load_dataset
 from overlap.sources.taskfiles import MAX_FILE_BYTES, fetch_item_files

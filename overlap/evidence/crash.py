@@ -30,11 +30,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .crash_types import UB_TYPES, canonical_crash_type, types_match, ubsan_type
-from .frames import HARNESS_FUNCTIONS, Frame, bare_function, classify_frame
-from .reports import parse_sanitizer_report
-from .signature import CrashSignature
-from .specs import parse_clusterfuzz, parse_crash, parse_crash_spec
+from ..crashes.crash_types import UB_TYPES, canonical_crash_type, types_match, ubsan_type
+from ..crashes.frames import HARNESS_FUNCTIONS, Frame, bare_function, classify_frame
+from ..crashes.reports import parse_sanitizer_report
+from ..crashes.signature import CrashSignature
+from ..crashes.specs import parse_clusterfuzz, parse_crash, parse_crash_spec
 
 #: Grades, strongest first (best_grade picks the earliest). `not_run`: a side has no usable signature.
 GRADES = (

@@ -10,8 +10,8 @@ from collections import Counter
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from ..crashes.inputs import is_missing, unwrap_file
 from .diff_paths import binary_line_entry, git_header_paths, plain_paths, strip_prefix, unquote_path
-from .inputs import is_missing, unwrap_file
 from .patch_model import DEFAULT_MAX_CHARS, FilePatch, ParsedPatch, empty_blob, failed_patch, hashes_match
 
 _HEX_RE = re.compile(r"[0-9a-f]+")

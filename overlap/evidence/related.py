@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..crashes.crash_types import canonical_crash_type
+from ..crashes.inputs import is_missing
+from ..crashes.specs import parse_clusterfuzz
 from ..errors import InputError
-from .crash_types import canonical_crash_type
-from .inputs import is_missing
-from .specs import parse_clusterfuzz
 
 RELATED_COLUMNS = {
     "kind": "string",  # fix_commit | crash_state

@@ -14,7 +14,8 @@ from ..errors import InputError
 from .arvo import load_arvo_mapping
 from .arvo_meta import load_arvo_meta, load_arvo_projects
 from .cyber import cybergym_task_path, load_cybergym, load_mimo_cyber, load_sec_bench
-from .files import FileSource
+from .files import FileSource, HubRepo, LocalFolder, SingleFile
+from .generic import read_generic
 from .spec import DatasetSpec
 from .swe_bench import load_swe_bench, load_swe_bench_pro, load_swe_polybench
 from .swe_multi import load_multi_swe_bench, load_multi_swe_rl_discarded
@@ -25,7 +26,27 @@ from .swe_rebench import load_swe_rebench_v2, load_swe_rebench_v2_prs
 # instead of the repo layout.
 Adapter = Callable[[FileSource, DatasetSpec, tuple[str, ...], bool], Any]
 
+
+
+def load_by_columns(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Any:
+    """A declared dataset with no code of its own: its `[columns]` table says which column gives what
+    (`overlap.sources.generic`), read from the Hub repo, the declared path, or a `--data` override."""
+    if isinstance(source, HubRepo):
+        where: Any = f"{source.repo_id}@{source.revision}" if source.revision else source.repo_id
+    elif isinstance(source, LocalFolder):
+        where = source.root
+    elif isinstance(source, SingleFile):
+        where = source.path
+    else:
+        raise InputError(f"{spec.origin or spec.name}: a [columns] dataset is read from the Hub or local files, "
+                         f"not {source.origin}")
+    dataset = read_generic(where, spec.columns, split=spec.split, name=spec.name)
+    dataset.provenance.adapter = spec.name
+    return dataset
+
+
 ADAPTERS: dict[str, Adapter] = {
+    "columns": load_by_columns,
     "arvo-mapping": load_arvo_mapping,
     "arvo-meta": load_arvo_meta,
     "arvo-projects": load_arvo_projects,

@@ -1,7 +1,7 @@
 """One ARVO-Meta `<old id>.json` record → a pool row (`parse_meta`), with the ClusterFuzz fields of its report.
 
 The `Crash Type:` / `Crash State:` lines are read by the evidence layer's ClusterFuzz parser
-(`overlap.evidence.crash.parse_clusterfuzz`), so the pool's `crash_state` is the state the related-bug
+(`overlap.crashes.specs.parse_clusterfuzz`), so the pool's `crash_state` is the state the related-bug
 evidence (`overlap.evidence.related.bug_record`) reads from the same text.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
+from ..crashes.specs import parse_clusterfuzz
 from ..errors import InputError
-from ..evidence.crash import parse_clusterfuzz
 from ..ids.ossfuzz import issue_number, trailing_int
 from ..ids.values import id_text
 from .pool import TEXT_FIELDS, cell_text, fix_commits

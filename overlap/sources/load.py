@@ -80,7 +80,7 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
         label = selection.name
     else:
         spec = get_spec(selection.name)
-        local = data.get(spec.name)
+        local = data.get(spec.name) or (Path(spec.path) if spec.path else None)  # a declared local dataset
         label = spec.name
     if spec.role != "dataset":
         raise InputError(f"'{spec.name}' is {spec.role} data, not a dataset to compare")

@@ -1,5 +1,9 @@
 """The dataset registry: datasets are registered by name (with aliases) and resolved from a spec string.
 
+Declarations come from three places, read when a dataset is first named: the built-in TOML files in
+`overlap/sources/declarations/`, installed packages' entry points in the group `overlap.datasets`, and
+`--registry FILE` (`add_declarations`). A name declared twice by different files is refused, naming both.
+
 A spec is `NAME`, `NAME@REVISION`, `NAME:SUBSET[,SUBSET]`, a Hub repo id (`owner/name[@rev]`) of a
 registered dataset, or a local file/folder. `--data NAME=PATH` points a name at a local folder laid out
 like the repo, or at a single file.
@@ -8,11 +12,15 @@ like the repo, or at a single file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from importlib.resources import files as package_files
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError, UnknownDatasetError
-from .spec import DatasetSpec, read_declaration
+from .spec import DatasetSpec, read_declaration, read_declaration_file, spec_from_table
+
+ENTRY_POINT_GROUP = "overlap.datasets"
 
 _REGISTRY: dict[str, DatasetSpec] = {}
 _ALIASES: dict[str, str] = {}
@@ -22,7 +30,7 @@ _BUILTIN_READ: list[bool] = []  # non-empty once the built-in declarations are r
 def register(spec: DatasetSpec) -> DatasetSpec:
     for name in (spec.name, *spec.aliases):
         key = name.lower()
-        if key in _ALIASES and _ALIASES[key] != spec.name:
+        if key in _ALIASES and (_ALIASES[key] != spec.name or _REGISTRY[spec.name].origin != spec.origin):
             raise InputError(f"{spec.origin or spec.name}: dataset name {name!r} is already declared by "
                              f"{_REGISTRY[_ALIASES[key]].origin or _ALIASES[key]}; choose another name")
         _ALIASES[key] = spec.name
@@ -41,6 +49,53 @@ def _load_builtin() -> None:
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
             register(read_declaration(entry.read_text(encoding="utf-8"), entry.name))
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
+        for spec in _entry_point_specs(point):
+            register(spec)
+
+
+def _entry_point_specs(point: Any) -> list[DatasetSpec]:
+    """An `overlap.datasets` entry point's declarations. It may load a path to a TOML file or a folder of them,
+    a declaration table (dict), a DatasetSpec, a list of these, or a function returning any of these."""
+    where = f"entry point {point.name} = {point.value} ({ENTRY_POINT_GROUP})"
+    try:
+        value = point.load()
+        if callable(value) and not isinstance(value, DatasetSpec):
+            value = value()
+    except Exception as exc:  # a broken plug-in names itself and what failed, never a traceback
+        raise InputError(f"{where}: cannot load it ({type(exc).__name__}: {exc})") from None
+    values = value if isinstance(value, list | tuple) else [value]
+    specs: list[DatasetSpec] = []
+    for item in values:
+        if isinstance(item, DatasetSpec):
+            specs.append(item)
+        elif isinstance(item, dict):
+            specs.append(spec_from_table(item, where))
+        elif isinstance(item, str | Path):
+            specs += declarations_at(Path(item))
+        else:
+            raise InputError(f"{where}: gives a {type(item).__name__}; give a TOML path, a dict or a DatasetSpec")
+    return specs
+
+
+def declarations_at(path: Path) -> list[DatasetSpec]:
+    """The declarations in a TOML file, or in every `*.toml` file of a folder (sorted by name)."""
+    if path.is_dir():
+        return [s for f in sorted(path.glob("*.toml")) for s in read_declaration_file(f)]
+    if not path.is_file():
+        raise InputError(f"{path}: no such declaration file (a TOML file, or a folder of them)")
+    return read_declaration_file(path)
+
+
+def add_declarations(paths: list[Path] | list[str]) -> list[DatasetSpec]:
+    """Register the declarations in each file or folder (`--registry FILE`, repeatable), after the built-in
+    ones, so a name that is already taken is refused with both files named."""
+    _load_builtin()
+    added = []
+    for path in paths:
+        for spec in declarations_at(Path(path)):
+            added.append(register(spec))
+    return added
 
 
 def all_specs() -> list[DatasetSpec]:

@@ -9,9 +9,11 @@ cannot express as plain values (e.g. how to find a task's per-item files) are na
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import tomli_w
 
 from ..errors import InputError
 
@@ -24,7 +26,7 @@ class DatasetSpec:
     name: str
     title: str
     hub_repo: str | None  # Hub dataset repo id, or GitHub `owner/name` when host == "github"
-    revision: str  # pinned 40-hex commit
+    revision: str | None  # pinned 40-hex commit (None: a user's dataset, resolved to a sha when read)
     files: dict[str, str]  # subset -> repo-relative file ("" when the dataset has one file)
     extracts: str  # what the adapter takes from the rows (shown by `overlap datasets`)
     adapter: str  # name of the code that reads the rows (`overlap.sources.adapters.ADAPTERS`)
@@ -36,6 +38,12 @@ class DatasetSpec:
     notes: str = ""
     extra: dict = field(default_factory=dict)
     origin: str = ""  # the declaration file, as its name (built-in) or the path the user gave
+    # A dataset read by named columns (adapter "columns"): {"id": "instance_id", "repo": "repo", …}; see
+    # overlap.sources.generic.GenericColumns for the names.
+    columns: dict[str, str] = field(default_factory=dict)
+    path: str | None = None  # a local file, folder or glob (a user's dataset), relative to the declaration
+    split: str | None = None  # the Hub split to read (columns adapter)
+    declaration: str = field(default="", compare=False)  # the TOML text, shown by `overlap datasets --show`
 
     @property
     def subset_names(self) -> tuple[str, ...]:
@@ -53,15 +61,39 @@ def _frozen(value: Any) -> Any:
 
 
 _REQUIRED = ("name", "title", "revision", "adapter", "files", "extracts")
-_KNOWN = (*_REQUIRED, "repo", "aliases", "host", "role", "default_subsets", "detect", "notes", "extra")
+_KNOWN = (*_REQUIRED, "repo", "aliases", "host", "role", "default_subsets", "detect", "notes", "extra", "columns",
+          "path", "split")
+# The column roles a `[columns]` table may name (overlap.sources.generic.GenericColumns).
+COLUMN_ROLES = ("id", "repo", "pr", "base", "patch", "text", "project", "fix", "cve", "scheme")
 
 
-def spec_from_table(table: dict[str, Any], origin: str) -> DatasetSpec:
+def _columns_defaults(table: dict[str, Any], origin: str) -> dict[str, Any]:
+    """A declaration with a `[columns]` table needs no code: adapter "columns", and only name, a repo or a
+    path, and the id column are required."""
+    columns = table["columns"]
+    if not isinstance(columns, dict) or not all(isinstance(v, str) for v in columns.values()):
+        raise InputError(f"{origin}: columns must be a table role = \"column\" (e.g. id = \"instance_id\")")
+    unknown = sorted(set(columns) - set(COLUMN_ROLES))
+    if unknown:
+        raise InputError(f"{origin}: unknown column role {unknown[0]!r}; use {', '.join(COLUMN_ROLES)}")
+    if "id" not in columns:
+        raise InputError(f"{origin}: columns needs id = \"<the id column>\" (dotted for nested fields)")
+    if not table.get("repo") and not table.get("path"):
+        raise InputError(f"{origin}: say where the rows are: repo = \"owner/name\" (a Hub dataset) or "
+                         "path = \"file, folder or glob\"")
+    named = ", ".join(f"{role}={column}" for role, column in columns.items())
+    return {"adapter": "columns", "title": table["name"], "revision": None, "files": {},
+            "extracts": f"columns: {named}", **table}
+
+
+def spec_from_table(table: dict[str, Any], origin: str, text: str = "") -> DatasetSpec:
     """One declaration table as a DatasetSpec; a missing or unknown field is an InputError naming `origin`."""
+    if "name" in table and "columns" in table:
+        table = _columns_defaults(table, origin)
     missing = [k for k in _REQUIRED if k not in table]
     if missing:
         raise InputError(f"{origin}: declaration lacks {', '.join(missing)}; see `overlap datasets --show cybergym` "
-                         "for a complete one")
+                         "for a complete one, or give a [columns] table (docs/datasets.md)")
     unknown = sorted(set(table) - set(_KNOWN))
     if unknown:
         raise InputError(f"{origin}: unknown field {unknown[0]!r}; a declaration has {', '.join(_KNOWN)}")
@@ -76,21 +108,57 @@ def spec_from_table(table: dict[str, Any], origin: str) -> DatasetSpec:
         files=dict(values["files"]), extracts=values["extracts"], adapter=values["adapter"],
         aliases=tuple(values.get("aliases", ())), host=values.get("host", "hub"), role=values.get("role", "dataset"),
         default_subsets=tuple(values.get("default_subsets", ())), detect=tuple(values.get("detect", ())),
-        notes=values.get("notes", ""), extra=dict(values.get("extra", {})), origin=origin)
+        notes=values.get("notes", ""), extra=dict(values.get("extra", {})), origin=origin,
+        columns=dict(values.get("columns", {})), path=values.get("path"), split=values.get("split"),
+        declaration=text)
 
 
-def read_declaration(text: str, origin: str) -> DatasetSpec:
-    """A TOML declaration's text as a DatasetSpec."""
+def read_declarations(text: str, origin: str) -> list[DatasetSpec]:
+    """A TOML file's declarations: the file is one declaration, or holds several as `[[dataset]]` tables."""
     try:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{origin}: not valid TOML ({exc}); fix the file") from None
-    return spec_from_table(table, origin)
+    if set(table) == {"dataset"} and isinstance(table["dataset"], list):
+        return [spec_from_table(t, f"{origin} [[dataset]] {i + 1}", text) for i, t in enumerate(table["dataset"])]
+    return [spec_from_table(table, origin, text)]
 
 
-def read_declaration_file(path: Path) -> DatasetSpec:
+def read_declaration(text: str, origin: str) -> DatasetSpec:
+    """A TOML text holding one declaration as a DatasetSpec."""
+    (spec,) = read_declarations(text, origin)
+    return spec
+
+
+def read_declaration_file(path: Path) -> list[DatasetSpec]:
+    """The declarations of a TOML file; a relative `path` in one is relative to the file's folder."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the declaration ({exc})") from None
-    return read_declaration(text, str(path))
+        raise InputError(f"{path}: cannot read the declaration ({exc.strerror or exc})") from None
+    specs = read_declarations(text, str(path))
+    return [replace(s, path=str(path.parent / s.path)) if s.path and not Path(s.path).is_absolute() else s
+            for s in specs]
+
+
+def declaration_text(spec: DatasetSpec) -> str:
+    """The TOML of a declaration: as written in its file, else (a declaration made in Python) serialised."""
+    if spec.declaration:
+        return spec.declaration if spec.declaration.endswith("\n") else spec.declaration + "\n"
+    table: dict[str, Any] = {"name": spec.name, "title": spec.title}
+    optional = {"aliases": list(spec.aliases), "role": spec.role, "host": spec.host, "repo": spec.hub_repo,
+                "revision": spec.revision, "path": spec.path, "split": spec.split, "adapter": spec.adapter,
+                "default_subsets": list(spec.default_subsets), "detect": list(spec.detect),
+                "extracts": spec.extracts, "notes": spec.notes, "files": spec.files, "columns": spec.columns,
+                "extra": spec.extra}
+    table |= {k: v for k, v in optional.items() if v not in (None, "", [], {})}
+    return tomli_w.dumps(_plain(table))
+
+
+def _plain(value: Any) -> Any:
+    """Tuples back to lists, for the TOML writer."""
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

@@ -7,7 +7,7 @@ import pytest
 from outputs_helpers import FakeHfApi
 
 from overlap.api import compare
-from overlap.demo import DEMO_ROOT, demo_data
+from overlap.api.demo import DEMO_ROOT, demo_data
 
 
 @pytest.fixture

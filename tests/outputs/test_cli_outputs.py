@@ -9,7 +9,9 @@ from fixtures import data_args
 from typer.testing import CliRunner
 
 from overlap.cli import handles_errors
-from overlap.cli_outputs import card, filter_cmd, report
+from overlap.cli.card import card
+from overlap.cli.filter import filter_cmd
+from overlap.cli.report import report
 from overlap.outputs import cards, splits
 from overlap.outputs.report import write_compare_report, write_report_extras
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from overlap.api import compare
-from overlap.demo import demo_data
+from overlap.api.demo import demo_data
 from overlap.outputs.html import PLOTS_SKIPPED
 from overlap.outputs.report import write_compare_report
 

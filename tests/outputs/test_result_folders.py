@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "swe"))
 from swe_fixtures import offline_hub, swe_data  # noqa: E402, F401
 
+from overlap.api.demo import demo_data  # noqa: E402
 from overlap.cli import app  # noqa: E402
-from overlap.demo import demo_data  # noqa: E402
 from overlap.outputs.folders import folder_kind  # noqa: E402
 
 

@@ -20,8 +20,8 @@ from swe_fixtures import offline_hub, swe_data  # noqa: E402, F401
 
 from overlap import __version__  # noqa: E402
 from overlap.api import compare  # noqa: E402
+from overlap.api.demo import demo_data  # noqa: E402
 from overlap.cli import app  # noqa: E402
-from overlap.demo import demo_data  # noqa: E402
 from overlap.jsonout import KINDS, SCHEMA_DIR, dumps_json, schema_of, to_jsonable, validate_output, versioned  # noqa: E402
 from overlap.outputs.report import PAIRS_CSV_COLUMNS  # noqa: E402
 

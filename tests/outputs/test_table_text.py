@@ -14,8 +14,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from overlap.api import compare
+from overlap.api.demo import demo_data, explain
 from overlap.cli import app
-from overlap.demo import demo_data, explain
 from overlap.outputs.cells import count, part_of, plural, range95, tail
 from overlap.outputs.console import (
     column_widths,

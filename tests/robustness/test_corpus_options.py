@@ -83,7 +83,7 @@ def test_strata_unknown_column_with_a_pool(strata, cyber, tmp_path):
     """With a pool that loads, an unknown --strata column is a usage error (not a silently skipped baseline)."""
     import shutil
 
-    from overlap.demo import DEMO_ROOT
+    from overlap.api.demo import DEMO_ROOT
 
     shutil.copytree(DEMO_ROOT / "arvo-meta", tmp_path / "arvo-meta")
     args = ["compare", "mimo-cyber", "cybergym", *data_args(cyber), "--data", f"arvo-meta={tmp_path / 'arvo-meta'}",

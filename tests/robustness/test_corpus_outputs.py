@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from corpus_contract import FAST, cyber_data, data_args, run_checked, swe_data
 
-from overlap.demo import DEMO_ROOT
+from overlap.api.demo import DEMO_ROOT
 
 COMMANDS = ["compare", "filter", "ngram", "matrix", "card", "report", "demo"]
 

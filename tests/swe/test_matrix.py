@@ -15,7 +15,7 @@ from swe_fixtures import offline_hub, swe_data  # noqa: F401
 from typer.testing import CliRunner
 
 from overlap.api import matrix
-from overlap.cli_matrix import matrix as matrix_command
+from overlap.cli.matrix import matrix as matrix_command
 
 BENCHES = ["multi-swe-bench", "swe-polybench", "swe-bench-multilingual", "swe-bench", "swe-bench-pro"]
 
@@ -115,7 +115,7 @@ def test_cli_errors_exit_2(cli, swe_data):
 
 
 def test_cli_module_imports_nothing_heavy():
-    code = ("import sys, overlap.cli_matrix; heavy = [m for m in ('pandas', 'pyarrow', 'huggingface_hub', "
+    code = ("import sys, overlap.cli.matrix; heavy = [m for m in ('pandas', 'pyarrow', 'huggingface_hub', "
             "'datasets', 'scipy') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

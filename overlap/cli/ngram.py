@@ -1,5 +1,7 @@
-"""`overlap ngram`: the text check alone, on any two datasets or local files. Heavy imports stay inside
-the command so `overlap --help` is cheap."""
+"""`overlap ngram`: the text check alone, on any two datasets or local files.
+
+The library under the command (pandas, pyarrow, the scan) is imported inside the function bodies: that keeps
+`overlap --help` fast (tests/test_cli.py guards it), it dodges no cycle."""
 
 from __future__ import annotations
 
@@ -9,18 +11,30 @@ from typing import Annotated
 
 import typer
 
-from .cli_options import DataOption, Format, FormatOption, NgramOption, TextOption, out_option
+from ..errors import InputError
+from ..jsonout import dumps_json
+from ..progress import RowsBar, set_quiet, status
+from ..sources.registry import is_known
+from .options import (
+    DataOption,
+    Format,
+    FormatOption,
+    NgramOption,
+    RegistryOption,
+    TextOption,
+    missing_option,
+    out_option,
+)
+from .shared import check_out, print_records, report_problems
 
 
 def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = False):
     """Items of a registered dataset, or rows of a local file that no adapter recognises."""
-    import pandas as pd
+    import pandas as pd  # imported here, with the library below: keeps `overlap --help` fast
 
-    from .errors import InputError
-    from .sources.files import read_records
-    from .sources.load import load_dataset
-    from .sources.registry import is_known
-    from .text.attach import text_field, texts_of
+    from ..sources.files import read_records
+    from ..sources.load import load_dataset
+    from ..text.attach import text_field, texts_of
 
     path = Path(spec)
     if path.is_file() and id_column is not None:
@@ -42,6 +56,7 @@ def ngram(
     bench: Annotated[str, typer.Argument(help="Benchmark: a registered name, Hub id, or local file.")],
     field: TextOption = None,
     data: DataOption = None,
+    registry: RegistryOption = None,
     n: NgramOption = None,
     threshold: Annotated[int, typer.Option("--boilerplate-threshold", min=2,
                                            help="An n-gram in at least this many bench items is boilerplate: "
@@ -59,24 +74,17 @@ def ngram(
 
     Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --text problem_statement:problem_statement
     """
-    from .cli import check_out, report_problems
-    from .errors import InputError
-    from .outputs.report import dumps_json, ngram_summary, write_ngram_report
-    from .progress import RowsBar, status
-    from .sources.files import read_text_file
-    from .sources.load import parse_data_options
-    from .text.api import text_check
+    from ..outputs.report import ngram_summary, write_ngram_report  # imported here: keeps `overlap --help` fast
+    from ..sources.files import read_text_file
+    from ..sources.load import parse_data_options
+    from ..text.api import text_check
 
     if not field:
-        from .cli_options import missing_option
-
         raise missing_option("--text")
     if len(field) > 1:
         raise InputError(f"--text given {len(field)} times: ngram compares one TRAIN_FIELD:BENCH_FIELD pair")
     field = field[0]
     if fmt == Format.json:
-        from .progress import set_quiet
-
         set_quiet()
     if out is not None:
         check_out(out, "ngram", train, bench, *([background] if background else []), data=data)
@@ -103,9 +111,7 @@ def ngram(
         sys.stdout.write(dumps_json(summary))
         return
     if fmt != Format.table:
-        from .cli import _print_records
-
-        _print_records(_ngram_rows(summary), fmt, title="n-gram flags")
+        print_records(_ngram_rows(summary), fmt, title="n-gram flags")
         return
     typer.echo(f"{train_name}.{t_col} vs {bench_name}.{b_col}")
     for size, block in sorted(summary["flags"].items(), key=lambda kv: -int(kv[0])):

@@ -1,11 +1,13 @@
-"""The ``overlap audit`` command. ``overlap/cli.py`` registers it with ``app.command("audit")(audit)``.
+"""`overlap audit`: a task environment checked for the reference fix leaking (Git history, file times,
+leftovers).
 
-Importing this module is cheap: ``overlap.audit`` loads only when the command runs (an import-time
-test checks that ``overlap --help`` imports no ``overlap.audit`` module).
+Importing this module is cheap: ``overlap.audit`` is imported inside the command, so ``overlap --help``
+imports no ``overlap.audit`` module (an import-time test checks it); that is for start-up speed, not a cycle.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from enum import StrEnum
@@ -14,8 +16,11 @@ from typing import Annotated
 
 import typer
 
-from .cli_options import OUT_NAMES, Format, FormatOption
-from .errors import InputError
+from ..errors import InputError
+from ..outputs.atomic import write_text_atomic
+from ..progress import progress_enabled
+from .options import OUT_NAMES, Format, FormatOption
+from .shared import print_records
 
 
 class Network(StrEnum):
@@ -91,8 +96,8 @@ def audit(
 
     if output:
         _check_output(output, path, [*(fix or ()), *(tests or ()), *([instance] if instance else [])])
-    from .audit import audit as run_audit
-    from .audit import render_table
+    from ..audit import audit as run_audit  # imported here: keeps `overlap --help` fast
+    from ..audit import render_table
 
     with _progress(f"auditing {path}", enabled=fmt != "json"):
         report = run_audit(
@@ -104,9 +109,7 @@ def audit(
     if output:
         _write_atomic(output, text)
     if fmt in (Format.csv, Format.md):
-        from .cli import _print_records
-
-        _print_records(_finding_rows(report), fmt, title=f"audit: {report.verdict}")
+        print_records(_finding_rows(report), fmt, title=f"audit: {report.verdict}")
     else:
         sys.stdout.write(text if fmt == Format.json else render_table(report))
     sys.stdout.flush()
@@ -118,8 +121,8 @@ def audit(
 
 def _finding_rows(report) -> list[dict]:
     """csv/md rows: one per finding (a target without findings: one row with its verdict only)."""
-    from .audit.model import report_dict
-    from .audit.report import escape
+    from ..audit.model import report_dict  # imported here: keeps `overlap --help` fast
+    from ..audit.report import escape
 
     def cell(value) -> str:
         text = value if isinstance(value, str) else ("" if value is None else str(value))
@@ -136,13 +139,9 @@ def _finding_rows(report) -> list[dict]:
 
 def _progress(message: str, enabled: bool):
     """A spinner on stderr while the audit runs; off when stderr is not a terminal or the output is JSON."""
-    import contextlib
-
-    from .progress import progress_enabled
-
     if not (enabled and progress_enabled()):
         return contextlib.nullcontext()
-    from rich.console import Console
+    from rich.console import Console  # imported here: keeps `overlap --help` fast
 
     return Console(stderr=True).status(message)
 
@@ -164,8 +163,6 @@ def _check_output(output: str, audited: str, inputs: list[str]) -> None:
 
 
 def _write_atomic(path: str, text: str) -> None:
-    from .outputs.atomic import write_text_atomic
-
     try:  # resolved now, against the folder the command was started in
         write_text_atomic(Path(os.path.abspath(path)), text)
     except OSError as exc:

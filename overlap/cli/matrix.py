@@ -1,5 +1,7 @@
-"""`overlap matrix`: every benchmark against every other. A plain function with typer options; the app in
-`overlap.cli` registers it wrapped in `handles_errors`. Heavy modules load inside the function only."""
+"""`overlap matrix`: every benchmark against every other.
+
+The library under the command (pandas, pyarrow, huggingface_hub) is imported inside its body: that keeps
+`overlap --help` fast (tests/swe/test_matrix.py guards it), it dodges no cycle."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from typing import Annotated
 
 import typer
 
-from .cli_options import FORMAT_METAVAR, DataOption, Format, out_option
+from ..errors import OverlapError
+from .options import FORMAT_METAVAR, DataOption, Format, RegistryOption, out_option
+from .shared import check_out, stdout_console
 
 
 def matrix(
@@ -17,6 +21,7 @@ def matrix(
         help="Two or more benchmarks: names from `overlap datasets` (NAME, NAME@REV, NAME:SUBSET), Hub ids or "
              "local files/folders.")],
     data: DataOption = None,
+    registry: RegistryOption = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", metavar=FORMAT_METAVAR,
                                         help="What to print on stdout (csv: one row per benchmark and other "
                                              "benchmark).")] = Format.table,
@@ -29,13 +34,10 @@ def matrix(
 
     Example: overlap matrix multi-swe-bench swe-polybench swe-bench-multilingual swe-bench swe-bench-pro
     """
-    from .errors import OverlapError
-
     try:  # handled here too: the command may run on its own typer app
-        from .api.matrix import matrix as run_matrix
-        from .cli import check_out
-        from .outputs.matrix import render_matrix, write_matrix_report
-        from .sources.load import parse_data_options
+        from ..api.matrix import matrix as run_matrix  # imported here: keeps `overlap --help` fast
+        from ..outputs.matrix import render_matrix, write_matrix_report
+        from ..sources.load import parse_data_options
 
         if out is not None:
             check_out(out, "matrix", *benches, data=data)
@@ -47,7 +49,7 @@ def matrix(
         typer.echo(f"overlap: error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from None
     if text is None:
-        from .outputs.console import print_matrix, stdout_console
+        from ..outputs.console import print_matrix  # imported here: keeps `overlap --help` fast
 
         print_matrix(result, stdout_console())  # the terminal's width; a fixed width when not a terminal
     else:

@@ -21,10 +21,13 @@ Imports stay cheap: typer and the standard library only.
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from typer.core import TyperCommand
+
+from ..sources.registry import add_declarations
 
 MAX_NGRAM = 64
 
@@ -115,6 +118,21 @@ NgramOption = Annotated[
 PushOption = Annotated[bool, typer.Option("--push", help="Publish to the Hub as a pull request (never the main "
                                                          "branch) instead of only writing locally.")]
 OUT_NAMES = ("--out", "-o")
+
+
+def _add_registries(values: list[Path] | None) -> list[Path] | None:
+    # Eager: the declared names exist before any dataset argument is resolved.
+    if values:
+        add_declarations(values)
+    return values
+
+
+RegistryOption = Annotated[
+    list[Path] | None,
+    typer.Option("--registry", metavar="FILE", is_eager=True, callback=_add_registries,
+                 help="A TOML file (or folder of them) declaring your datasets by name (repeatable); "
+                      "`overlap datasets --show cybergym` shows the format."),
+]
 
 
 def missing_option(name: str):

@@ -1,0 +1,150 @@
+"""`overlap compare`: join a training set with benchmarks on normalised source ids, with chance baselines.
+
+Heavy modules (pandas, pyarrow, huggingface_hub, scipy, datasets) and the library under them are imported
+inside the command bodies: that keeps `overlap --help` fast (tests/test_cli.py guards it), it dodges no cycle.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..outputs.atomic import printable
+from ..progress import set_quiet, status
+from .options import DataOption, Format, FormatOption, NgramOption, RegistryOption, TextOption, out_option
+from .shared import check_out, emit_compare, report_problems, result_problems
+
+
+class Strata(StrEnum):
+    project = "project"
+    sanitizer = "sanitizer"
+    crash_type = "crash_type"
+    fuzzer = "fuzzer"
+    none = "none"
+
+
+class FixJoin(StrEnum):
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
+MAX_PERMUTATIONS = 10_000_000
+MAX_SEED = 2**32 - 1
+
+
+_FAIL_ON = re.compile(r"(?P<count>[0-9]{1,16})|(?P<share>[0-9]{1,3}(?:\.[0-9]{1,6})?)%", re.ASCII)
+
+
+def _parse_fail_on(value: str | None) -> tuple[float, bool] | None:
+    """`--fail-on N` (a count of bench items) or `P%` (a share, 0–100%) → (limit, is_share)."""
+    if value is None:
+        return None
+    text = value.strip()
+    usage = "give a count of bench items (e.g. 1) or a share from 0% to 100% (e.g. 5%)"
+    match = _FAIL_ON.fullmatch(text)
+    if match is None:
+        raise typer.BadParameter(f"{value!r}: {usage}")
+    limit, is_share = (float(match["share"]) / 100, True) if match["share"] else (float(match["count"]), False)
+    if not math.isfinite(limit) or limit > (1 if is_share else 1e15):
+        raise typer.BadParameter(f"{value!r}: {usage}")
+    return limit, is_share
+
+
+def _check_fail_on(value: str | None) -> str | None:
+    _parse_fail_on(value)
+    return value
+
+
+def _fail_on_crossed(summary: dict, fail_on: str | None) -> list[str]:
+    """One line per benchmark at or above `--fail-on`, e.g. `cybergym: 7 of 10 bench items matched (70.0%) ≥
+    --fail-on 5%`; empty when none is (or no threshold was given)."""
+    threshold = _parse_fail_on(fail_on)
+    if threshold is None:
+        return []
+    limit, is_share = threshold
+    lines = []
+    for bench in summary["benches"]:
+        matched = bench["bench_items_matched"]
+        observed = bench["bench_share"] if is_share else matched
+        if observed >= limit and matched > 0:
+            lines.append(f"{bench['bench']}: {matched} of {bench['bench_items']} bench items matched "
+                         f"({bench['bench_share']:.1%}) ≥ --fail-on {fail_on.strip()}")
+    return lines
+
+
+
+def compare(
+    train: Annotated[str, typer.Argument(help="Training set: a name from `overlap datasets` (NAME, NAME@REV, "
+                                              "NAME:SUBSET), a Hub id, or a local file/folder.")],
+    bench: Annotated[list[str], typer.Argument(help="One or more benchmarks, named the same ways.")],
+    data: DataOption = None,
+    registry: RegistryOption = None,
+    out: Annotated[Path | None, out_option("Report folder: new, empty or a previous compare report "
+                                           "[default: reports/<train>__<bench>…].")] = None,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Print only; write no report folder.")] = False,
+    fmt: FormatOption = Format.table,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", metavar="N|P%", callback=_check_fail_on,
+                                                help="Exit 1 when a benchmark has at least N matched items "
+                                                     "(or P percent of its items); each one is named on "
+                                                     "stderr.")] = None,
+    pool: Annotated[str, typer.Option("--pool", help="Pool for the chance baselines: auto (ARVO-Meta for "
+                                      "OSS-Fuzz sets), a registered pool, a folder or id,project file, or none.")
+                    ] = "auto",
+    strata: Annotated[Strata, typer.Option("--strata", metavar="|".join(Strata),
+                                           help="Pool column for the within-stratum baseline, or none.")
+                      ] = Strata.project,
+    permutations: Annotated[int, typer.Option("--permutations", min=0, max=MAX_PERMUTATIONS,
+                                              help="Seeded permutation draws cross-checking the exact null "
+                                                   "(0 skips).")] = 100_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of every random draw.")] = 0,
+    reference: Annotated[str | None, typer.Option("--reference", help="Reference set of comparable PRs for "
+                                                  "the SWE inclusion test, e.g. multi-swe-rl-discarded.")] = None,
+    reference_range: Annotated[bool, typer.Option("--reference-range", help="Inclusion test: keep only PRs "
+                                                  "within the training set's PR-number range per repo.")] = False,
+    evidence: Annotated[bool, typer.Option("--evidence/--no-evidence", help="Fix relations, crash grades and "
+                                           "related bugs for the pairs (fetches per-task files).")] = True,
+    fix_join: Annotated[FixJoin, typer.Option("--fix-join", metavar="|".join(FixJoin),
+                                              help="Pairs found by the same fix alone: auto (OSS-Fuzz/CVE "
+                                                   "sets), on, off.")] = FixJoin.auto,
+    text: TextOption = None,
+    ngram_n: NgramOption = None,
+) -> None:
+    """Join TRAIN with each BENCH on normalised source ids (OSS-Fuzz old→new, CVE), add chance baselines,
+    and write a report.
+
+    Example: overlap compare mimo-cyber cybergym sec-bench --data arvo=./ARVO --data arvo-meta=./ARVO-Meta
+    """
+    from ..api import compare as run_compare  # imported here: keeps `overlap --help` fast
+    from ..outputs.published import safe_name
+    from ..sources.load import parse_data_options
+    from ..sources.registry import selection_label
+    from ..text.attach import parse_text_options
+
+    if out is None and not no_report:
+        out = Path("reports") / safe_name("__".join(selection_label(name) for name in (train, *bench)))
+    if not no_report:
+        check_out(out, "compare", train, *bench, pool, *([reference] if reference else []), data=data)
+    if fmt == Format.json:
+        set_quiet()
+
+    with status(f"comparing {train} with {', '.join(bench)} (loading, joining, baselines, evidence, text)"):
+        result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
+                             strata=None if strata == Strata.none else strata.value, permutations=permutations,
+                             seed=seed, reference=reference, reference_range=reference_range, evidence=evidence,
+                             fix_join=fix_join.value, text=parse_text_options(text),
+                             ngram_ns=tuple(ngram_n or (13, 8)))
+    if result.sections.get("baselines", {}).get("status") == "not_run":
+        typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
+    summary = emit_compare(result, fmt, None if no_report else out)
+    report_problems(result_problems(result), None if no_report else str(out / "summary.json"))
+    crossed = _fail_on_crossed(summary, fail_on)
+    for line in crossed:
+        typer.echo(f"overlap: {printable(line)}", err=True)
+    if crossed:
+        raise typer.Exit(1)

@@ -1,0 +1,109 @@
+"""`overlap filter`: the training set without the rows that overlap the benchmarks, verified.
+
+The library under the command (pandas, pyarrow, huggingface_hub, datasets) is imported inside its body:
+that keeps `overlap --help` fast (tests/test_cli.py guards it), it dodges no cycle.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..jsonout import dumps_json
+from ..outputs.published import safe_name
+from ..progress import set_quiet, status
+from ..sources.registry import selection_label
+from .options import DataOption, Format, FormatOption, RegistryOption, out_option, repo_option
+from .shared import check_out, print_records, report_problems, result_problems
+
+
+def filter_cmd(
+    train: Annotated[str, typer.Argument(help="Training set, named as for `overlap compare`.")],
+    bench: Annotated[list[str], typer.Argument(help="One or more benchmarks whose tasks to take out.")],
+    data: DataOption = None,
+    registry: RegistryOption = None,
+    out: Annotated[Path | None, out_option("Output folder [default: filtered/<train>-minus-<bench>…].")] = None,
+    drop: Annotated[list[str] | None, typer.Option(
+        "--drop", metavar="REASON",
+        help="Reasons that drop a row (repeatable): id, id:<kind>, fix, dup, ngram:<n>, spec:harness "
+             "[default: id, fix, dup].")] = None,
+    push: Annotated[bool, typer.Option("--push", help="Also publish the split to the Hub dataset repo --repo, as "
+                                                      "a pull request (never the main branch).")] = False,
+    repo: Annotated[str | None, repo_option("Hub dataset repo to push to (required with --push: the split is "
+                                            "never pushed to the training set's own repo by default).")] = None,
+    push_to_hub: Annotated[str | None, typer.Option("--push-to-hub", metavar="OWNER/NAME",
+                                                    help="Same as --push --repo OWNER/NAME.")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="Config name on the Hub "
+                                               "[default: minus-<bench>…].")] = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Write TRAIN without the rows that overlap BENCH: train.parquet (all original columns, read again from
+    the same pinned source), removed.csv (each dropped row with its reasons), filter.json and
+    <bench>_clean_ids.txt / <bench>_contaminated_ids.txt to score a model on the clean part.
+
+    One copy of a bug listed twice in TRAIN is kept (the first in source order that no other reason drops).
+
+    \b
+    Examples:
+      overlap filter mimo-cyber cybergym --out mimo-minus-cybergym
+      overlap filter mimo-cyber cybergym --drop id --push --repo me/mimo-rl --config minus-cybergym
+    """
+    from ..api import filter_train  # imported here: keeps `overlap --help` fast
+    from ..outputs import splits
+    from ..sources.load import parse_data_options
+
+    if push_to_hub and repo and push_to_hub != repo:
+        raise typer.BadParameter(f"{push_to_hub} and --repo {repo}: give the repo once", param_hint="--push-to-hub")
+    push_to_hub = push_to_hub or (repo if push else None)
+    if push and not push_to_hub:
+        raise typer.BadParameter("--push needs --repo OWNER/NAME", param_hint="--repo")
+    if fmt == Format.json:
+        set_quiet()
+    reasons = splits.check_reasons(drop or splits.DEFAULT_REASONS)
+    names = [selection_label(t) for t in (train, *bench)]
+    out = out or Path("filtered") / safe_name(f"{names[0]}-minus-{'-'.join(names[1:])}")
+    check_out(out, "filter", train, *bench, data=data)
+    api = None
+    if push_to_hub:  # refuse a push that cannot succeed before any work is done
+        if config:
+            splits.check_config_name(config)
+        api = splits._hub_api(None)
+        splits.check_write_access(api, push_to_hub)
+
+    with status(f"filtering {train}: compare with {', '.join(bench)}, write {out}, verify it"):
+        result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data))
+    info = filtered.summary()
+    report_problems(result_problems(result), str(out / "filter.json"))
+    url = None
+    if push_to_hub:
+        benches = [b.bench.name for b in result.benches]
+        url = splits.push_split(result, filtered, push_to_hub, config or f"minus-{'-'.join(benches)}", split=out,
+                                api=api)
+    if fmt != Format.table:
+        _print_filter(info, written.verified_line(), out, url, fmt)
+        typer.echo(f"written to {out}", err=True)
+        return
+    typer.echo(f"rows read: {info['source_rows']:,}  removed: {info['removed_rows']:,}  kept: {info['kept_rows']:,} "
+               f"(of which {info['rows_without_item_kept']:,} made no item: no id, malformed or outside the subset)")
+    for reason, count in info["removed_by_reason"].items():
+        typer.echo(f"  {reason}: {count:,}")
+    typer.echo(written.verified_line())
+    typer.echo(f"written to {out}", err=True)
+    if url:
+        typer.echo(f"pull request: {url}")
+
+
+def _print_filter(info: dict, verified: str, out: Path, url: str | None, fmt: Format) -> None:
+    """filter's result as json (the summary, the verification line, the folder and any pull request) or as
+    csv/md rows: one per count (rows read, removed, kept, removed by each reason)."""
+    if fmt == Format.json:
+        sys.stdout.write(dumps_json({**info, "verified": verified, "out": str(out), "pull_request": url}))
+        return
+    rows = [{"what": "rows read", "rows": info["source_rows"]}, {"what": "removed", "rows": info["removed_rows"]},
+            {"what": "kept", "rows": info["kept_rows"]},
+            {"what": "kept without an item", "rows": info["rows_without_item_kept"]},
+            *({"what": f"removed: {reason}", "rows": count} for reason, count in info["removed_by_reason"].items())]
+    print_records(rows, fmt, title=verified)

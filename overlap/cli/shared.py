@@ -1,0 +1,105 @@
+"""What several commands share: the --out check, input-problem lines, the compare output, record printing.
+
+Heavy modules (pandas, pyarrow, huggingface_hub, scipy, datasets) and the library under them are imported
+inside the command bodies: that keeps `overlap --help` fast (tests/test_cli.py guards it), it dodges no cycle.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..jsonout import dumps_json
+from ..outputs.atomic import check_out_folder, printable
+from ..progress import problem_lines, status
+from .options import Format
+
+ResultDir = Annotated[Path, typer.Argument(help="A result folder written by `overlap compare --out`.",
+                                           exists=True, file_okay=False, dir_okay=True)]
+
+
+def stdout_console():
+    """The terminal's width (or COLUMNS); a fixed width when stdout is not a terminal (see stdout_console)."""
+    from ..outputs.console import stdout_console  # imported here: rich and the report stack load on use
+
+    return stdout_console()
+
+
+def check_out(out: Path, command: str, *inputs: str | Path, data: list[str] | None = None) -> None:
+    """Refuse, before any work, an `--out` that `command` may not write (see `overlap.outputs.atomic`).
+    `inputs` are dataset arguments and paths; those that are local files or folders, and every `--data`
+    path, may not lie inside `out`."""
+    check_out_folder(out, command, inputs=[*map(str, inputs), *(d.partition("=")[2] for d in data or [])])
+
+
+def report_problems(datasets, see: str | None) -> None:
+    """Input problems (malformed lines, rows without an id, repeated ids, …) summarised on stderr, one line
+    per kind; `datasets` are (name, problems) pairs (see `overlap.progress.problem_lines`)."""
+    for line in problem_lines(datasets, see):
+        typer.echo(f"overlap: {printable(line)}", err=True)
+
+
+def result_problems(result) -> list[tuple[str, list]]:
+    """(name, problems) of a compare result's training set and benchmarks."""
+    return [(result.train.name, result.train.problems), *((b.bench.name, b.bench.problems) for b in result.benches)]
+
+
+
+def emit_compare(result, fmt: Format, out: Path | None) -> dict:
+    """A compare result: the report folder (when `out`), then the summary on stdout in `fmt`."""
+    from ..outputs.console import print_table, render  # imported here: keeps `overlap --help` fast
+    from ..outputs.report import write_compare_report
+
+    summary = result.summary()
+    if out is not None:
+        with status(f"writing the report to {out}"):
+            write_compare_report(result, out)
+    text = render(summary, result.pairs, fmt.value)
+    if text is None:
+        print_table(summary, stdout_console())
+    else:
+        sys.stdout.write(text)
+    if out is not None:
+        typer.echo(f"report written to {out}", err=True)
+    return summary
+
+
+def print_records(rows: list[dict], fmt: Format, title: str) -> None:
+    """Rows on stdout as a JSON list, CSV, a Markdown table or a rich table."""
+    if fmt == Format.json:
+        sys.stdout.write(dumps_json(rows))
+        return
+    columns = list(rows[0]) if rows else []
+    if fmt == Format.csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return
+    if fmt == Format.md:
+        sys.stdout.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
+        for row in rows:
+            sys.stdout.write("| " + " | ".join(str(row[c]).replace("|", "\\|") for c in columns) + " |\n")
+        return
+    from rich.table import Table  # imported here: keeps `overlap --help` fast
+
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*[str(row[c]) for c in columns])
+    stdout_console().print(table)
+
+
+def print_files(paths: list[Path], fmt: Format, extra: dict) -> None:
+    """The files a command wrote: one path a line (table), a JSON object, or csv/md rows."""
+    if fmt == Format.table:
+        for path in paths:
+            typer.echo(str(path))
+    elif fmt == Format.json:
+        sys.stdout.write(dumps_json({"files": [str(p) for p in paths], **extra}))
+    else:
+        print_records([{"file": str(p)} for p in paths] or [{"file": "", **extra}], fmt, title="written")

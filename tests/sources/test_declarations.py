@@ -1,0 +1,160 @@
+"""Datasets as data: every built-in dataset is a TOML declaration; a user's declaration file (`--registry`) or
+an installed package's entry point (`overlap.datasets`) adds a benchmark without code; `overlap datasets
+--show NAME` prints a declaration that reads back as the same dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from overlap.api import compare
+from overlap.api.demo import DEMO_ROOT
+from overlap.errors import InputError
+from overlap.sources import registry
+from overlap.sources.spec import declaration_text, read_declaration
+
+ROOT = Path(__file__).resolve().parents[2]
+DECLARATIONS = ROOT / "overlap" / "sources" / "declarations"
+
+
+@pytest.fixture
+def clean_registry():
+    """The registry is process-wide: each test's user declarations are removed after it."""
+    registry._load_builtin()
+    saved = dict(registry._REGISTRY), dict(registry._ALIASES)
+    yield registry
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved[0])
+    registry._ALIASES.clear()
+    registry._ALIASES.update(saved[1])
+
+
+def demo_bench_rows(tmp_path: Path) -> Path:
+    """The demo CyberGym tasks as a user's own JSONL with other column names."""
+    tasks = json.loads((DEMO_ROOT / "cybergym" / "tasks.json").read_text())
+    path = tmp_path / "my-tasks.jsonl"
+    path.write_text("".join(json.dumps({"task": t["task_id"], "about": t.get("vulnerability_description", "")})
+                            + "\n" for t in tasks))
+    return path
+
+
+def test_every_builtin_is_a_declaration_file_and_reads_back_from_its_shown_text(clean_registry):
+    names = {p.stem for p in DECLARATIONS.glob("*.toml")}
+    specs = {s.name: s for s in registry.all_specs()}
+    assert names == set(specs), "each built-in dataset is one file in overlap/sources/declarations/"
+    for spec in specs.values():
+        again = read_declaration(declaration_text(spec), spec.origin)
+        assert again == spec
+
+
+def test_a_declaration_made_in_python_is_shown_as_toml_that_reads_back(clean_registry):
+    spec = read_declaration('name = "x"\npath = "rows.jsonl"\n[columns]\nid = "task"\n', "x.toml")
+    shown = declaration_text(spec.__class__(**{**spec.__dict__, "declaration": ""}))
+    assert read_declaration(shown, "x.toml") == spec
+
+
+def test_a_user_declaration_adds_a_benchmark_without_code(clean_registry, tmp_path):
+    rows = demo_bench_rows(tmp_path)
+    declaration = tmp_path / "mine.toml"
+    declaration.write_text(f'name = "my-cyber"\npath = "{rows.name}"\n\n[columns]\nid = "task"\ntext = "about"\n')
+    (spec,) = registry.add_declarations([declaration])
+    assert spec.adapter == "columns" and Path(spec.path) == rows  # relative to the declaration's folder
+
+    data = {name: DEMO_ROOT / name for name in ("mimo-cyber", "cybergym", "arvo")}
+    mine = compare("mimo-cyber", ["my-cyber"], data=data, pool=None, evidence=False)
+    registered = compare("mimo-cyber", ["cybergym"], data=data, pool=None, evidence=False)
+    pairs = sorted(zip(mine.pairs["train_id"], mine.pairs["bench_id"], strict=True))
+    assert pairs and pairs == sorted(zip(registered.pairs["train_id"], registered.pairs["bench_id"], strict=True))
+    assert mine.benches[0].name == "my-cyber"
+
+
+def test_a_taken_name_is_refused_naming_both_files(clean_registry, tmp_path):
+    declaration = tmp_path / "clash.toml"
+    declaration.write_text('name = "cybergym"\npath = "x.jsonl"\n[columns]\nid = "task"\n')
+    with pytest.raises(InputError, match=r"clash\.toml.*cybergym.*cybergym\.toml"):
+        registry.add_declarations([declaration])
+
+
+@pytest.mark.parametrize("text, message", [
+    ('name = "a"\n[columns]\nid = "task"\n', "repo"),
+    ('name = "a"\npath = "x"\n[columns]\nrepo = "r"\n', "id"),
+    ('name = "a"\npath = "x"\n[columns]\nid = "t"\ncolour = "c"\n', "colour"),
+    ('name = "a"\npath = "x"\nflavour = 1\n[columns]\nid = "t"\n', "flavour"),
+    ('name = "a" path', "TOML"),
+])
+def test_a_bad_declaration_is_one_clear_error(clean_registry, tmp_path, text, message):
+    declaration = tmp_path / "bad.toml"
+    declaration.write_text(text)
+    with pytest.raises(InputError, match=message) as error:
+        registry.add_declarations([declaration])
+    assert str(declaration) in str(error.value)
+
+
+def test_several_declarations_in_one_file_and_a_folder_of_files(clean_registry, tmp_path):
+    (tmp_path / "a.toml").write_text('[[dataset]]\nname = "one"\npath = "1.jsonl"\n[dataset.columns]\nid = "i"\n'
+                                     '[[dataset]]\nname = "two"\npath = "2.jsonl"\n[dataset.columns]\nid = "i"\n')
+    (tmp_path / "b.toml").write_text('name = "three"\nrepo = "me/three"\n[columns]\nid = "i"\n')
+    added = registry.add_declarations([tmp_path])
+    assert [s.name for s in added] == ["one", "two", "three"]
+    assert registry.get_spec("me/three").name == "three"  # the Hub id is an alias
+
+
+class _EntryPoint:
+    def __init__(self, name, value, loaded):
+        self.name, self.value, self._loaded = name, value, loaded
+
+    def load(self):
+        if isinstance(self._loaded, Exception):
+            raise self._loaded
+        return self._loaded
+
+
+def test_entry_points_declare_datasets(clean_registry, tmp_path, monkeypatch):
+    toml = tmp_path / "plugin.toml"
+    toml.write_text('name = "from-file"\nrepo = "org/file"\n[columns]\nid = "id"\n')
+    points = [_EntryPoint("by-path", "pkg:PATH", str(toml)),
+              _EntryPoint("by-dict", "pkg:TABLE", {"name": "from-dict", "repo": "org/dict", "columns": {"id": "id"}}),
+              _EntryPoint("by-function", "pkg:declare",
+                          lambda: [{"name": "from-function", "path": "x.parquet", "columns": {"id": "id"}}])]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points if group == "overlap.datasets" else [])
+    monkeypatch.setattr(registry, "_BUILTIN_READ", [])
+    names = {s.name for s in registry.all_specs()}
+    assert {"from-file", "from-dict", "from-function", "cybergym"} <= names
+
+
+def test_a_broken_entry_point_names_itself(clean_registry, monkeypatch):
+    points = [_EntryPoint("broken", "pkg.mod:THING", ImportError("No module named 'pkg'"))]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points)
+    monkeypatch.setattr(registry, "_BUILTIN_READ", [])
+    with pytest.raises(InputError, match=r"entry point broken = pkg\.mod:THING.*No module named"):
+        registry.all_specs()
+
+
+def run_cli(*args, cwd):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "COLUMNS": "120"}
+    return subprocess.run([sys.executable, "-m", "overlap.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_registry_and_show(tmp_path):
+    rows = demo_bench_rows(tmp_path)
+    (tmp_path / "mine.toml").write_text(f'name = "my-cyber"\npath = "{rows.name}"\n[columns]\nid = "task"\n')
+    shown = run_cli("datasets", "--registry", "mine.toml", "--show", "my-cyber", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == (tmp_path / "mine.toml").read_text()
+    listed = run_cli("datasets", "--registry", "mine.toml", "--format", "json", cwd=tmp_path)
+    assert "my-cyber" in {row["name"] for row in json.loads(listed.stdout)}
+    demo = [f"--data={name}={DEMO_ROOT / name}" for name in ("mimo-cyber", "arvo")]
+    done = run_cli("compare", "mimo-cyber", "my-cyber", "--registry", "mine.toml", *demo, "--no-report",
+                   "--pool", "none", "--no-evidence", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["benches"][0]["bench_items_matched"] > 0
+    missing = run_cli("datasets", "--registry", "nope.toml", cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "nope.toml" in missing.stderr
+    unknown = run_cli("datasets", "--show", "no-such-set", cwd=tmp_path)
+    assert unknown.returncode == 2 and "known datasets: " in unknown.stderr
