@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 _quiet = False
@@ -18,7 +19,7 @@ def progress_enabled() -> bool:
 
 
 def _stderr_console():
-    from rich.console import Console
+    from rich.console import Console  # imported here: keeps `overlap --help` fast
 
     return Console(stderr=True)
 
@@ -29,8 +30,6 @@ _active: list = []  # the spinners shown now, innermost last: `stage` names the 
 def status(message: str):
     """A spinner with `message` on stderr while a command runs (nothing when progress is off). The library
     names its steps with `stage`, which shows under the newest spinner."""
-    import contextlib
-
     if not progress_enabled():
         return contextlib.nullcontext()
 
@@ -66,7 +65,13 @@ class RowsBar:
 
     def __enter__(self) -> RowsBar:
         if progress_enabled():
-            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import (  # imported here: keeps `overlap --help` fast
+                BarColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                       TextColumn("{task.fields[rows]:,} rows, {task.fields[mb]:,.0f} MB"),

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 from ..errors import HubUnavailableError, InputError
 from ..model import FileRecord
+from ..progress import progress_enabled
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
@@ -85,9 +87,7 @@ class HubRepo(FileSource):
 
     def fetch(self, relpath: str) -> Path:
         from huggingface_hub import errors as hf_errors
-        from huggingface_hub import hf_hub_download
-
-        from ..progress import progress_enabled
+        from huggingface_hub import hf_hub_download  # imported here: heavy, needed only to download
 
         if not progress_enabled():  # huggingface_hub's own bars follow the same rule as ours
             from huggingface_hub.utils import disable_progress_bars
@@ -200,8 +200,6 @@ def _decode(path: Path, data: bytes | None = None, offset: int = 0, line: int = 
 
 
 def _too_deep(path: Path, line_no: int | None) -> InputError:
-    import sys
-
     where = f"line {line_no}: " if line_no is not None else ""
     return InputError(f"{path}: {where}JSON nested too deeply to read (about {sys.getrecursionlimit()} levels "
                       f"of [ or {{ or more); is this a data file?")

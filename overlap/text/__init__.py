@@ -13,7 +13,7 @@ __all__ = ["TextResult", "text_check"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import api
+        from . import api  # imported on first use: `import overlap.text` stays cheap (CLI start-up)
 
         return getattr(api, name)
     raise AttributeError(name)

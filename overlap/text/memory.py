@@ -13,7 +13,7 @@ def release_memory() -> None:
     global _LIBC
     if _LIBC is None:
         try:
-            import ctypes
+            import ctypes  # imported here: only where glibc is there to call
 
             _LIBC = ctypes.CDLL("libc.so.6")
             _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]

@@ -229,7 +229,7 @@ def test_user_files_given_as_symlink_or_fifo(gitfix, tmp_path):
     os.mkfifo(tmp_path / "pipe.patch")
     res = run_cli(gitfix.path("ctl-fresh"), "--fix", str(tmp_path / "pipe.patch"), cwd=tmp_path)
     assert res.seconds < 20 and res.code == 2 and res.stdout == ""
-    line, = res.stderr.strip().splitlines()  # one line; its "overlap: ..." prefix belongs to overlap/cli.py
+    line, = res.stderr.strip().splitlines()  # one line; its "overlap: ..." prefix belongs to overlap/cli/app.py
     assert line.endswith(f"--fix {tmp_path / 'pipe.patch'}: a FIFO, not a regular file (save it to a file first)")
 
 

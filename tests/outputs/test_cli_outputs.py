@@ -1,4 +1,4 @@
-"""The filter / card / report commands, registered on a tiny app the way overlap/cli.py registers them."""
+"""The filter / card / report commands, registered on a tiny app the way overlap/cli/__init__.py registers them."""
 
 import json
 

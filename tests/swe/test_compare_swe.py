@@ -24,7 +24,7 @@ def data_args(data) -> list[str]:
 
 
 def swe_sections(result):
-    """The SWE sections compare attached (top level + one block per benchmark), as swe_report builds them."""
+    """The SWE sections compare attached (top level + one block per benchmark), as evidence/swe_pairs builds them."""
     return {**result.sections["swe"], "benches": [c.sections["swe"] for c in result.benches]}
 
 
