@@ -28,10 +28,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ..errors import InputError
 from .cve import find_cve, raw_cve
-from .github import MAX_PR, canonical_repo, normalize_repo, parse_instance_id, parse_pr
-from .ossfuzz import trailing_int
+from .github import MAX_PR, canonical_repo, normalize_repo, parse_instance_id, parse_pr, pr_keys
+from .ossfuzz import MAX_DIGITS, trailing_int
 
 KEY_FIELDS = ("row", "kind", "value", "raw")
 SCHEMES = ("ossfuzz", "cve", "ghsa", "github_pr", "fix_commit")
@@ -56,6 +59,7 @@ _PR_FORMS = (
 _COMMIT_URL = rf"(?i)^(?:https?://)?(?:www\.)?github\.com/{_OWNER_REPO}/commit/(?P<sha>[0-9a-f]{{7,40}})(?:[/?#].*)?$"
 _BARE_SHA = r"(?i)^(?P<sha>[0-9a-f]{7,40})$"
 _REPO_NAME = r"^[A-Za-z0-9._-]+$"
+_OWNER_FORM = r"^[A-Za-z0-9][A-Za-z0-9-]*__[A-Za-z0-9._-]+-[0-9]+$"  # _PR_FORMS[0] with a repo name
 _SAFE_DIGITS = 18  # digit strings this long or shorter are below 2**63 and cast to int64 in Arrow
 
 
@@ -133,17 +137,9 @@ class Recogniser:
 # --- Arrow helpers -------------------------------------------------------------------------------------
 
 
-def _pa():
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return pa, pc
-
-
 def id_strings(values: Any) -> Any:
     """An id column as a string array: text as is, integers as digits, whole floats as their integer; a
     fraction, inf, NaN or any other type is null in the result (and listed as unrecognised by the caller)."""
-    pa, pc = _pa()
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     kind = values.type
@@ -162,7 +158,6 @@ def id_strings(values: Any) -> Any:
 
 
 def _display(values: Any) -> list[str | None]:
-    pa, _ = _pa()
     if pa.types.is_floating(values.type) or pa.types.is_boolean(values.type):
         return [None if v is None else repr(v) for v in values.to_pylist()]
     return [None if v is None else str(v) for v in values.to_pylist()]
@@ -181,7 +176,6 @@ def _named(pattern: str) -> str:
 def extract(values: Any, pattern: str, group: str = "g") -> Any:
     """Group `group` (a name; `g` = the first unnamed group) of `pattern` (RE2) in each value; null where
     the value does not match."""
-    pa, pc = _pa()
     if "(?P<" not in pattern:
         pattern = _named(pattern)
     found = pc.extract_regex(values, pattern)
@@ -189,9 +183,27 @@ def extract(values: Any, pattern: str, group: str = "g") -> Any:
     return pc.if_else(pc.is_valid(found), field_of, pa.scalar(None, pa.string()))
 
 
+def _groups_where(values: Any, candidate: Any, pattern: str, groups: list[str]) -> list[Any]:
+    """The named `groups` of `pattern` (RE2) in each value where `candidate` holds (null elsewhere and where
+    the value does not match): a cheap literal test picks the rows, the regex runs on those alone."""
+    candidate = pc.fill_null(candidate, False)
+    count = pc.sum(candidate).as_py() or 0
+    if "(?P<" not in pattern:
+        pattern = _named(pattern)
+    if not count:
+        return [pa.nulls(len(values), pa.string()) for _ in groups]
+    chosen = values if count == len(values) else values.filter(candidate)
+    found = pc.extract_regex(chosen, pattern)
+    matched = pc.is_valid(found)
+    none = pa.scalar(None, pa.string())
+    out = [pc.if_else(matched, pc.struct_field(found, [group]), none) for group in groups]
+    if count == len(values):
+        return out
+    return [pc.replace_with_mask(pa.nulls(len(values), pa.string()), candidate, part) for part in out]
+
+
 def _numbers(digits: Any, limit: int) -> Any:
     """ASCII digit strings as int64 (null: empty, 0, longer than the safe length, or over `limit`)."""
-    pa, pc = _pa()
     safe = pc.and_(pc.is_valid(digits), pc.less_equal(pc.utf8_length(digits), _SAFE_DIGITS))
     safe = pc.fill_null(safe, False)
     numbers = pc.cast(pc.if_else(safe, digits, "0"), pa.int64())
@@ -201,12 +213,10 @@ def _numbers(digits: Any, limit: int) -> Any:
 
 def _long_digits(digits: Any) -> Any:
     """Rows whose digit string is too long for the vectorised cast (they go to the scalar parser)."""
-    _, pc = _pa()
     return pc.fill_null(pc.greater(pc.utf8_length(digits), _SAFE_DIGITS), False)
 
 
 def _str(array: Any) -> Any:
-    pa, _ = _pa()
     return array.cast(pa.string())
 
 
@@ -214,33 +224,34 @@ def _str(array: Any) -> Any:
 
 
 def _ossfuzz(values, open_rows, context, forced):
-    pa, pc = _pa()
-    digits = pa.nulls(len(values), pa.string())
-    patterns = (_OSSFUZZ_TRAILING,) if forced else _OSSFUZZ_SPECIFIC
-    for pattern in patterns:
-        digits = pc.coalesce(digits, extract(values, pattern))
-    numbers = _numbers(digits, 10**12 - 1)
-    long = _long_digits(digits)
-    numbers = _scalar_fill(numbers, long, values, lambda v: trailing_int(v), pa.int64())
+    if forced:
+        digits = extract(values, _OSSFUZZ_TRAILING)
+    else:  # every specific form holds `arvo` or `fuzz`: the regexes run only on the values that do
+        lowered = pc.ascii_lower(values)
+        candidate = pc.or_(pc.match_substring(lowered, "arvo"), pc.match_substring(lowered, "fuzz"))
+        digits = pa.nulls(len(values), pa.string())
+        for pattern in _OSSFUZZ_SPECIFIC:
+            digits = pc.coalesce(digits, _groups_where(values, candidate, pattern, ["g"])[0])
+    # An issue number has at most MAX_DIGITS digits, leading zeros included (`overlap.ids.ossfuzz.issue_number`).
+    short = pc.fill_null(pc.less_equal(pc.utf8_length(digits), MAX_DIGITS), False)
+    numbers = _numbers(pc.if_else(short, digits, pa.scalar(None, pa.string())), 10**MAX_DIGITS - 1)
     taken = pc.and_(open_rows, pc.is_valid(numbers))
     text = _str(numbers)
     return taken, [(taken, "ossfuzz", text, text)]
 
 
 def _cve(values, open_rows, context, forced):
-    pa, pc = _pa()
-    raw = extract(values, _CVE)
+    raw = _groups_where(values, pc.match_substring(pc.ascii_lower(values), "cve-"), _CVE, ["g"])[0]
     value = pc.utf8_upper(raw)
     taken = pc.and_(open_rows, pc.is_valid(raw))
     return taken, [(taken, "cve", value, raw)]
 
 
 def _ghsa(values, open_rows, context, forced):
-    pa, pc = _pa()
-    ghsa = extract(values, _GHSA)
+    ghsa = _groups_where(values, pc.match_substring(pc.ascii_lower(values), "ghsa-"), _GHSA, ["g"])[0]
     cve_column = context.get("cve")
-    if cve_column is None:
-        return pc.and_(open_rows, pa.array([False] * len(values), pa.bool_())), []
+    if cve_column is None or not pc.any(pc.is_valid(ghsa)).as_py():
+        return pc.and_(open_rows, pa.repeat(pa.scalar(False), len(values))), []
     cve_text = id_strings(cve_column)
     raw = extract(cve_text, _CVE)
     raw = _scalar_fill(raw, pc.invert(pc.fill_null(pc.string_is_ascii(cve_text), True)), cve_text, raw_cve,
@@ -250,31 +261,40 @@ def _ghsa(values, open_rows, context, forced):
 
 
 def _fix_commit(values, open_rows, context, forced):
-    pa, pc = _pa()
-    raw = extract(values, _COMMIT_URL, "sha")
+    raw = _groups_where(values, pc.match_substring(pc.ascii_lower(values), "/commit/"), _COMMIT_URL, ["sha"])[0]
     if forced:
         raw = pc.coalesce(raw, extract(values, _BARE_SHA, "sha"))
     taken = pc.and_(open_rows, pc.is_valid(raw))
     return taken, [(taken, "fix_commit", pc.utf8_lower(raw), raw)]
 
 
+def _owner_form(values):
+    """(repo, PR digits) of `owner__name-N` values, null where a value is not of that form (`_PR_FORMS[0]` with
+    the name a repo name): one capture-free match picks the values, then a split at the first `__` (an owner has
+    no `_`) and at the last `-` (the digits have none) reads them, several times cheaper than capture groups."""
+    ok = pc.fill_null(pc.match_substring_regex(values, _OWNER_FORM), False)
+    count = pc.sum(ok).as_py() or 0
+    if not count:
+        return pa.nulls(len(values), pa.string()), pa.nulls(len(values), pa.string())
+    chosen = values if count == len(values) else values.filter(ok)
+    halves = pc.split_pattern(chosen, "__", max_splits=1)
+    tail = pc.split_pattern(pc.list_element(halves, 1), "-", max_splits=1, reverse=True)
+    repo = pc.binary_join_element_wise(pc.list_element(halves, 0), pc.list_element(tail, 0), "/")
+    digits = pc.list_element(tail, 1)
+    if count == len(values):
+        return repo, digits
+    return (pc.replace_with_mask(pa.nulls(len(values), pa.string()), ok, repo),
+            pc.replace_with_mask(pa.nulls(len(values), pa.string()), ok, digits))
+
+
 def _github_pr(values, open_rows, context, forced):
-    pa, pc = _pa()
-    repo = pa.nulls(len(values), pa.string())
-    digits = pa.nulls(len(values), pa.string())
-    for pattern in _PR_FORMS:
-        found = pc.extract_regex(values, pattern)
-        ok = pc.is_valid(found)
-        if "owner" in pattern:
-            name = pc.struct_field(found, ["name"])
-            good_name = pc.fill_null(pc.match_substring_regex(name, _REPO_NAME), False)
-            ok = pc.and_(ok, good_name)
-            found_repo = pc.binary_join_element_wise(pc.struct_field(found, ["owner"]), name, "/")
-        else:
-            found_repo = pc.struct_field(found, ["repo"])
-        ok = pc.fill_null(ok, False)
-        repo = pc.coalesce(repo, pc.if_else(ok, found_repo, pa.scalar(None, pa.string())))
-        digits = pc.coalesce(digits, pc.if_else(ok, pc.struct_field(found, ["pr"]), pa.scalar(None, pa.string())))
+    repo, digits = _owner_form(values)
+    lowered = pc.ascii_lower(values)
+    for pattern, literal in zip(_PR_FORMS[1:], ("#", "github.com"), strict=True):
+        candidate = pc.and_(pc.is_null(digits), pc.match_substring(lowered, literal))
+        found_repo, found_digits = _groups_where(values, candidate, pattern, ["repo", "pr"])
+        repo = pc.coalesce(repo, found_repo)
+        digits = pc.coalesce(digits, found_digits)
     numbers = _numbers(digits, MAX_PR)
     long = _long_digits(digits)
     numbers = _scalar_fill(numbers, long, values, lambda v: (parse_instance_id(v) or (None, None, None))[2],
@@ -308,7 +328,6 @@ RECOGNISERS: dict[str, Recogniser] = {
 
 def _map_unique(values: Any, function: Callable[[Any], Any], out_type: Any) -> Any:
     """`function` over the distinct values only (repo names: thousands of distinct in 100k rows)."""
-    pa, pc = _pa()
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
@@ -328,19 +347,16 @@ def _canonical_repo(value: str | None) -> str | None:
 
 def repo_as_written(repo: Any) -> Any:
     """The repo column trimmed, null where it is not a GitHub `owner/name` (as `github.repo_as_written`)."""
-    pa, _ = _pa()
     return _map_unique(id_strings(repo), _written_repo, pa.string())
 
 
 def canonical_repos(written: Any) -> Any:
     """Canonical repos (`github.canonical_repo`, the shipped renames) of a column of repos as written."""
-    pa, _ = _pa()
     return _map_unique(written, _canonical_repo, pa.string())
 
 
 def pr_numbers(pr: Any) -> Any:
     """A PR column as int64 by `github.parse_pr`: ints > 0, whole floats, `123` / `123.0` text; else null."""
-    pa, pc = _pa()
     if isinstance(pr, pa.ChunkedArray):
         pr = pr.combine_chunks()
     kind = pr.type
@@ -360,7 +376,6 @@ def pr_numbers(pr: Any) -> Any:
 
 def base_commits(base: Any) -> tuple[Any, Any]:
     """(normalised sha, raw sha as written but trimmed) of a base-commit column (`github.normalize_base`)."""
-    pa, pc = _pa()
     text = id_strings(base)
     raw = pc.utf8_trim_whitespace(text)
     sha = pc.utf8_lower(raw)
@@ -372,7 +387,6 @@ def base_commits(base: Any) -> tuple[Any, Any]:
 def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[tuple[Any, str, Any, Any]]:
     """(mask, kind, value, raw) of the PR keys of each row in `rows` (`github.pr_keys`, column-wise):
     `repo` as written (null: none), `numbers` int64 PR (null: none), `base` the base-commit column."""
-    pa, pc = _pa()
     parts = []
     number_text = _str(numbers)
     has_pr = pc.and_(rows, pc.is_valid(numbers))
@@ -394,7 +408,6 @@ def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[t
 
 def _scalar_fill(result: Any, rows: Any, values: Any, parse: Callable[[Any], Any], out_type: Any) -> Any:
     """`result` with the given rows recomputed by a scalar parser (the rare non-ASCII or over-long values)."""
-    pa, pc = _pa()
     rows = pc.fill_null(rows, False)
     if not pc.any(rows).as_py():
         return result
@@ -411,8 +424,6 @@ def _scalar_fill(result: Any, rows: Any, values: Any, parse: Callable[[Any], Any
 
 def _scalar_recognise(name: str, value: str, forced: bool, context_row: dict[str, Any]) -> list[tuple]:
     """The keys of one (non-ASCII) value by the scalar parsers: the reference the vectorised path follows."""
-    from .github import pr_keys
-
     if name == "ossfuzz":
         number = trailing_int(value) if forced else None
         if not forced:
@@ -441,7 +452,6 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     `scheme` forces one recogniser (its looser form: `ossfuzz` takes any trailing issue number); None tries
     each in table order. `context` holds columns beside the ids (`repo`, `pr`, `base`, `cve`, `fix`).
     """
-    pa, pc = _pa()
     if scheme is not None and scheme not in RECOGNISERS:
         raise InputError(f"id scheme {scheme!r}: use one of {', '.join(RECOGNISERS)}")
     context = {k: v for k, v in (context or {}).items() if v is not None}
@@ -465,22 +475,33 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     report = RecognitionReport(scheme=scheme)
     pieces = []
     by_row = pa.nulls(length, pa.string())
-    row_index = pa.array(range(length), pa.int64()) if length else pa.array([], pa.int64())
     for recogniser in chosen:
-        taken, parts = recogniser.extract(text, open_rows, context, scheme is not None)
+        # Each recogniser sees only the values no earlier one took (and none once every value is taken).
+        open_count = pc.sum(open_rows).as_py() or 0
+        if not open_count:
+            break
+        rows = pc.indices_nonzero(open_rows).cast(pa.int64())
+        if open_count == length:
+            taken, parts = recogniser.extract(text, open_rows, context, scheme is not None)
+        else:
+            sub_context = {k: v.take(rows) for k, v in context.items()}
+            taken, parts = recogniser.extract(text.take(rows), pa.repeat(pa.scalar(True), open_count), sub_context,
+                                              scheme is not None)
         taken = pc.fill_null(taken, False)
         count = pc.sum(taken).as_py() or 0
         if count:
-            first = pc.index(taken, True).as_py()
+            first = rows[pc.index(taken, True).as_py()].as_py()
             report.taken[recogniser.name] = RecogniserCount(count, str(values[first].as_py()))
-            by_row = pc.if_else(taken, recogniser.name, by_row)
+            # `open_rows` with each open row replaced by whether this recogniser took it
+            taken_rows = pc.replace_with_mask(open_rows, open_rows, taken) if open_count != length else taken
+            by_row = pc.if_else(taken_rows, recogniser.name, by_row)
+            open_rows = pc.and_(open_rows, pc.invert(taken_rows))
         for mask, kind, value, raw in parts:
             mask = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)
-            if pc.any(mask).as_py():
-                pieces.append(pa.table({"row": row_index.filter(mask), "kind": pa.array([kind] * pc.sum(mask).as_py(),
-                                                                                         pa.string()),
+            found = pc.sum(mask).as_py() or 0
+            if found:
+                pieces.append(pa.table({"row": rows.filter(mask), "kind": pa.repeat(pa.scalar(kind), found),
                                         "value": _str(value).filter(mask), "raw": _str(raw).filter(mask)}))
-        open_rows = pc.and_(open_rows, pc.invert(taken))
     # Non-ASCII values: the scalar parsers decide (every Unicode rule is theirs).
     scalar_rows = pc.and_(pc.invert(missing), pc.invert(ascii_rows))
     if pc.any(scalar_rows).as_py():

@@ -16,7 +16,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..ids.recognise import (
@@ -104,9 +109,6 @@ def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any
               **options: Any) -> KeyScan:
     """Items and keys of every row of `source`, column-wise (pyarrow.compute), batch by batch: memory is
     the batch plus the key columns, never the skipped text columns."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     spec = GenericColumns.of(columns, **options)
     batches = open_batches(source, [spec.id], optional=[c for c in spec.wanted() if c != spec.id], split=split,
                            batch_rows=batch_rows, filesystem=filesystem)
@@ -143,9 +145,6 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
     `unrecognised_id` with their first examples. Rows without an id and repeated ids are counted as the
     registered adapters count them (the first row of a repeated id is the item; the others are `repeats`).
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     spec = GenericColumns.of(columns, **options)
     scan = scan_keys(source, spec, split=split, filesystem=filesystem, batch_rows=batch_rows)
     label = name or scan.label
@@ -184,9 +183,6 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
 
 def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     """(items, keys) of one batch as Arrow tables; the report takes this batch's counts."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     n = batch.num_rows
     column = batch.column
     context = {name: column(col) for name, col in spec.context().items() if name != "fix"}
@@ -197,7 +193,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     not_pr = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), True)
     written = repo_as_written(column(spec.repo)) if spec.repo else pa.nulls(n, pa.string())
     numbers = pr_numbers(column(spec.pr)) if spec.pr else pa.nulls(n, pa.int64())
-    if spec.repo or spec.pr or spec.base:
+    if (spec.repo or spec.pr or spec.base) and pc.any(not_pr).as_py():
         # Rows whose id is not a PR form still have the PR keys their columns give (as `add_task`).
         parts = pr_key_parts(not_pr, written, numbers, column(spec.base) if spec.base else None)
         key_tables.append(_parts_table(parts, n))
@@ -227,8 +223,6 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
 
 
 def _text(array):
-    import pyarrow as pa
-
     if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
         return array.cast(pa.string())
     return id_strings(array)
@@ -236,25 +230,22 @@ def _text(array):
 
 def _pr_from_keys(keys, n: int):
     """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    numbers = [None] * n
-    for kind in ("base_pr", "repo_pr_exact"):
+    numbers = np.zeros(n, np.int64)
+    found = np.zeros(n, bool)
+    for kind in ("base_pr", "repo_pr_exact"):  # a row's repo_pr_exact number wins, as it is set last
         chosen = keys.filter(pc.equal(keys.column("kind"), kind))
         if not chosen.num_rows:
             continue
-        digits = pc.extract_regex(chosen.column("value"), r"#(?P<n>[0-9]+)$")
-        values = pc.cast(pc.struct_field(digits, ["n"]), pa.int64()).to_pylist()
-        for row, value in zip(chosen.column("row").to_pylist(), values, strict=True):
-            numbers[row] = value
-    return pa.array(numbers, pa.int64())
+        values = chosen.column("value")  # `<repo or sha>#<N>`: the digits after the last `#`
+        valid = pc.match_substring_regex(values, r"#[0-9]+$")
+        halves = pc.split_pattern(values.filter(valid), "#", max_splits=1, reverse=True)
+        rows = chosen.column("row").filter(valid).to_numpy()
+        numbers[rows] = pc.cast(pc.list_element(halves, 1), pa.int64()).to_numpy()
+        found[rows] = True
+    return pa.array(numbers, pa.int64(), mask=~found)
 
 
 def _parts_table(parts, n: int):
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     rows = pa.array(range(n), pa.int64())
     tables = []
     for mask, kind, value, raw in parts:
@@ -298,9 +289,5 @@ def _file_source(provenance, source) -> FileSource:
         return HubRepo(origin=provenance.origin, repo_id=provenance.repo_id, revision=provenance.revision)
     path = os.fspath(source)
     if provenance.origin == "local-folder":
-        from pathlib import Path
-
         return LocalFolder(origin="local-folder", location=path, root=Path(path))
-    from pathlib import Path
-
     return SingleFile(origin=provenance.origin, location=path, path=Path(path))
