@@ -41,6 +41,9 @@ NOT_RUN: dict[str, str] = {
     "overlap compare swe-rebench-v2 multi-swe-bench swe-polybench swe-bench-multilingual "
     "--reference multi-swe-rl-discarded": HUB,
     "overlap compare mimo-cyber cybergym --text prompt:description --ngram 13 --no-evidence": HUB,
+    # your own dataset
+    "overlap filter me/my-rl-mix@main cybergym --id-column extra_info.instance_id --split train "
+    "--out try/my-rl-mix-clean": "names the reader's own Hub dataset (network)",
     # matrix, ngram
     "overlap matrix multi-swe-bench swe-polybench swe-bench-multilingual swe-bench swe-bench-pro "
     "--out reports/matrix": HUB,
@@ -79,6 +82,8 @@ EXPECT: dict[str, str] = {
     "-d cybergym=data/demo/cybergym -d arvo=data/demo/arvo --out try/filtered":
         "verified: 0 of 3 rows match cybergym",
     "overlap audit try/testbed --fix try/fix.patch": "VERDICT: LEAK",
+    "overlap datasets --registry data/demo/my-cyber.toml --show my-cyber": 'id = "extra_info.instance_id"',
+    "overlap datasets --show swe-bench": 'name = "swe-bench"',
     "overlap audit try/testbed --fix try/fix.patch --format json --output try/audit.json --fail-on leak "
     "|| echo \"exit code $?\"": "exit code 1",
 }

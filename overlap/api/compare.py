@@ -17,9 +17,9 @@ from ..model import Dataset
 from ..outputs.splits import check_reasons, filter_split, write_split
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
-from ..sources.generic import GenericColumns, read_generic
-from ..sources.load import load_dataset, load_identity
-from ..sources.registry import get_spec
+from ..sources.generic import GenericColumns
+from ..sources.load import load_dataset, load_identity, read_by_columns
+from ..sources.registry import get_spec, is_known
 from ..stats.attach import attach_baselines
 from ..text.attach import attach_text, text_field
 
@@ -51,6 +51,33 @@ def _data_paths(data: Mapping[str, str | os.PathLike] | None) -> dict[str, Path]
 def _label(dataset: Dataset) -> str:
     subsets = dataset.provenance.subsets
     return f"{dataset.name}:{','.join(subsets)}" if subsets else dataset.name
+
+
+def _registered(arg: str) -> bool:
+    """A registered name (`NAME`, `NAME@REV`, `NAME:SUBSET`), not a file or a user's Hub id."""
+    return not Path(arg).exists() and is_known(arg.split("@")[0].split(":")[0])
+
+
+def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: GenericColumns | None,
+                   split: str | None) -> list[Dataset]:
+    """Each dataset argument read: a Dataset as given, a registered name through its declaration, anything
+    else (a file, folder, glob or Hub id) by the named `columns` when given. Columns that no argument uses are
+    refused: an option that silently does nothing would be a wrong answer waiting to happen."""
+    if columns is not None and all(isinstance(a, Dataset) or _registered(a) for a in args):
+        raise InputError(f"the id column {columns.id!r} names a column of your own files or Hub datasets, and every "
+                         "dataset given is registered (its columns are declared); leave the column options out")
+    out = []
+    for arg in args:
+        if isinstance(arg, Dataset):
+            out.append(arg)
+        elif columns is not None and not _registered(arg):
+            out.append(read_by_columns(arg, columns, split=split))
+        elif columns is None and not _registered(arg) and not Path(arg).exists() and "/" in arg:
+            raise InputError(f"{arg}: not a registered dataset; to read it by its columns, name its id column "
+                             "(CLI: --id-column NAME; library: id_column=NAME), or declare it (--registry FILE)")
+        else:
+            out.append(load_dataset(arg, data))
+    return out
 
 
 def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
@@ -149,15 +176,9 @@ def compare(
     ngram_ns = (ngram_ns,) if isinstance(ngram_ns, int) else tuple(ngram_ns)
     if not benches:
         raise InputError("give at least one benchmark to compare with")
-    stage("reading the training set")
-    if isinstance(train, Dataset):
-        train_ds = train
-    elif id_column is not None or columns:
-        train_ds = read_generic(train, GenericColumns.of(dict(columns or {}), id_column=id_column), split=split)
-    else:
-        train_ds = load_dataset(train, data)
-    stage("reading the benchmarks")
-    bench_ds = [b if isinstance(b, Dataset) else load_dataset(b, data) for b in benches]
+    generic = GenericColumns.of(dict(columns or {}), id_column=id_column) if id_column is not None or columns else None
+    stage("reading the datasets")
+    train_ds, *bench_ds = _read_datasets([train, *benches], data, generic, split)
     names = [train_ds.name] + [b.name for b in bench_ds]
     if len(set(names)) != len(names):
         raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
@@ -216,6 +237,9 @@ def filter_train(
     mapping: OssFuzzMapping | None = None,
     flagged: dict[str, list[str]] | None = None,
     seed: int = 0,
+    id_column: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
 ):
     """Write the training set without the rows that overlap the benchmarks into the folder `out`, checked.
 
@@ -233,7 +257,8 @@ def filter_train(
         "text": None if ns else [],
         "ngram_ns": ns or (13,),
     }
-    result = compare(train, benches, data=data, mapping=mapping, **options)
+    result = compare(train, benches, data=data, mapping=mapping, id_column=id_column, columns=columns, split=split,
+                     **options)
     decision = filter_split(result, asked, flagged=flagged)
     bench_sets = [b.bench for b in result.benches]
 

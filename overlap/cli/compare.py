@@ -16,7 +16,25 @@ import typer
 
 from ..outputs.atomic import printable
 from ..progress import set_quiet, status
-from .options import DataOption, Format, FormatOption, NgramOption, RegistryOption, TextOption, out_option
+from .options import (
+    BaseColumnOption,
+    DataOption,
+    Format,
+    FormatOption,
+    IdColumnOption,
+    IdSchemeOption,
+    NgramOption,
+    PatchColumnOption,
+    PrColumnOption,
+    ProjectColumnOption,
+    RegistryOption,
+    RepoColumnOption,
+    SplitOption,
+    TextColumnOption,
+    TextOption,
+    column_options,
+    out_option,
+)
 from .shared import check_out, emit_compare, report_problems, result_problems
 
 
@@ -85,6 +103,15 @@ def compare(
     bench: Annotated[list[str], typer.Argument(help="One or more benchmarks, named the same ways.")],
     data: DataOption = None,
     registry: RegistryOption = None,
+    id_column: IdColumnOption = None,
+    repo_column: RepoColumnOption = None,
+    pr_column: PrColumnOption = None,
+    base_column: BaseColumnOption = None,
+    patch_column: PatchColumnOption = None,
+    text_column: TextColumnOption = None,
+    project_column: ProjectColumnOption = None,
+    id_scheme: IdSchemeOption = None,
+    split: SplitOption = None,
     out: Annotated[Path | None, out_option("Report folder: new, empty or a previous compare report "
                                            "[default: reports/<train>__<bench>…].")] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Print only; write no report folder.")] = False,
@@ -133,12 +160,15 @@ def compare(
     if fmt == Format.json:
         set_quiet()
 
+    columns = column_options(id_column=id_column, repo_column=repo_column, pr_column=pr_column,
+                             base_column=base_column, patch_column=patch_column, text_column=text_column,
+                             project_column=project_column, id_scheme=id_scheme)
     with status(f"comparing {train} with {', '.join(bench)} (loading, joining, baselines, evidence, text)"):
         result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
                              strata=None if strata == Strata.none else strata.value, permutations=permutations,
                              seed=seed, reference=reference, reference_range=reference_range, evidence=evidence,
                              fix_join=fix_join.value, text=parse_text_options(text),
-                             ngram_ns=tuple(ngram_n or (13, 8)))
+                             ngram_ns=tuple(ngram_n or (13, 8)), columns=columns, split=split)
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     summary = emit_compare(result, fmt, None if no_report else out)

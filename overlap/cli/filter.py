@@ -16,7 +16,24 @@ from ..jsonout import dumps_json
 from ..outputs.published import safe_name
 from ..progress import set_quiet, status
 from ..sources.registry import selection_label
-from .options import DataOption, Format, FormatOption, RegistryOption, out_option, repo_option
+from .options import (
+    BaseColumnOption,
+    DataOption,
+    Format,
+    FormatOption,
+    IdColumnOption,
+    IdSchemeOption,
+    PatchColumnOption,
+    PrColumnOption,
+    ProjectColumnOption,
+    RegistryOption,
+    RepoColumnOption,
+    SplitOption,
+    TextColumnOption,
+    column_options,
+    out_option,
+    repo_option,
+)
 from .shared import check_out, print_records, report_problems, result_problems
 
 
@@ -25,6 +42,15 @@ def filter_cmd(
     bench: Annotated[list[str], typer.Argument(help="One or more benchmarks whose tasks to take out.")],
     data: DataOption = None,
     registry: RegistryOption = None,
+    id_column: IdColumnOption = None,
+    repo_column: RepoColumnOption = None,
+    pr_column: PrColumnOption = None,
+    base_column: BaseColumnOption = None,
+    patch_column: PatchColumnOption = None,
+    text_column: TextColumnOption = None,
+    project_column: ProjectColumnOption = None,
+    id_scheme: IdSchemeOption = None,
+    split: SplitOption = None,
     out: Annotated[Path | None, out_option("Output folder [default: filtered/<train>-minus-<bench>…].")] = None,
     drop: Annotated[list[str] | None, typer.Option(
         "--drop", metavar="REASON",
@@ -73,8 +99,12 @@ def filter_cmd(
         api = splits._hub_api(None)
         splits.check_write_access(api, push_to_hub)
 
+    columns = column_options(id_column=id_column, repo_column=repo_column, pr_column=pr_column,
+                             base_column=base_column, patch_column=patch_column, text_column=text_column,
+                             project_column=project_column, id_scheme=id_scheme)
     with status(f"filtering {train}: compare with {', '.join(bench)}, write {out}, verify it"):
-        result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data))
+        result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data),
+                                                 columns=columns, split=split)
     info = filtered.summary()
     report_problems(result_problems(result), str(out / "filter.json"))
     url = None

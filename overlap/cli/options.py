@@ -115,6 +115,36 @@ NgramOption = Annotated[
     typer.Option("--ngram", "-n", "--n", min=1, max=MAX_NGRAM, metavar="N",
                  help="Word n-gram size, 1 to 64 (repeatable) [default: 13, 8]."),
 ]
+# Columns of a user's own dataset (a file, folder, glob or Hub id that is not registered): which column gives
+# what. Dotted names reach into nested fields. `column_options` collects them for the library.
+IdColumnOption = Annotated[str | None, typer.Option(
+    "--id-column", metavar="COLUMN", help="Id column of a dataset given as a file, folder, glob or Hub id that is "
+                                          "not registered (dotted for nested fields: extra_info.instance_id).")]
+RepoColumnOption = Annotated[str | None, typer.Option("--repo-column", metavar="COLUMN",
+                                                      help="Its GitHub repo column (owner/name).")]
+PrColumnOption = Annotated[str | None, typer.Option("--pr-column", metavar="COLUMN",
+                                                    help="Its pull-request number column.")]
+BaseColumnOption = Annotated[str | None, typer.Option("--base-column", metavar="COLUMN",
+                                                      help="Its base-commit column.")]
+PatchColumnOption = Annotated[str | None, typer.Option("--patch-column", metavar="COLUMN",
+                                                       help="Its fix patch (diff) column.")]
+TextColumnOption = Annotated[str | None, typer.Option("--text-column", metavar="COLUMN",
+                                                      help="Its task text column.")]
+ProjectColumnOption = Annotated[str | None, typer.Option("--project-column", metavar="COLUMN",
+                                                         help="Its project column.")]
+IdSchemeOption = Annotated[str | None, typer.Option(
+    "--id-scheme", metavar="SCHEME", help="Read every id with one scheme (ossfuzz, cve, ghsa, github_pr, "
+                                          "fix_commit) instead of recognising each value's.")]
+SplitOption = Annotated[str | None, typer.Option("--split", metavar="SPLIT",
+                                                 help="The split of a Hub dataset given by id (e.g. train).")]
+
+
+def column_options(**columns: str | None) -> dict[str, str]:
+    """The column options given, as the library's `columns` ({"id": …, "repo": …, "scheme": …})."""
+    return {name.removesuffix("_column").replace("id_scheme", "scheme"): value
+            for name, value in columns.items() if value is not None}
+
+
 PushOption = Annotated[bool, typer.Option("--push", help="Publish to the Hub as a pull request (never the main "
                                                          "branch) instead of only writing locally.")]
 OUT_NAMES = ("--out", "-o")

@@ -15,7 +15,7 @@ from .arvo import load_arvo_mapping
 from .arvo_meta import load_arvo_meta, load_arvo_projects
 from .cyber import cybergym_task_path, load_cybergym, load_mimo_cyber, load_sec_bench
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
-from .generic import read_generic
+from .generic import GenericColumns, read_generic
 from .spec import DatasetSpec
 from .swe_bench import load_swe_bench, load_swe_bench_pro, load_swe_polybench
 from .swe_multi import load_multi_swe_bench, load_multi_swe_rl_discarded
@@ -40,8 +40,8 @@ def load_by_columns(source: FileSource, spec: DatasetSpec, subsets: tuple[str, .
     else:
         raise InputError(f"{spec.origin or spec.name}: a [columns] dataset is read from the Hub or local files, "
                          f"not {source.origin}")
-    dataset = read_generic(where, spec.columns, split=spec.split, name=spec.name)
-    dataset.provenance.adapter = spec.name
+    dataset = read_generic(where, GenericColumns.of(spec.columns), split=spec.split, name=spec.name)
+    dataset.provenance.adapter = spec.name  # read back (a written split) through this declaration
     return dataset
 
 

@@ -3,6 +3,8 @@ its adapter."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,8 @@ from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset, Provenance
 from . import arvo_meta
 from .adapters import adapter_of
-from .files import FileSource, HubRepo, LocalFolder, SingleFile, read_records
+from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, read_records
+from .generic import GenericColumns, read_generic
 from .github import GithubRepo
 from .pool import Pool
 from .registry import Selection, all_specs, get_spec, parse_selection
@@ -94,8 +97,35 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
     return dataset
 
 
+def read_by_columns(source: str | os.PathLike, columns: GenericColumns, *, split: str | None = None,
+                    name: str | None = None) -> Dataset:
+    """A dataset that is not registered, read by its named columns (`overlap.sources.generic`); it remembers
+    the columns, so a written split of it is read back the same way (`reread`)."""
+    dataset = read_generic(source, columns, split=split, name=name)
+    dataset.generic_columns = columns  # type: ignore[attr-defined]
+    return dataset
+
+
+def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericColumns) -> Dataset:
+    """A written split of a dataset read by columns, read back with the same columns. The shards are linked
+    under the names of the files they were cut from, so items carry the same `file` labels as the input."""
+    with tempfile.TemporaryDirectory(prefix="overlap-reread-") as folder:
+        for label, shard in source.shards.items():
+            if not label:
+                continue  # "" stands for the one file of a single-file input, also listed by its name
+            link = Path(folder, label)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(Path(shard).resolve())
+        again = read_by_columns(folder, columns, name=dataset.name)
+    again.source = source
+    return again
+
+
 def reread(dataset: Dataset, source: FileSource) -> Dataset:
     """The dataset's adapter run again, with the same subsets, over `source` (e.g. a written split)."""
+    columns = getattr(dataset, "generic_columns", None)
+    if columns is not None and isinstance(source, SplitSource):
+        return _reread_by_columns(dataset, source, columns)
     prov = dataset.provenance
     spec = get_spec(prov.adapter or dataset.name)
     again = adapter_of(spec)(source, spec, tuple(prov.subsets), prov.origin == "local-file")
