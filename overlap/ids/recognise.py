@@ -326,7 +326,7 @@ RECOGNISERS: dict[str, Recogniser] = {
 # --- PR keys, vectorised (overlap.ids.github.pr_keys over columns) -------------------------------------
 
 
-def _map_unique(values: Any, function: Callable[[Any], Any], out_type: Any) -> Any:
+def map_distinct(values: Any, function: Callable[[Any], Any], out_type: Any) -> Any:
     """`function` over the distinct values only (repo names: thousands of distinct in 100k rows)."""
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
@@ -347,12 +347,12 @@ def _canonical_repo(value: str | None) -> str | None:
 
 def repo_as_written(repo: Any) -> Any:
     """The repo column trimmed, null where it is not a GitHub `owner/name` (as `github.repo_as_written`)."""
-    return _map_unique(id_strings(repo), _written_repo, pa.string())
+    return map_distinct(id_strings(repo), _written_repo, pa.string())
 
 
 def canonical_repos(written: Any) -> Any:
     """Canonical repos (`github.canonical_repo`, the shipped renames) of a column of repos as written."""
-    return _map_unique(written, _canonical_repo, pa.string())
+    return map_distinct(written, _canonical_repo, pa.string())
 
 
 def pr_numbers(pr: Any) -> Any:
@@ -363,15 +363,28 @@ def pr_numbers(pr: Any) -> Any:
     if pa.types.is_boolean(kind) or pa.types.is_null(kind):
         return pa.nulls(len(pr), pa.int64())
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-        text = id_strings(pr)
-        return _numbers(text, MAX_PR) if not pa.types.is_unsigned_integer(kind) else \
-            _scalar_fill(_numbers(text, MAX_PR), _long_digits(text), text, parse_pr, pa.int64())
+        text = id_strings(pr)  # whole floats up to 2**53 as their integer, other floats null
+        numbers = _scalar_fill(_numbers(text, MAX_PR), _long_digits(text), text, parse_pr, pa.int64())
+        if pa.types.is_floating(kind):  # whole floats past 2**53 are still PR numbers up to int64's end
+            big = pc.and_(pc.is_finite(pr), pc.greater(pc.abs(pr), 2.0**53))
+            numbers = _scalar_fill(numbers, pc.and_(big, pc.equal(pc.floor(pr), pr)), pr, parse_pr, pa.int64())
+        return numbers
     text = id_strings(pr)
     ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
     digits = extract(pc.utf8_trim_whitespace(text), r"^([0-9]+)(?:\.0+)?$")
     numbers = _numbers(digits, MAX_PR)
     scalar_rows = pc.or_(_long_digits(digits), pc.invert(ascii_rows))
     return _scalar_fill(numbers, scalar_rows, text, parse_pr, pa.int64())
+
+
+def instance_prs(ids: Any) -> Any:
+    """PR numbers of `owner__repo-N` ids (`github.parse_instance_id` on each trimmed id), null where an id has
+    not that form; non-ASCII and over-long ones go through the scalar parser."""
+    text = id_strings(ids)
+    _, digits = _owner_form(pc.utf8_trim_whitespace(text))
+    rows = pc.or_(_long_digits(digits), pc.invert(pc.fill_null(pc.string_is_ascii(text), True)))
+    return _scalar_fill(_numbers(digits, MAX_PR), rows, text,
+                        lambda v: (parse_instance_id(v) or (None, None, None))[2], pa.int64())
 
 
 def base_commits(base: Any) -> tuple[Any, Any]:

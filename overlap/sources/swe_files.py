@@ -10,6 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from ..errors import HubUnavailableError, InputError, OverlapError
 from ..model import Dataset, FileRecord
 from .builder import DatasetBuilder
@@ -52,31 +55,40 @@ def file_rows(
     source.record(label, path, count)
 
 
-def _parquet_rows(
-    builder: DatasetBuilder, path: Path, label: str, wanted: list[str], needed_any: tuple[tuple[str, ...], ...]
-) -> Iterator[tuple[str, dict[str, Any] | None]]:
-    """Rows of one parquet file, one row group at a time, reading only `wanted` columns.
-
-    A wanted column the file lacks is counted (`missing_column`). When no group of `needed_any` is fully
-    present (nothing could make an item), the file is counted as unusable and yields nothing. A file that
-    cannot be read at all is counted as unreadable.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+def _parquet_open(builder: DatasetBuilder, path: Path, label: str, wanted: list[str],
+                  needed_any: tuple[tuple[str, ...], ...]) -> tuple[Any, list[str] | None] | None:
+    """(handle, the wanted columns the file has) of one parquet file, `present` None when no group of
+    `needed_any` is fully there (counted `unusable_file`); None when it cannot be read (`unreadable_file`).
+    A wanted column the file lacks is counted (`missing_column`)."""
     try:
         handle = pq.ParquetFile(path)
         names = set(handle.schema_arrow.names)
     except (pa.ArrowInvalid, OSError) as exc:
         builder.problem("unreadable_file", f"{label}: {first_line(exc)}", "the file is not readable parquet")
-        return
-    present = [c for c in wanted if c in names]
+        return None
     for column in wanted:
         if column not in names:
             builder.problem("missing_column", f"{label}: {column}", "a column the file lacks is read as empty")
     if not any(all(c in names for c in group) for group in needed_any):
         builder.problem("unusable_file", label, "the file has none of the columns an item id is made from")
-        for position in range(handle.metadata.num_rows):  # its rows are still rows of the source
+        return handle, None
+    return handle, [c for c in wanted if c in names]
+
+
+def _parquet_rows(
+    builder: DatasetBuilder, path: Path, label: str, wanted: list[str], needed_any: tuple[tuple[str, ...], ...]
+) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    """Rows of one parquet file, one row group at a time, reading only `wanted` columns (`_parquet_open`).
+
+    When nothing could make an item the file yields a None per row (its rows are still rows of the source).
+    A file that cannot be read at all is counted as unreadable.
+    """
+    opened = _parquet_open(builder, path, label, wanted, needed_any)
+    if opened is None:
+        return
+    handle, present = opened
+    if present is None:
+        for position in range(handle.metadata.num_rows):
             yield f"{label} row {position}", None
         return
     offset = 0
@@ -88,6 +100,31 @@ def _parquet_rows(
             offset += len(rows)
     except (pa.ArrowInvalid, OSError) as exc:
         builder.problem("unreadable_file", f"{label}: {first_line(exc)}", "the file is not readable parquet")
+
+
+def parquet_columns(source: FileSource, builder: DatasetBuilder, relpath: str, wanted: list[str],
+                    needed_any: tuple[tuple[str, ...], ...] = BY_ID) -> tuple[str, Any, int]:
+    """(label, table, rows) of one parquet file of the dataset read column-wise: the `wanted` columns it has,
+    row group by row group, with the problems `file_rows` counts; `table` is None when no row can make an
+    item (`rows` still counts them). The file is recorded in the provenance with its rows read."""
+    path = source.fetch(relpath)
+    label = relpath or path.name
+    opened = _parquet_open(builder, path, label, wanted, needed_any)
+    table, rows = None, 0
+    if opened is not None and opened[1] is None:
+        rows = opened[0].metadata.num_rows
+    elif opened is not None:
+        handle, present = opened
+        groups = []
+        try:
+            for index in range(handle.num_row_groups):
+                groups.append(handle.read_row_group(index, columns=present))
+        except (pa.ArrowInvalid, OSError) as exc:
+            builder.problem("unreadable_file", f"{label}: {first_line(exc)}", "the file is not readable parquet")
+        table = pa.concat_tables(groups) if groups else handle.schema_arrow.empty_table().select(present)
+        rows = table.num_rows
+    source.record(label, path, rows)
+    return label, table, rows
 
 
 def _jsonl_rows(builder: DatasetBuilder, path: Path, label: str, columns: list[str]

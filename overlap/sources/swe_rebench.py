@@ -7,7 +7,10 @@ texts and patches are fetched afterwards, for the items that need them, by `fetc
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
+
+import pyarrow as pa
 
 from ..errors import InputError, OverlapError
 from ..ids.github import canonical_repo, instance_id_for, normalize_base, parse_pr
@@ -16,7 +19,8 @@ from .builder import DatasetBuilder
 from .files import FileSource
 from .registry import get_spec
 from .spec import DatasetSpec
-from .swe_files import file_rows, list_files, reopen
+from .swe_columns import LOCATED, OTHER_BASE, add_rows, derive, locate
+from .swe_files import file_rows, list_files, parquet_columns, reopen
 from .swe_tasks import BASE_FIELDS, TEXT, add_task, pr_from_id, str_or_none
 
 REBENCH_KEYS = ["instance_id", "repo", "pull_number", "base_commit"]
@@ -43,10 +47,47 @@ def _rebench_identity(row: dict[str, Any], pr_column: bool) -> tuple[str | None,
 
 
 def _scan_rebench(source: FileSource, spec: DatasetSpec, files: list[str]) -> Dataset:
+    """Items and keys of SWE-rebench files, column-wise (`swe_columns`); JSON lines or CSV (a user's own file
+    given for a rebench set) row by row, the same items."""
+    if any(source.fetch(f).suffix.lower() in (".jsonl", ".csv") for f in files):
+        return _scan_rebench_rows(source, spec, files)
     builder = DatasetBuilder(spec.name, REBENCH_FIELDS)
     pr_column = spec.extra.get("pr_column", False)
+    wanted, needed_any = _rebench_columns(pr_column)
+    parts, read = [], []
+    offset = 0
+    for relpath in files:
+        label, table, rows = parquet_columns(source, builder, relpath, wanted, needed_any)
+        if table is not None and rows:
+            field = "pull_number" if pr_column and "pull_number" in table.column_names else "instance_id"
+            parts.append(locate(derive(table, pr_column), label, offset, field))
+            read.append((offset, table))
+        offset += rows
+
+    def cells(column: str, rows: list[int]) -> list:
+        starts = [start for start, _ in read]
+        out = []
+        for row in rows:
+            start, table = read[bisect_right(starts, row) - 1]
+            out.append(table.column(column)[row - start].as_py() if column in table.column_names else None)
+        return out
+
+    add_rows(builder, pa.concat_tables(parts) if parts else LOCATED.empty_table(), cells, other_base=True)
+    return builder.build(source)
+
+
+def _rebench_columns(pr_column: bool) -> tuple[list[str], tuple[tuple[str, ...], ...]]:
+    """(key columns read, the column groups one of which makes an item) of a rebench set."""
     wanted = [c for c in REBENCH_KEYS if pr_column or c != "pull_number"]
-    needed_any = (("instance_id",), ("repo", "pull_number")) if pr_column else (("instance_id",),)
+    return wanted, ((("instance_id",), ("repo", "pull_number")) if pr_column else (("instance_id",),))
+
+
+def _scan_rebench_rows(source: FileSource, spec: DatasetSpec, files: list[str]) -> Dataset:
+    """The row-by-row scan (`add_task` per row): JSON lines and CSV files, and the reference the column-wise
+    scan is tested against."""
+    builder = DatasetBuilder(spec.name, REBENCH_FIELDS)
+    pr_column = spec.extra.get("pr_column", False)
+    wanted, needed_any = _rebench_columns(pr_column)
     other_base: list[str] = []
     first_base: dict[str, str | None] = {}
     for relpath in files:
@@ -60,8 +101,7 @@ def _scan_rebench(source: FileSource, spec: DatasetSpec, files: list[str]) -> Da
                         pr_field=field):
                 first_base[item_id] = base
     for item_id in other_base:
-        builder.problem("duplicate_id_other_base", item_id,
-                        "a repeated id at another base commit: its first row is kept, the others' keys are not")
+        builder.problem("duplicate_id_other_base", item_id, OTHER_BASE)
     return builder.build(source)
 
 

@@ -14,6 +14,20 @@ from .builder import DatasetBuilder
 
 TEXT = "text_problem_statement"
 BASE_FIELDS = ("subset", "project", "repo", "pr", "base_commit")
+# What each problem of a PR task means (the column-wise scan, `swe_columns`, reports the same).
+DETAILS = {
+    "missing_repo": "no repo: no repo_pr keys (base_pr still joins)",
+    "malformed_repo": "repo is not a GitHub owner/name",
+    "malformed_id": "instance_id is not owner__repo-N: no PR number, only the base key is made",
+    "missing_base_commit": "empty base commit: no base or base_pr key",
+    "malformed_base_commit": "base commit is not a hex commit id: no base or base_pr key",
+}
+
+
+def pr_details(pr_field: str) -> dict[str, str]:
+    """The problems of a PR number read from column `pr_field`."""
+    return {"missing_pr": f"no PR number ({pr_field}): only the base key is made",
+            "non_numeric_pr": f"{pr_field} is not a PR number: only the base key is made"}
 
 
 def str_or_none(value: Any) -> str | None:
@@ -64,25 +78,22 @@ def add_task(
     if item_id is None:
         return False
     if written is None:
-        builder.problem("missing_repo", item_id, "no repo: no repo_pr keys (base_pr still joins)")
+        builder.problem("missing_repo", item_id, DETAILS["missing_repo"])
     elif project is None:
-        builder.problem("malformed_repo", f"{item_id}: {written!r}", "repo is not a GitHub owner/name")
+        builder.problem("malformed_repo", f"{item_id}: {written!r}", DETAILS["malformed_repo"])
     if pr_field == "instance_id":
         if number is None:
-            builder.problem("malformed_id", item_id,
-                            "instance_id is not owner__repo-N: no PR number, only the base key is made")
+            builder.problem("malformed_id", item_id, DETAILS["malformed_id"])
     elif pr_field is not None:
         if str_or_none(pr) is None:
-            builder.problem("missing_pr", item_id, f"no PR number ({pr_field}): only the base key is made")
+            builder.problem("missing_pr", item_id, pr_details(pr_field)["missing_pr"])
         elif number is None:
-            builder.problem("non_numeric_pr", f"{item_id}: {pr!r}",
-                            f"{pr_field} is not a PR number: only the base key is made")
+            builder.problem("non_numeric_pr", f"{item_id}: {pr!r}", pr_details(pr_field)["non_numeric_pr"])
     if str_or_none(base) is None:
         if base_expected:
-            builder.problem("missing_base_commit", item_id, "empty base commit: no base or base_pr key")
+            builder.problem("missing_base_commit", item_id, DETAILS["missing_base_commit"])
     elif sha is None:
-        builder.problem("malformed_base_commit", f"{item_id}: {base!r}",
-                        "base commit is not a hex commit id: no base or base_pr key")
+        builder.problem("malformed_base_commit", f"{item_id}: {base!r}", DETAILS["malformed_base_commit"])
     for kind, value, raw in pr_keys(written if project else None, number, sha and str(base)):
         builder.add_key(item_id, kind, value, raw)
     return True
