@@ -9,8 +9,9 @@ Workload (deterministic, seeded):
   (must flag at n = 13, attributed to that item), 1 % a copied 10-word span (must not flag at n = 13;
   must flag at n = 8), 1 % the template sentence alone (must never flag).
 
-The train set is written to an Arrow IPC file first (not timed), then scanned in a fresh process that
-reads it batch by batch, so the peak RSS printed is the scan's own. The id-matched pairs given to the
+The train set is written as 8 parquet shards first (not timed; seeded, so a folder given with ``--data``
+is generated once and reused), then scanned in a fresh process that reads the shards batch by batch, so
+the peak RSS printed is the scan's own. The id-matched pairs given to the
 check are the planted (train, bench) pairs, for the run-length accuracy.
 
 Printed per size: MB/s and items/s of the whole check (index build excluded and shown apart; process
@@ -21,8 +22,19 @@ the share of flags whose train span is within 2 words of the plant, and the long
 (share of planted pairs within +-2 words). A last line repeats the smallest size without span
 masking, to show what dropping boilerplate n-grams alone would let through.
 
-    python benchmarks/ngram_bench.py                    # 20k, 100k, 300k
+A second table (issue 15, point 4) profiles one worker stage by stage on the largest size: read
+(parquet -> Arrow), normalise (nulls, typographic apostrophes), split (word bytes -> token spans), hash
+(lowercase + pack + mix each token's bytes, then the rolling window hashes), look up (pre-filter, the
+tables, word-by-word verification) and attribute (flags per bench item, longest runs), each as MB of
+train text per CPU-second, i.e. per core. Beside it, a reference C loop that lowercases, splits, hashes
+and looks up 13-grams on the same text, compiled here with ``cc -O2`` when a C compiler is present
+(else "not measured"). Then the whole single-worker check per core (CPU time of the scan, reading
+included) and its recall / precision. Per-core numbers use CPU time, so another job on the machine
+slows them less than wall time; the C loop is measured in the same run, so compare the ratio.
+
+    python benchmarks/ngram_bench.py                    # 20k, 100k, 300k, then the stage table
     python benchmarks/ngram_bench.py --sizes 20000 --workers 1
+    python benchmarks/ngram_bench.py --sizes 300000 --stages-only --data /tmp/ngram-bench
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,12 +53,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 SEED = 5
 VOCAB = 50_000
 BENCH_ITEMS = 2_000
 TEMPLATE_WORDS = 18
 ROWS_PER_BATCH = 4_096
+SHARDS = 8
+C_LOOP_ISSUE_MB_S = 377  # the issue's C loop, per core, on the machine it was measured on
 
 
 # ------------------------------------------------------------------------------------------ the workload
@@ -108,8 +124,8 @@ def make_bench(surface: pa.Array, cdf: np.ndarray) -> dict:
             "text": join_rows(surface, tokens, lens), "ids": [f"bench-{i:04d}" for i in range(BENCH_ITEMS)]}
 
 
-def write_train(path: Path, size: int, surface: pa.Array, cdf: np.ndarray, bench: dict) -> dict:
-    """Write the train file batch by batch; return the plants (the truth)."""
+def write_train(folder: Path, size: int, surface: pa.Array, cdf: np.ndarray, bench: dict) -> dict:
+    """Write the train set batch by batch into SHARDS parquet files; return the plants (the truth)."""
     rng = np.random.default_rng(SEED + 2)
     kinds = np.zeros(size, np.int8)  # 0 plain, 1 copy 20-40, 2 copy 10, 3 template
     planted = rng.choice(size, 3 * (size // 100), replace=False)
@@ -120,37 +136,44 @@ def write_train(path: Path, size: int, surface: pa.Array, cdf: np.ndarray, bench
              "tmpl_train": [], "tmpl_bench": [], "tmpl_pos": []}
     template_items = np.flatnonzero(bench["has_template"])
     schema = pa.schema([("item_id", pa.string()), ("text", pa.string())])
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+    folder.mkdir(parents=True, exist_ok=True)
+    n_batches = max(1, -(-size // ROWS_PER_BATCH))
+    writers = [pq.ParquetWriter(str(folder / f"part-{k:05d}.parquet"), schema) for k in range(SHARDS)]
+    try:
         for start in range(0, size, ROWS_PER_BATCH):
-            stop = min(size, start + ROWS_PER_BATCH)
-            lengths = rng.integers(170, 231, stop - start)
-            offsets = np.concatenate([[0], np.cumsum(lengths)])
-            tokens = sample_tokens(rng, cdf, int(offsets[-1]))
-            for r in range(start, stop):
-                kind = kinds[r]
-                if kind == 0:
-                    continue
-                base, length = int(offsets[r - start]), int(lengths[r - start])
-                if kind in (1, 2):
-                    b = int(rng.integers(0, BENCH_ITEMS))
-                    span = int(rng.integers(20, 41)) if kind == 1 else 10
-                    lo = int(bench["body_start"][b])
-                    s = int(rng.integers(lo, bench["lengths"][b] - span + 1))
-                    words = bench["tokens"][bench["offsets"][b] + s : bench["offsets"][b] + s + span]
-                    key = "copy" if kind == 1 else "short"
-                    if kind == 1:
-                        truth["copy_len"].append(span)
-                else:
-                    b = int(template_items[rng.integers(0, len(template_items))])
-                    words = bench["template"]
-                    key = "tmpl"
-                pos = int(rng.integers(0, length - len(words) + 1))
-                tokens[base + pos : base + pos + len(words)] = words
-                truth[f"{key}_train"].append(r)
-                truth[f"{key}_bench"].append(b)
-                truth[f"{key}_pos"].append(pos)
-            ids = pa.array([f"train-{i:07d}" for i in range(start, stop)], pa.string())
-            writer.write_batch(pa.record_batch([ids, join_rows(surface, tokens, lengths)], schema=schema))
+                stop = min(size, start + ROWS_PER_BATCH)
+                lengths = rng.integers(170, 231, stop - start)
+                offsets = np.concatenate([[0], np.cumsum(lengths)])
+                tokens = sample_tokens(rng, cdf, int(offsets[-1]))
+                for r in range(start, stop):
+                    kind = kinds[r]
+                    if kind == 0:
+                        continue
+                    base, length = int(offsets[r - start]), int(lengths[r - start])
+                    if kind in (1, 2):
+                        b = int(rng.integers(0, BENCH_ITEMS))
+                        span = int(rng.integers(20, 41)) if kind == 1 else 10
+                        lo = int(bench["body_start"][b])
+                        s = int(rng.integers(lo, bench["lengths"][b] - span + 1))
+                        words = bench["tokens"][bench["offsets"][b] + s : bench["offsets"][b] + s + span]
+                        key = "copy" if kind == 1 else "short"
+                        if kind == 1:
+                            truth["copy_len"].append(span)
+                    else:
+                        b = int(template_items[rng.integers(0, len(template_items))])
+                        words = bench["template"]
+                        key = "tmpl"
+                    pos = int(rng.integers(0, length - len(words) + 1))
+                    tokens[base + pos : base + pos + len(words)] = words
+                    truth[f"{key}_train"].append(r)
+                    truth[f"{key}_bench"].append(b)
+                    truth[f"{key}_pos"].append(pos)
+                ids = pa.array([f"train-{i:07d}" for i in range(start, stop)], pa.string())
+                shard = (start // ROWS_PER_BATCH) * SHARDS // n_batches
+                writers[shard].write_batch(pa.record_batch([ids, join_rows(surface, tokens, lengths)], schema=schema))
+    finally:
+        for w in writers:
+            w.close()
     return {k: np.array(v, np.int64) for k, v in truth.items()}
 
 
@@ -163,7 +186,21 @@ def rss_mb() -> tuple[float, float]:
     return own, kids
 
 
-def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool) -> dict:
+def cpu_s() -> float:
+    """CPU seconds of this process and its finished children (all threads): the per-core clock."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def shard_batches(folder: Path, columns=("item_id", "text")):
+    """The train shards, batch by batch (as a streamed source reads them)."""
+    for shard in sorted(folder.glob("*.parquet")):
+        yield from pq.ParquetFile(str(shard)).iter_batches(batch_size=ROWS_PER_BATCH, columns=list(columns))
+
+
+def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_pairs: bool = True) -> dict:
+    """The whole check on the shards; ``with_pairs``: give it the planted pairs (the pair view: longest
+    runs and identifiers of 9,000 id-matched pairs at 300k), else flags alone."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import pandas as pd
 
@@ -185,28 +222,25 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool) -> di
     index = build_index(pa.array(bench_df["text"]), bench["ids"], mask_spans=mask_spans)
     t_index = time.perf_counter() - t0
 
-    def batches():
-        with pa.OSFile(str(path), "rb") as source:
-            reader = pa.ipc.open_file(source)
-            for i in range(reader.num_record_batches):
-                yield reader.get_batch(i)
-
     marks: list[tuple[float, int]] = []
+    c1 = cpu_s()
     t1 = time.perf_counter()
 
     def progress(rows: int, nbytes: int) -> None:
         marks.append((time.perf_counter() - t1, nbytes))
 
-    res = text_check(batches(), bench_df, "text", "text", pairs=pairs, workers=workers, index=index,
+    res = text_check(shard_batches(path), bench_df, "text", "text", pairs=pairs if with_pairs else None,
+                     workers=workers, index=index,
                      mask_spans=mask_spans, progress=progress)
     t_scan = time.perf_counter() - t1
+    cpu_scan = cpu_s() - c1
     # steady state: the bytes after the first finished chunk over the time after it (no pool start-up)
     steady_mb = sum(b for _, b in marks[1:]) / 1e6
     steady_s = marks[-1][0] - marks[0][0] if len(marks) > 1 else float("nan")
     own, kids = rss_mb()
 
     out: dict = {"items": res.train_counts["items"], "mb": res.train_counts["bytes"] / 1e6,
-                 "tokens": res.train_counts["tokens"], "index_s": t_index, "scan_s": t_scan,
+                 "tokens": res.train_counts["tokens"], "index_s": t_index, "scan_s": t_scan, "scan_cpu_s": cpu_scan,
                  "rss_main_mb": own, "rss_worker_mb": kids, "rss_before_scan_mb": rss_before,
                  "first_result_s": marks[0][0] if marks else None, "steady_mb_s": steady_mb / steady_s}
     copies = {tid(r): bid(b) for r, b in zip(truth["copy_train"], truth["copy_bench"], strict=True)}
@@ -228,6 +262,8 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool) -> di
             span_err.append(max(abs(int(row["train_start"]) - int(pos)),
                                 abs(int(row["train_end"]) - int(pos + length))))
     out["span_within_2"] = float(np.mean(np.array(span_err) <= 2)) if span_err else 0.0
+    if not with_pairs:
+        return out
     # longest runs vs the plant
     runs = res.runs.set_index(["train_id", "bench_id"])
     errs = []
@@ -244,6 +280,172 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool) -> di
     return out
 
 
+# ------------------------------------------------------------------------------------------ stages
+
+
+STAGES = ("read", "normalise", "split", "hash", "look up", "attribute")
+
+
+def run_stages(folder: Path) -> dict:
+    """One worker's scan of the shards, stage by stage: CPU seconds per stage (the scan's own code)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from overlap.text.ngram_chunk import ChunkTokens, _exact_runs
+    from overlap.text.ngram_match import WindowMatches, finish_matches, look_up_windows, window_candidates
+    from overlap.text.ngrams import build_index
+    from overlap.text.tokenize import _prepare, split_tokens
+
+    surface, cdf = vocabulary()
+    bench = make_bench(surface, cdf)
+    index = build_index(bench["text"], bench["ids"])
+    _ = index.prefilter
+    cpu = dict.fromkeys(STAGES, 0.0)
+    clock = time.process_time  # this process's CPU time, all threads
+    t = clock()
+    texts = [b.column(1) for b in shard_batches(folder)]
+    cpu["read"] = clock() - t
+    nbytes = flags = 0
+    for chunk in texts:
+        t = clock()
+        prepared = _prepare(chunk, index.tokenizer)
+        t2 = clock()
+        spans = split_tokens(prepared, index.tokenizer)
+        t3 = clock()
+        tokens = ChunkTokens(index, spans)
+        hashed = window_candidates(index, tokens)
+        t4 = clock()
+        acc = WindowMatches()
+        if hashed is not None:
+            look_up_windows(index, tokens, spans.row_tokens, acc, *hashed)
+        t5 = clock()
+        out = finish_matches(index, acc)
+        if "row" in out:
+            _exact_runs(index, tokens, spans.row_tokens, out)
+        t6 = clock()
+        for k, a, b in (("normalise", t, t2), ("split", t2, t3), ("hash", t3, t4), ("look up", t4, t5),
+                        ("attribute", t5, t6)):
+            cpu[k] += b - a
+        nbytes += spans.input_bytes
+        flags += len(out.get("row", ()))
+    return {"bytes": nbytes, "cpu": cpu, "flags": flags}
+
+
+C_LOOP = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+/* Lowercase, split into [a-z0-9_]+ words, hash each word, look it up in the bench vocabulary (open
+   addressing), roll a 13-gram hash of the word ids and look it up in the bench 13-gram set. Rows are
+   lines. Prints the CPU seconds of the train pass. */
+#define N 13
+static unsigned char *slurp(const char *p, size_t *n) {
+  FILE *f = fopen(p, "rb"); if (!f) { perror(p); exit(2); }
+  fseek(f, 0, SEEK_END); *n = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(*n + 1); if (fread(b, 1, *n, f) != *n) exit(2); fclose(f); b[*n] = 0; return b;
+}
+static uint64_t *vk, *gk, vmask, gmask; static int32_t *vv, nv;
+static unsigned char cls[256], low[256];
+static inline uint64_t mix(uint64_t z) { z ^= z >> 33; z *= 0xff51afd7ed558ccdULL; z ^= z >> 33; return z | 1; }
+static int32_t vocab(uint64_t h, int add) {
+  uint64_t i = h & vmask;
+  while (vk[i]) { if (vk[i] == h) return vv[i]; i = (i + 1) & vmask; }
+  if (!add) return -1; vk[i] = h; vv[i] = nv; return nv++;
+}
+static int gram(uint64_t h, int add) {
+  uint64_t i = h & gmask;
+  while (gk[i]) { if (gk[i] == h) return 1; i = (i + 1) & gmask; }
+  if (add) gk[i] = h; return 0;
+}
+static long run(const unsigned char *b, size_t n, int add) {
+  long hits = 0; uint64_t ring[N], g = 0, pw = 1; int cnt = 0, at = 0; size_t i = 0;
+  for (int k = 0; k < N; k++) pw *= 0x9E3779B97F4A7C15ULL;
+  while (i < n) {
+    unsigned char c = b[i];
+    if (c == '\n') { cnt = 0; g = 0; i++; continue; }
+    if (!cls[c]) { i++; continue; }
+    uint64_t h = 1469598103934665603ULL;
+    while (i < n && cls[b[i]]) { h = (h ^ low[b[i]]) * 1099511628211ULL; i++; }
+    int32_t id = vocab(mix(h), add);
+    if (id < 0) { cnt = 0; g = 0; continue; }
+    uint64_t v = (uint64_t)id + 1;
+    g = g * 0x9E3779B97F4A7C15ULL + v;
+    if (cnt >= N) g -= ring[at] * pw;
+    ring[at] = v; at = at + 1 == N ? 0 : at + 1; cnt++;
+    if (cnt >= N) hits += gram(mix(g), add);
+  }
+  return hits;
+}
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  size_t nb, nt; unsigned char *bench = slurp(argv[1], &nb), *train = slurp(argv[2], &nt);
+  for (int c = 0; c < 256; c++) {
+    cls[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+    low[c] = (unsigned char)((c >= 'A' && c <= 'Z') ? c + 32 : c);
+  }
+  size_t want = 1024; while (want < nb) want <<= 1;  /* tables sized to the bench: they stay in cache */
+  vmask = want / 4 - 1; vk = calloc(vmask + 1, 8); vv = calloc(vmask + 1, 4);
+  gmask = want - 1; gk = calloc(gmask + 1, 8);
+  run(bench, nb, 1);
+  struct timespec t0, t1; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+  long hits = run(train, nt, 0);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+  printf("{\"bytes\": %zu, \"cpu_s\": %.6f, \"hits\": %ld}\n", nt,
+         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9, hits);
+  return 0;
+}
+"""
+
+
+def c_loop(folder: Path, tmp: Path) -> dict | None:
+    """Build and run the reference C loop on the same texts (None: no C compiler here)."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        return None
+    src, exe = tmp / "c_loop.c", tmp / "c_loop"
+    src.write_text(C_LOOP)
+    subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
+    surface, cdf = vocabulary()
+    bench = make_bench(surface, cdf)
+    bench_txt, train_txt = tmp / "bench.txt", tmp / "train.txt"
+    bench_txt.write_bytes("\n".join(t.replace("\n", " ") for t in bench["text"].to_pylist()).encode())
+    with open(train_txt, "wb") as fh:
+        for b in shard_batches(folder, columns=("text",)):
+            texts = pc.replace_substring(b.column(0), "\n", " ")
+            fh.write(("\n".join(texts.to_pylist()) + "\n").encode())
+    try:
+        proc = subprocess.run([str(exe), str(bench_txt), str(train_txt)], check=True, capture_output=True,
+                              text=True)
+    finally:
+        train_txt.unlink()
+    return json.loads(proc.stdout)
+
+
+def print_stage_table(st: dict, c: dict | None, whole: dict, paired: dict, label: str = "") -> None:
+    mb = st["bytes"] / 1e6
+    print(f"\nStage table{label}: one worker, {mb:.0f} MB of train text, MB/s per core (CPU time)")
+    print(f"  {'stage':<12} {'CPU s':>7} {'MB/s/core':>10}")
+    for k in STAGES:
+        print(f"  {k:<12} {st['cpu'][k]:7.2f} {mb / max(st['cpu'][k], 1e-9):10.0f}")
+    total = sum(st["cpu"].values())
+    print(f"  {'all stages':<12} {total:7.2f} {mb / total:10.0f}")
+    if c is None:
+        print(f"  C loop (lowercase, split, hash, look up 13-grams): not measured (no C compiler); "
+              f"the issue measured ~{C_LOOP_ISSUE_MB_S} MB/s per core on its machine")
+        ref = None
+    else:
+        ref = c["bytes"] / 1e6 / c["cpu_s"]
+        print(f"  C loop (lowercase, split, hash, look up 13-grams), this machine, this run: "
+              f"{c['cpu_s']:.2f} s = {ref:.0f} MB/s per core (the issue's machine: ~{C_LOOP_ISSUE_MB_S})")
+        print(f"  all stages = {mb / total / ref:.0%} of the C loop")
+    for name, r in (("whole check, 1 worker, flags", whole), ("... with the pair view of the planted pairs", paired)):
+        per_core = r["mb"] / r["scan_cpu_s"]
+        line = f"  {name}: {per_core:.0f} MB/s per core ({r['mb'] / r['scan_s']:.0f} MB/s wall)"
+        if ref:
+            line += f" = {per_core / ref:.0%} of the C loop"
+        print(line + f"; recall / precision n=13 {r['recall_13']:.4f} / {r['precision_13']:.4f}, "
+                     f"n=8 {r['recall_8']:.4f} / {r['precision_8']:.4f}", flush=True)
+
+
 # ------------------------------------------------------------------------------------------ driver
 
 
@@ -255,10 +457,75 @@ def child(argv: list[str]) -> None:
         bench = make_bench(surface, cdf)
         truth = write_train(path, size, surface, cdf, bench)
         np.savez(truth_path, **truth)
-        print(json.dumps({"bytes": path.stat().st_size}))
+        print(json.dumps({"bytes": sum(f.stat().st_size for f in path.glob("*.parquet"))}))
+    elif mode == "stages":
+        print(json.dumps(run_stages(path)))
+    elif mode == "c":
+        print(json.dumps(c_loop(path, truth_path)))
     else:
         workers, mask = int(argv[3]), argv[4] == "1"
-        print(json.dumps(run_scan(path, truth_path, workers, mask)))
+        with_pairs = len(argv) < 6 or argv[5] == "1"
+        print(json.dumps(run_scan(path, truth_path, workers, mask, with_pairs)))
+
+
+def _child(*args) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], check=True, capture_output=True,
+                          text=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def workload(data: Path, size: int) -> tuple[Path, Path]:
+    """The train shards and truth of one size, generated once (seeded) and reused."""
+    folder, truth = data / f"train-{size}", data / f"truth-{size}.npz"
+    if not (truth.exists() and len(list(folder.glob("*.parquet"))) == SHARDS):
+        t = time.perf_counter()
+        _child("gen", folder, truth, size)
+        print(f"# generated {size:,} train items in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    return folder, truth
+
+
+def run_sizes(args, data: Path) -> list[dict]:
+    """The table per size: speed, memory, recall / precision, span and run accuracy."""
+    sizes = [int(s) for s in args.sizes.split(",")]
+    results = []
+    runs = [(s, True) for s in sizes]
+    if not args.no_ablation:
+        runs.append((sizes[0], False))
+    for size, mask in runs:
+        path, truth = workload(data, size)
+        r = _child("scan", path, truth, args.workers, "1" if mask else "0")
+        r["size"], r["mask_spans"], r["workers"] = size, mask, args.workers
+        results.append(r)
+        label = f"{size:>7,}" + ("" if mask else " (no span masking)")
+        print(
+            f"{label}: {r['mb']:.0f} MB in {r['scan_s']:.2f} s = {r['mb'] / r['scan_s']:.1f} MB/s, "
+            f"{r['items'] / r['scan_s']:,.0f} items/s (index {r['index_s']:.2f} s; first chunk done at "
+            f"{r['first_result_s']:.2f} s, then {r['steady_mb_s']:.0f} MB/s) | "
+            f"peak RSS main {r['rss_main_mb']:.0f} MB, largest worker {r['rss_worker_mb']:.0f} MB, "
+            f"main + {r['workers']} workers <= {r['rss_main_mb'] + r['workers'] * r['rss_worker_mb']:.0f} MB | "
+            f"n=13 recall {r['recall_13']:.4f} precision {r['precision_13']:.4f} "
+            f"(false flags {r['false_flags_13']}) | n=8 recall {r['recall_8']:.4f} "
+            f"precision {r['precision_8']:.4f} | flag span within 2: {r['span_within_2']:.4f} | "
+            f"runs within 2: {r['runs_within_2']:.4f} (max error {r['runs_max_error']})",
+            flush=True,
+        )
+    return results
+
+
+def run_stage_table(args, data: Path) -> dict:
+    """Issue 15, point 4: the stage table of one worker beside the C loop, on the largest size."""
+    size = max(int(s) for s in args.sizes.split(","))
+    path, truth = workload(data, size)
+    st = _child("stages", path, truth)
+    with tempfile.TemporaryDirectory(prefix="ngram-c-loop-") as tmp:
+        c = _child("c", path, tmp)
+    whole = _child("scan", path, truth, 1, "1", "0")
+    paired = _child("scan", path, truth, 1, "1", "1")
+    print_stage_table(st, c, whole, paired, f" ({size:,} train items)")
+    ok = all(r[k] == 1.0 for r in (whole, paired) for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
+    if not ok:
+        print("  RECALL / PRECISION BELOW 1.0", flush=True)
+    return {"size": size, "stages": st, "c_loop": c, "whole": whole, "whole_with_pairs": paired, "exact": ok}
 
 
 def main() -> None:
@@ -266,8 +533,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="20000,100000,300000")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-ablation", action="store_true", help="skip the run without span masking")
+    parser.add_argument("--no-stages", action="store_true", help="skip the stage table")
+    parser.add_argument("--stages-only", action="store_true", help="only the stage table (largest size)")
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--tmp", help="folder for the generated train files (default: a temp folder)")
+    parser.add_argument("--data", help="folder for the generated train shards, kept and reused (default: a temp "
+                                       "folder, removed at the end)")
+    parser.add_argument("--tmp", help="parent folder of the temp folder")
     parser.add_argument("--engine", choices=("local", "ray"), default="local",
                         help="ray: only the Ray table (1 and 2 actors against the local engine; ngram_ray_bench.py)")
     args = parser.parse_args()
@@ -275,40 +546,16 @@ def main() -> None:
         from ngram_ray_bench import main_from
 
         return main_from(args)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    results = []
+    out: dict = {}
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        runs = [(s, True) for s in sizes]
-        if not args.no_ablation:
-            runs.append((sizes[0], False))
-        for size, mask in runs:
-            path, truth = Path(tmp) / f"train-{size}.arrow", Path(tmp) / f"truth-{size}.npz"
-            if not path.exists():
-                t = time.perf_counter()
-                subprocess.run([sys.executable, __file__, "--child", "gen", str(path), str(truth), str(size)],
-                               check=True, capture_output=True, text=True)
-                print(f"# generated {size:,} train items in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-            proc = subprocess.run([sys.executable, __file__, "--child", "scan", str(path), str(truth),
-                                   str(args.workers), "1" if mask else "0"],
-                                  check=True, capture_output=True, text=True)
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            r["size"], r["mask_spans"], r["workers"] = size, mask, args.workers
-            results.append(r)
-            label = f"{size:>7,}" + ("" if mask else " (no span masking)")
-            print(
-                f"{label}: {r['mb']:.0f} MB in {r['scan_s']:.2f} s = {r['mb'] / r['scan_s']:.1f} MB/s, "
-                f"{r['items'] / r['scan_s']:,.0f} items/s (index {r['index_s']:.2f} s; first chunk done at "
-                f"{r['first_result_s']:.2f} s, then {r['steady_mb_s']:.0f} MB/s) | "
-                f"peak RSS main {r['rss_main_mb']:.0f} MB, largest worker {r['rss_worker_mb']:.0f} MB, "
-                f"main + {r['workers']} workers <= {r['rss_main_mb'] + r['workers'] * r['rss_worker_mb']:.0f} MB | "
-                f"n=13 recall {r['recall_13']:.4f} precision {r['precision_13']:.4f} "
-                f"(false flags {r['false_flags_13']}) | n=8 recall {r['recall_8']:.4f} "
-                f"precision {r['precision_8']:.4f} | flag span within 2: {r['span_within_2']:.4f} | "
-                f"runs within 2: {r['runs_within_2']:.4f} (max error {r['runs_max_error']})",
-                flush=True,
-            )
+        data = Path(args.data) if args.data else Path(tmp)
+        data.mkdir(parents=True, exist_ok=True)
+        if not args.stages_only:
+            out["sizes"] = run_sizes(args, data)
+        if not args.no_stages or args.stages_only:
+            out["stage_table"] = run_stage_table(args, data)
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        Path(args.json).write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -136,7 +136,7 @@ def text_check(
 
 
 def _flag_frame(res: ScanResult, index: BenchIndex, bench_ids: list[str]) -> pd.DataFrame:
-    """One row per flag, with the bench words of its first shared span, in train order, then n as given."""
+    """One row per flag, with the bench words of its longest shared run, in train order, then n as given."""
     f = res.flags
     item = f["item"].astype(np.int64)
     words = index.words_many(index.offsets[item] + f["bench_start"], index.offsets[item] + f["bench_end"])

@@ -17,7 +17,7 @@ from .ngram_boilerplate import (
     mark_background,
     top_spans,
 )
-from .ngram_hashing import U64, gather_windows, prefix_hashes, row_window_starts, window_hashes, word_values
+from .ngram_hashing import U64, gather_windows, prefix_hashes, row_window_starts, vocab_values, window_hashes
 from .ngram_index import BenchIndex, NgramTable
 from .tokenize import Tokenizer, Tokens, get_tokenizer, to_string_array, tokenize_flat
 
@@ -83,12 +83,14 @@ def _vocabulary_index(toks: Tokens, item_ids: Sequence[str], ns: tuple[int, ...]
         vocab = vocab.cast(pa.string())
     index = BenchIndex(
         ns=ns, tokenizer=tok, threshold=threshold, mask_spans=mask_spans,
-        item_ids=[str(i) for i in item_ids], vocab=vocab, r64=word_values(len(vocab)), ids=np.zeros(0, np.int32),
+        item_ids=[str(i) for i in item_ids], vocab=vocab, r64=vocab_values(vocab, tok.lowercase),
+        ids=np.zeros(0, np.int32),
         offsets=toks.offsets, masked=np.zeros(0, bool), tables={}, giant_token_bytes=0,
     )
     index.ids = index.lookup(toks.tokens)
     maxlen = int(pc.max(pc.binary_length(vocab)).as_py() or 0) if len(vocab) else 0
     index.giant_token_bytes = 3 * maxlen + 16  # lowercasing can shrink a character to a third
+    index.max_token_bytes = maxlen
     return index
 
 
@@ -127,15 +129,17 @@ def _ngram_table(n: int, windows: Windows, freqs: NgramFrequencies, ids: np.ndar
     first = np.ones(len(h), dtype=bool)  # first occurrence of each (n-gram, item)
     first[1:] = (h[1:] != h[:-1]) | (it[1:] != it[:-1])
     same = np.flatnonzero(~first)
+    repeat_items = np.zeros(0, np.int32)
     if len(same):  # equal hashes in one item: drop the repeat only if the words are equal too
         differ = (gather_windows(ids, st[same], n) != gather_windows(ids, st[same - 1], n)).any(1)
         first[same[differ]] = True
+        repeat_items = np.unique(it[same[~differ]]).astype(np.int32)
     if not first.all():
         h, it, st = h[first], it[first], st[first]
     return NgramTable(
         n=n, real_hash=h, real_item=it, real_pos=st,
         bp_hash=freqs.uniq[is_bp], bp_pos=freqs.first_pos[is_bp], bp_items=freqs.df[is_bp].astype(np.int32),
-        bp_background=freqs.background[is_bp],
+        bp_background=freqs.background[is_bp], repeat_items=repeat_items,
     )
 
 

@@ -11,10 +11,20 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
+from .ngram_hashing import string_values, token_values
 from .ngram_index import BenchIndex
 from .ngram_match import WindowMatches, finish_matches, match_windows
 from .runs import longest_common_run
-from .tokenize import _buffers, _prepare, compact_tokens, token_spans
+from .tokenize import (
+    APOSTROPHE,
+    TokenSpans,
+    _buffers,
+    _normalise_quotes,
+    _prepare,
+    compact_tokens,
+    split_tokens,
+    token_spans,
+)
 
 BLOCK_BYTES = 4 << 20  # bytes of one block of a long row
 
@@ -39,38 +49,100 @@ def pair_runs(index: BenchIndex, train_ids: np.ndarray, items: Iterable[int], po
     return best
 
 
+class ChunkTokens:
+    """The tokens of a chunk as the matcher sees them: a value per token (from its bytes, no lookup),
+    and vocabulary ids looked up only where asked (the windows found in a table, the paired rows)."""
+
+    def __init__(self, index: BenchIndex, spans: TokenSpans):
+        self.index, self.spans = index, spans
+        lengths = spans.ends - spans.starts
+        self.values = token_values(spans.data, spans.starts, lengths, fold=spans.lowercase,
+                                   max_bytes=index.max_token_bytes)
+        if len(spans.wide):  # tokens with non-ASCII bytes: Unicode lowercasing, then the same values
+            self.values[spans.wide] = string_values(spans.strings(spans.wide), index.max_token_bytes,
+                                                    fold=spans.lowercase)
+        self.lengths = lengths
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def ids_at(self, positions) -> np.ndarray:
+        """Bench vocabulary ids (-1: no bench word) of the tokens at ``positions`` (any shape)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        flat = positions.ravel()
+        lengths = self.lengths[flat]
+        exact = lengths <= 8  # the value packs the token's bytes (ASCII tokens of at most 8 bytes)
+        if len(self.spans.wide):
+            exact &= ~np.isin(flat, self.spans.wide)
+        ids = self.index.lookup_values(self.values[flat], exact, lengths, lambda k: self.spans.strings(flat[k]))
+        return ids.reshape(positions.shape)
+
+
+def _exact_runs(index: BenchIndex, tokens: ChunkTokens, tok_offsets: np.ndarray, out: dict) -> None:
+    """For flags on bench items with a repeated n-gram, measure the longest run word by word.
+
+    Elsewhere the longest run of shared windows is exact. In such an item only an n-gram's first
+    occurrence is posted, so a copy of a later occurrence shows as broken runs; the longest common word
+    run (bench boilerplate spans excluded) replaces the span when it is longer."""
+    reps = index.repeat_items
+    if not len(reps):
+        return
+    todo = np.flatnonzero(np.isin(out["item"], reps)).tolist()
+    row_ids = _rows_ids(tokens, tok_offsets, [int(out["row"][k]) for k in todo]) if todo else {}
+    for k in todo:
+        r, it = int(out["row"][k]), int(out["item"][k])
+        a = row_ids[r]
+        lo, hi = int(index.offsets[it]), int(index.offsets[it + 1])
+        b = np.where(index.masked[lo:hi], -1, index.ids[lo:hi]) if len(index.masked) else index.ids[lo:hi]
+        length, i, j = longest_common_run(a, b)
+        if length > out["train_end"][k] - out["train_start"][k]:
+            out["train_start"][k], out["train_end"][k] = i, i + length
+            out["bench_start"][k], out["bench_end"][k] = j, j + length
+
+
 def scan_chunk(index: BenchIndex, texts: pa.Array, pairs: dict[int, list[int]] | None = None) -> dict:
     """Scan one chunk of train texts (a valid UTF-8 string array). ``pairs``: row -> bench item indexes."""
     counts = {"rows": len(texts), "null": texts.null_count}
-    arr = _prepare(texts, index.tokenizer)
-    data, row_offsets = _buffers(arr)
-    counts["bytes"] = int(len(data))
-    ascii_only = not bool((data >= 0x80).any()) if len(data) else True
-    mask, starts, ends = token_spans(data, row_offsets, index.tokenizer)
-    tokens = compact_tokens(data, mask, starts, ends, index.tokenizer, ascii_only)
-    tok_offsets = np.searchsorted(starts, row_offsets, side="left").astype(np.int64)
-    ids = index.lookup(tokens)
-    del tokens, mask, starts, ends
+    spans = split_tokens(texts, index.tokenizer)
+    counts["bytes"] = int(spans.input_bytes)
+    tokens = ChunkTokens(index, spans)
+    tok_offsets = spans.row_tokens
     acc = WindowMatches()
-    match_windows(index, ids, tok_offsets, acc)
+    match_windows(index, tokens, tok_offsets, acc)
     out = finish_matches(index, acc)
+    if "row" in out:
+        _exact_runs(index, tokens, tok_offsets, out)
     out["tokens_per_row"] = np.diff(tok_offsets)
     out["counts"] = counts
     if pairs:
         runs = {}
+        row_ids = _rows_ids(tokens, tok_offsets, list(pairs))
         for r, items in pairs.items():
-            got = pair_runs(index, ids[tok_offsets[r] : tok_offsets[r + 1]], items)
+            got = pair_runs(index, row_ids[r], items)
             runs.update({(r, it): v for it, v in got.items()})
         out["runs"] = runs
     return out
+
+
+def _rows_ids(tokens: ChunkTokens, tok_offsets: np.ndarray, rows: list[int]) -> dict[int, np.ndarray]:
+    """The vocabulary ids of the tokens of some rows (one look-up for all of them)."""
+    rows = sorted(set(rows))
+    lo, hi = tok_offsets[rows], tok_offsets[np.asarray(rows, np.int64) + 1]
+    lengths = hi - lo
+    total = int(lengths.sum())
+    starts = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    ids = tokens.ids_at(np.repeat(lo - starts[:-1], lengths) + np.arange(total, dtype=np.int64))
+    return {r: ids[starts[k] : starts[k + 1]] for k, r in enumerate(rows)}
 
 
 def scan_long_row(index: BenchIndex, text: pa.Array, pair_items: list[int] | None = None,
                   block_bytes: int = BLOCK_BYTES) -> dict:
     """Scan one very long train text in byte blocks; memory follows the block size, not the text."""
     counts = {"rows": 1, "null": text.null_count}
-    data, _ = _buffers(_prepare(text, index.tokenizer))
-    counts["bytes"] = int(len(data))
+    prepared = _prepare(text, index.tokenizer, quotes=False)
+    counts["bytes"] = int(len(_buffers(prepared)[0]))
+    data, _ = _buffers(_normalise_quotes(prepared))
     pair_items = list(pair_items or [])
     # tokens carried into the next block, so that windows and pair runs across a block edge are seen
     tail_len = max(index.ns) - 1
@@ -112,6 +184,8 @@ def _block_ids(index: BenchIndex, data: np.ndarray, block_bytes: int) -> Iterato
         end = min(pos + block_bytes, total)
         while end < total and 0x80 <= data[end] < 0xC0:  # never cut inside a character
             end -= 1
+        if end < total and data[end - 1] == APOSTROPHE:  # nor right after an apostrophe ("don'|t"): the
+            end -= 1  # word before it then reaches the edge and is read again whole with the next block
         seg = data[pos:end]
         mask, starts, ends = token_spans(seg, np.array([0, len(seg)], np.int64), tok)
         if in_giant and len(starts) and starts[0] == 0:

@@ -29,6 +29,9 @@ class NgramTable:
     bp_pos: np.ndarray  # int64 flat position of one occurrence (for verification)
     bp_items: np.ndarray  # int32 number of bench items holding it
     bp_background: np.ndarray  # bool: found in the background corpus
+    # bench items in which a (real) n-gram occurs more than once: only its first occurrence is posted, so
+    # a run of windows there may not line up; the scan measures such items' runs word by word
+    repeat_items: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
 
 @dataclass
@@ -41,7 +44,7 @@ class BenchIndex:
     mask_spans: bool
     item_ids: list[str]
     vocab: pa.Array  # string array of distinct bench tokens; id = position
-    r64: np.ndarray  # uint64 random value per id + 1 (slot 0 = unseen = 0)
+    r64: np.ndarray  # uint64 value per id + 1 (slot 0 = unseen = 0), from the word's bytes (token_values)
     ids: np.ndarray  # int32 bench token ids, items back to back
     offsets: np.ndarray  # int64 len items+1
     masked: np.ndarray  # bool per bench token: inside a boilerplate span
@@ -50,12 +53,50 @@ class BenchIndex:
     stats: dict = field(default_factory=dict)
     min_hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # all bench windows, min n
     filter_bits: int = 20
+    max_token_bytes: int = 1 << 62  # bytes of the longest bench word: a longer train token is no bench word
     _filter: np.ndarray | None = field(default=None, repr=False)
+    _by_value: tuple | None = field(default=None, repr=False)
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_filter"] = None  # rebuilt where used: cheaper than shipping it to each worker
+        state["_by_value"] = None
         return state
+
+    @property
+    def repeat_items(self) -> np.ndarray:
+        """Bench items with a repeated n-gram (of any n), sorted."""
+        parts = [t.repeat_items for t in self.tables.values()]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int32)
+
+    def lookup_values(self, values: np.ndarray, exact: np.ndarray, lengths: np.ndarray, strings) -> np.ndarray:
+        """Bench vocabulary id of each token given its value (``token_values``), -1 for no bench word.
+
+        ``exact``: the token's value packs its bytes (ASCII, at most 8 bytes); ``lengths``: its bytes;
+        ``strings(k)``: the strings of the tokens at indexes ``k``. Two words of at most 8 bytes with one
+        value are one word; any other id found by value is confirmed by comparing the words themselves,
+        so a value collision never gives a wrong id (exact, like ``lookup``)."""
+        if self._by_value is None:
+            vals = self.r64[1:]
+            order = np.argsort(vals, kind="stable").astype(np.int32)
+            sv = vals[order]
+            unique = bool(len(sv) < 2 or (sv[1:] != sv[:-1]).all())
+            vlen = pc.binary_length(self.vocab).to_numpy(zero_copy_only=False).astype(np.int64)
+            self._by_value = (sv, order, unique, vlen)
+        sv, order, unique, vlen = self._by_value
+        if len(values) == 0:
+            return np.zeros(0, np.int32)
+        if not unique or len(sv) == 0:  # (never seen in practice) two bench words share a value
+            return self.lookup(strings(np.arange(len(values))))
+        k = np.minimum(np.searchsorted(sv, values), len(sv) - 1)
+        found = sv[k] == values
+        ids = np.where(found, order[k], np.int32(-1)).astype(np.int32, copy=False)
+        safe = exact & (vlen[np.maximum(ids, 0)] == lengths)
+        check = np.flatnonzero(found & ~safe)
+        if len(check):
+            same = pc.equal(strings(check), self.vocab.take(pa.array(ids[check])))
+            ids[check[~same.to_numpy(zero_copy_only=False)]] = -1
+        return ids
 
     @property
     def prefilter(self) -> np.ndarray:

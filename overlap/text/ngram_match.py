@@ -35,19 +35,37 @@ class WindowMatches:
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
-def match_windows(index: BenchIndex, ids: np.ndarray, row_offsets: np.ndarray, acc: WindowMatches,
+def match_windows(index: BenchIndex, ids, row_offsets: np.ndarray, acc: WindowMatches,
                   row_base: np.ndarray | None = None, pos_shift: int = 0, min_end: int = 0) -> None:
     """Find verified real and boilerplate matches of all windows in ``ids`` (rows by ``row_offsets``).
 
+    ``ids``: the token ids, or an object with the token values (``values``) that looks ids up on demand
+    (``ids_at``: only the windows found in a table are verified, so only their ids are needed).
     ``min_end``: only windows that reach past this many leading tokens (the ones the previous block had).
     ``row_base``/``pos_shift``: how flat positions map to (row, position in row).
     """
+    hashed = window_candidates(index, ids)
+    if hashed is not None:
+        look_up_windows(index, ids, row_offsets, acc, *hashed, row_base=row_base, pos_shift=pos_shift,
+                        min_end=min_end)
+
+
+def window_candidates(index: BenchIndex, ids) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The hash stage: (prefix hashes, hashes of the smallest-n windows, the windows that pass the
+    pre-filter), or None when there are fewer tokens than the smallest n."""
     nmin = min(index.ns)
     if len(ids) < nmin:
-        return
+        return None
     prefix = prefix_hashes(ids, index.r64)
     hmin = window_hashes(prefix, nmin)
-    first = index.passes_prefilter(hmin)  # ~1-3% of the windows: all the rest cannot match
+    return prefix, hmin, index.passes_prefilter(hmin)  # ~1-3% of the windows: all the rest cannot match
+
+
+def look_up_windows(index: BenchIndex, ids, row_offsets: np.ndarray, acc: WindowMatches, prefix: np.ndarray,
+                    hmin: np.ndarray, first: np.ndarray, *, row_base: np.ndarray | None = None, pos_shift: int = 0,
+                    min_end: int = 0) -> None:
+    """The look-up stage: the pre-filtered windows of every n in the tables, verified word by word."""
+    nmin = min(index.ns)
     for n in index.ns:
         if n == nmin:
             cand, hc = first, hmin[first]
@@ -67,7 +85,7 @@ def match_windows(index: BenchIndex, ids: np.ndarray, row_offsets: np.ndarray, a
             _verified_hits(index, index.tables[n], real, ids, cand, hc, row, row_offsets, acc, row_base, pos_shift)
 
 
-def _verified_hits(index: BenchIndex, table: NgramTable, real: bool, ids: np.ndarray, cand: np.ndarray,
+def _verified_hits(index: BenchIndex, table: NgramTable, real: bool, ids, cand: np.ndarray,
                    hc: np.ndarray, row: np.ndarray, row_offsets: np.ndarray, acc: WindowMatches,
                    row_base: np.ndarray | None, pos_shift: int) -> None:
     """Look the candidate windows up in the real or the boilerplate hashes of one n; keep exact matches."""
@@ -75,13 +93,16 @@ def _verified_hits(index: BenchIndex, table: NgramTable, real: bool, ids: np.nda
     keys = table.real_hash if real else table.bp_hash
     if len(keys) == 0 or len(cand) == 0:
         return
-    lo = np.searchsorted(keys, hc, side="left")
-    cnt = np.searchsorted(keys, hc, side="right") - lo
-    hit = cnt > 0
-    if not hit.any():
+    # (the needles sorted first: a binary search over ordered needles stays in cache)
+    order = np.argsort(hc)
+    lo = np.empty(len(hc), np.int64)
+    lo[order] = np.searchsorted(keys, hc[order], side="left")
+    hit = np.flatnonzero(keys[np.minimum(lo, len(keys) - 1)] == hc)
+    if not len(hit):
         return
     # one row per (candidate, table entry with its hash): a hash can have postings in several items
-    c, r, lo_h, cnt_h, hh = cand[hit], row[hit], lo[hit], cnt[hit], hc[hit]
+    c, r, lo_h, hh = cand[hit], row[hit], lo[hit], hc[hit]
+    cnt_h = np.searchsorted(keys, hh, side="right") - lo_h
     rep = np.repeat(np.arange(len(c)), cnt_h)
     within = np.arange(len(rep)) - np.repeat(np.cumsum(cnt_h) - cnt_h, cnt_h)
     entry = lo_h[rep] + within
@@ -107,7 +128,8 @@ def _verified_hits(index: BenchIndex, table: NgramTable, real: bool, ids: np.nda
 
 
 def finish_matches(index: BenchIndex, acc: WindowMatches) -> dict[str, np.ndarray]:
-    """Mask real matches by boilerplate spans, then aggregate per (row, n, bench item)."""
+    """Mask real matches by boilerplate spans, then aggregate per (row, n, bench item): the shared n-grams
+    and the longest run of shared windows (the flag's span)."""
     row, pos, n, item = acc.cat("row", np.int64), acc.cat("pos", np.int64), acc.cat("n", np.int32), acc.cat(
         "item", np.int32)
     bpos, hsh = acc.cat("bpos", np.int64), acc.cat("hash", U64)
@@ -155,7 +177,8 @@ def _boilerplate_hits(bp_row, bp_pos, bp_n) -> dict[str, np.ndarray]:
 
 
 def _flags(row, pos, n, item, bpos, hsh) -> dict[str, np.ndarray]:
-    """One flag per (row, n, bench item): distinct shared n-grams, and the first run of shared windows."""
+    """One flag per (row, n, bench item): distinct shared n-grams, and the longest run of shared windows
+    (ties: the earliest in the train text, then in the bench text)."""
     order = np.lexsort((hsh, item, n, row))
     r_, n_, i_, h_ = row[order], n[order], item[order], hsh[order]
     grp = np.ones(len(r_), dtype=bool)
@@ -164,17 +187,24 @@ def _flags(row, pos, n, item, bpos, hsh) -> dict[str, np.ndarray]:
     distinct[1:] |= h_[1:] != h_[:-1]
     gid = np.cumsum(grp) - 1
     shared = np.bincount(gid[distinct], minlength=int(gid[-1]) + 1)
-    # first span: runs of consecutive windows (train and bench positions both +1)
-    order = np.lexsort((bpos, pos, item, n, row))
-    r_, n_, i_, p_, b_ = row[order], n[order], item[order], pos[order], bpos[order]
+    # runs: consecutive windows on one diagonal (train and bench positions both +1)
+    diag = pos - bpos
+    order = np.lexsort((pos, diag, item, n, row))
+    r_, n_, i_, p_, b_, d_ = row[order], n[order], item[order], pos[order], bpos[order], diag[order]
     grp = np.ones(len(r_), dtype=bool)
     grp[1:] = (r_[1:] != r_[:-1]) | (n_[1:] != n_[:-1]) | (i_[1:] != i_[:-1])
     brk = grp.copy()
-    brk[1:] |= (p_[1:] != p_[:-1] + 1) | (b_[1:] != b_[:-1] + 1)
+    brk[1:] |= (d_[1:] != d_[:-1]) | (p_[1:] != p_[:-1] + 1)
     run_id = np.cumsum(brk) - 1
     run_len = np.bincount(run_id)
-    firsts = np.flatnonzero(grp)
-    span = run_len[run_id[firsts]] + n_[firsts] - 1
-    return {"row": r_[firsts], "n": n_[firsts], "item": i_[firsts], "shared": shared,
-            "train_start": p_[firsts], "train_end": p_[firsts] + span,
-            "bench_start": b_[firsts], "bench_end": b_[firsts] + span}
+    starts = np.flatnonzero(brk)  # first window of each run
+    run_grp = (np.cumsum(grp) - 1)[starts]
+    o = np.lexsort((b_[starts], p_[starts], -run_len, run_grp))  # per flag: longest, earliest first
+    g = run_grp[o]
+    first = np.ones(len(o), dtype=bool)
+    first[1:] = g[1:] != g[:-1]
+    best = starts[o[first]]
+    span = run_len[run_id[best]] + n_[best] - 1
+    return {"row": r_[best], "n": n_[best], "item": i_[best], "shared": shared,
+            "train_start": p_[best], "train_end": p_[best] + span,
+            "bench_start": b_[best], "bench_end": b_[best] + span}

@@ -16,7 +16,7 @@ How it works, and where each part lives:
 * :mod:`.ngram_workers` / :mod:`.ngram_scan` - ``scan``: record batches become bounded tasks that a
   process pool scans; results come back in input order.
 
-Every flag names the bench item and the token spans (train and bench) of its first shared run.
+Every flag names the bench item and the token spans (train and bench) of its longest shared run.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ class TextResult:
     ns: tuple[int, ...]
     boilerplate_threshold: int | None
     tokenizer: str
-    flags: pd.DataFrame  # per flagged (train item, n, bench item): counts and first shared span
+    flags: pd.DataFrame  # per flagged (train item, n, bench item): counts and longest shared run
     runs: pd.DataFrame  # per given pair: longest shared run
     boilerplate: pd.DataFrame  # per (train item, n) that matched boilerplate: hits and span
     identifiers: pd.DataFrame | None  # per given pair: targets of the train item named in bench text

@@ -3,9 +3,12 @@
 Default tokens: the text lowercased, then the maximal runs of Unicode word characters (``\\w+``). A word
 character is a letter, mark, number or connector punctuation (Unicode TR#18: categories ``L*``, ``M*``,
 ``N*``, ``Pc``, which includes ``_``). This is Python's ``re`` ``\\w`` plus combining marks, so words in
-scripts that use marks (Devanagari, decomposed accents) stay whole. Lowercasing is Arrow's
-``utf8_lower`` (Unicode case mapping per code point). CJK text has no spaces, so a CJK sentence is one
-token up to the next punctuation: the filter then compares sentences, which is still exact.
+scripts that use marks (Devanagari, decomposed accents) stay whole. **Contractions stay one token**: an
+apostrophe (``'`` or ``’``, the latter read as ``'``) between two letters (``L*``/``M*``) belongs to the
+word, so ``don't``, ``it's``, ``we'll``, ``l’homme`` are one token each and a 10-word copy is 10 tokens.
+Lowercasing is Arrow's ``utf8_lower`` (Unicode case mapping per code point). CJK text has no spaces, so a
+CJK sentence is one token up to the next punctuation: the filter then compares sentences, which is still
+exact.
 
 The *identifier-aware* tokenizer also splits ``snake_case`` and ``camelCase``/``PascalCase`` names
 (``parseHTTPHeader_v2`` -> ``parse http header v2``), which lets a prose mention ("the parse header
@@ -30,25 +33,31 @@ import pyarrow.compute as pc
 __all__ = [
     "TOKENIZERS",
     "Tokenizer",
+    "TokenSpans",
     "Tokens",
     "get_tokenizer",
+    "split_tokens",
     "to_string_array",
     "tokenize",
     "tokenize_flat",
 ]
 
-_CP_WORD: np.ndarray | None = None  # bool[0x110000], built on first non-ASCII use
+_CP_CLASS: np.ndarray | None = None  # uint8[0x110000], built on first non-ASCII use
+_WORD, _LETTER = np.uint8(1), np.uint8(2)  # class bits: word character (L, M, N, Pc); letter (L, M)
+APOSTROPHE = 0x27
+RIGHT_QUOTE = "\u2019"  # typographic apostrophe: read as "'"
 
 
-def _codepoint_word_table() -> np.ndarray:
-    global _CP_WORD
-    if _CP_WORD is None:
+def _codepoint_class_table() -> np.ndarray:
+    global _CP_CLASS
+    if _CP_CLASS is None:
         cat = unicodedata.category
-        table = np.zeros(0x110000, dtype=bool)
-        # One pass over all code points (~0.1 s, once per process, only when non-ASCII text appears).
-        table[[cp for cp in range(0x80, 0x110000) if cat(chr(cp))[0] in "LMN" or cat(chr(cp)) == "Pc"]] = True
-        _CP_WORD = table
-    return _CP_WORD
+        table = np.zeros(0x110000, dtype=np.uint8)
+        # One pass over all code points (~0.2 s, once per process, only when non-ASCII text appears).
+        cats = [cat(chr(cp)) for cp in range(0x80, 0x110000)]
+        table[0x80:] = [(3 if c[0] in "LM" else 1 if c[0] == "N" or c == "Pc" else 0) for c in cats]
+        _CP_CLASS = table
+    return _CP_CLASS
 
 
 @dataclass(frozen=True)
@@ -183,10 +192,11 @@ def _ascii_lower(data: np.ndarray) -> np.ndarray:
     return data + (upper << np.uint8(5))
 
 
-def _word_mask(data: np.ndarray, underscore: bool) -> np.ndarray:
-    """bool per byte: True where the byte belongs to a word character."""
+def _word_mask(data: np.ndarray, underscore: bool, row_offsets: np.ndarray | None = None) -> np.ndarray:
+    """bool per byte: True where the byte belongs to a word character (or a contraction's apostrophe)."""
     mask = _ascii_word(data, underscore)
-    non_ascii = np.flatnonzero(data >= 0x80)
+    non_ascii = np.flatnonzero(data >= 0x80) if len(data) and data.max() >= 0x80 else np.zeros(0, np.int64)
+    letter_na = np.zeros(0, bool)
     if len(non_ascii):
         b = data[non_ascii].astype(np.uint32)
         lead = b >= 0xC0
@@ -206,18 +216,47 @@ def _word_mask(data: np.ndarray, underscore: bool) -> np.ndarray:
                 ((lb & 0x07) << 18) | (nxt(1) << 12) | (nxt(2) << 6) | nxt(3),
             ),
         )
-        cls = _codepoint_word_table()[np.minimum(cp, 0x10FFFF)]
+        cls = _codepoint_class_table()[np.minimum(cp, 0x10FFFF)]
         # every non-ASCII byte takes the class of the lead byte of its character
         group = np.cumsum(lead) - 1
-        mask[non_ascii] = cls[np.maximum(group, 0)] & (group >= 0)
+        byte_cls = np.where(group >= 0, cls[np.maximum(group, 0)], np.uint8(0))
+        mask[non_ascii] = (byte_cls & _WORD) > 0
+        letter_na = (byte_cls & _LETTER) > 0
+    _join_apostrophes(data, mask, non_ascii, letter_na, row_offsets)
     return mask
+
+
+def _join_apostrophes(data: np.ndarray, mask: np.ndarray, non_ascii: np.ndarray, letter_na: np.ndarray,
+                      row_offsets: np.ndarray | None) -> None:
+    """Mark an apostrophe between two letters of one row as a word byte: "don't" is one token."""
+    apos = np.flatnonzero(data == np.uint8(APOSTROPHE))
+    if not len(apos):
+        return
+    apos = apos[(apos > 0) & (apos < len(data) - 1)]
+    if row_offsets is not None and len(apos):  # never at a row's first or last byte
+        k = np.searchsorted(row_offsets, apos, side="right")
+        inner = (row_offsets[k - 1] < apos) & (apos + 1 < row_offsets[np.minimum(k, len(row_offsets) - 1)])
+        apos = apos[inner]
+    if not len(apos):
+        return
+
+    def letter(pos: np.ndarray) -> np.ndarray:
+        b = data[pos]
+        out = ((b | np.uint8(0x20)) - np.uint8(97)) < np.uint8(26)
+        wide = np.flatnonzero(b >= 0x80)
+        if len(wide):  # a byte of a non-ASCII character: that character's class
+            out[wide] = letter_na[np.searchsorted(non_ascii, pos[wide])]
+        return out
+
+    mask[apos[letter(apos - 1) & letter(apos + 1)]] = True
 
 
 _CAMEL_1 = (r"(\p{Ll}|\p{Lo}|\p{Nd})(\p{Lu}|\p{Lt})", r"\1 \2")  # fooBar, foo2Bar
 _CAMEL_2 = (r"(\p{Lu})(\p{Lu}\p{Ll})", r"\1 \2")  # HTTPHeader -> HTTP Header
 
 
-def _prepare(values, tok: Tokenizer) -> pa.Array:
+def _prepare(values, tok: Tokenizer, quotes: bool = True) -> pa.Array:
+    """Nulls as "", camelCase split for the identifier tokenizer, and (``quotes``) \u2019 read as '."""
     arr = values
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
@@ -230,34 +269,40 @@ def _prepare(values, tok: Tokenizer) -> pa.Array:
     if tok.identifiers:
         for pattern, repl in (_CAMEL_1, _CAMEL_2, _CAMEL_1):
             arr = pc.replace_substring_regex(arr, pattern=pattern, replacement=repl)
+    return _normalise_quotes(arr) if quotes else arr
+
+
+def _normalise_quotes(arr: pa.Array) -> pa.Array:
+    """The typographic apostrophe read as "'" (so "don\u2019t" and "don't" are one word)."""
+    if len(arr):
+        data, _ = _buffers(arr)
+        if len(data) and data.max() >= 0x80:  # only non-ASCII text can hold one
+            arr = pc.replace_substring(arr, pattern=RIGHT_QUOTE, replacement="'")
     return arr
 
 
 def token_spans(data: np.ndarray, row_offsets: np.ndarray, tok: Tokenizer):
     """Word mask and token [start, end) byte positions of a UTF-8 buffer split into rows."""
-    mask = _word_mask(data, underscore=not tok.identifiers)
+    mask = _word_mask(data, underscore=not tok.identifiers, row_offsets=row_offsets)
     n = len(mask)
     if n == 0:
         return mask, np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # a token starts at a word byte after a non-word byte or at a row start, and ends likewise
-    # (numpy's nonzero is fastest on bool arrays, so everything stays bool)
-    prev = np.empty(n, dtype=bool)
-    prev[0] = False
-    prev[1:] = mask[:-1]
-    row_starts = row_offsets[:-1]
-    prev[row_starts[row_starts < n]] = False
-    np.logical_not(prev, out=prev)
-    np.logical_and(prev, mask, out=prev)
-    starts = np.flatnonzero(prev)
-    nxt = prev
-    nxt[-1] = False
-    nxt[:-1] = mask[1:]
-    row_ends = row_offsets[1:] - 1
-    nxt[row_ends[row_ends >= 0]] = False
-    np.logical_not(nxt, out=nxt)
-    np.logical_and(nxt, mask, out=nxt)
-    ends = np.flatnonzero(nxt)
-    ends += 1
+    # the places where the mask changes, in order: start, end, start, end, ... (one pass, one nonzero;
+    # the mask framed by non-word bytes, so that an edge's index is its byte position)
+    framed = np.zeros(n + 2, dtype=bool)
+    framed[1:-1] = mask
+    edges = np.flatnonzero(framed[1:] != framed[:-1])
+    del framed
+    starts, ends = edges[0::2], edges[1::2]
+    # a row boundary inside a run of word bytes splits it: rows never share a token
+    inner = row_offsets[1:-1]
+    inner = inner[(inner > 0) & (inner < n)]
+    if len(inner):
+        cut = np.unique(inner[mask[inner] & mask[inner - 1]])
+        if len(cut):
+            k = np.searchsorted(starts, cut, side="right")  # the token holding each cut is k - 1
+            starts = np.insert(starts, k, cut)
+            ends = np.insert(ends, k - 1, cut)
     return mask, starts, ends
 
 
@@ -305,3 +350,80 @@ def tokenize(values, tokenizer: str | Tokenizer | None = None) -> pa.ListArray:
     if isinstance(arr, pa.Array) and (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
         arr, _ = to_string_array(arr)
     return tokenize_flat(arr, tokenizer).as_list_array()
+
+
+@dataclass
+class TokenSpans:
+    """Where the tokens of a string array are, without copying them out: byte spans into ``data``.
+
+    ``data`` holds the prepared bytes (original case) and can be read 8 bytes past its end (for
+    :func:`~overlap.text.ngram_hashing.token_values`); ``wide`` lists the tokens that hold non-ASCII bytes.
+    """
+
+    data: np.ndarray  # uint8, len nbytes + 8 (a view of the Arrow buffer when it has the room)
+    nbytes: int
+    starts: np.ndarray  # int64 byte start of each token
+    ends: np.ndarray  # int64 byte end of each token
+    row_tokens: np.ndarray  # int64 len rows+1: row i's tokens are [row_tokens[i], row_tokens[i+1])
+    wide: np.ndarray  # int64 indexes of the tokens with non-ASCII bytes
+    lowercase: bool = True
+    input_bytes: int = 0  # bytes of the text before \u2019 became '
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def strings(self, positions: np.ndarray) -> pa.Array:
+        """The tokens at ``positions`` as a string array, lowercased as the tokenizer says."""
+        positions = np.asarray(positions, dtype=np.int64)
+        s, e = self.starts[positions], self.ends[positions]
+        lengths = e - s
+        offsets = np.zeros(len(positions) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        total = int(offsets[-1])
+        words = self.data[np.repeat(s - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)]
+        if self.lowercase:
+            words = _ascii_lower(words)
+        if total < 2**31 - 1:
+            out = pa.StringArray.from_buffers(len(positions), pa.py_buffer(offsets.astype(np.int32)),
+                                              pa.py_buffer(words))
+        else:  # pragma: no cover - only for > 2 GiB of words in one call
+            out = pa.LargeStringArray.from_buffers(len(positions), pa.py_buffer(offsets), pa.py_buffer(words))
+        if self.lowercase and total and words.max() >= 0x80:
+            out = pc.utf8_lower(out)
+        return out
+
+
+def split_tokens(values, tokenizer: str | Tokenizer | None = None) -> TokenSpans:
+    """The token spans of a valid UTF-8 Arrow string array (nulls count as empty); the scan's fast path.
+
+    Same tokens as :func:`tokenize_flat`, but nothing is copied out: the scan hashes the tokens' bytes
+    where they are (:func:`~overlap.text.ngram_hashing.token_values`) and builds token strings only for
+    the few windows it must verify."""
+    tok = get_tokenizer(tokenizer)
+    arr = _prepare(values, tok, quotes=False)
+    input_bytes = len(_buffers(arr)[0])
+    arr = _normalise_quotes(arr)
+    data, row_offsets = _buffers(arr)
+    nbytes = len(data)
+    _, starts, ends = token_spans(data, row_offsets, tok)
+    if nbytes:
+        lo = int(np.frombuffer(arr.buffers()[1], np.int64 if pa.types.is_large_string(arr.type) else np.int32)[
+            arr.offset])
+        buf = arr.buffers()[2]
+        if buf.size >= lo + nbytes + 8:  # room to read past the end: no copy
+            data = np.frombuffer(buf, np.uint8)[lo : lo + nbytes + 8]
+        else:
+            padded = np.zeros(nbytes + 8, np.uint8)
+            padded[:nbytes] = data
+            data = padded
+    else:
+        data = np.zeros(8, np.uint8)
+    wide = np.zeros(0, np.int64)
+    if len(starts) and data[:nbytes].max() >= 0x80:  # the tokens a non-ASCII byte falls inside
+        hi = np.flatnonzero(data[:nbytes] >= 0x80)
+        k = np.searchsorted(starts, hi, side="right") - 1
+        ok = (k >= 0) & (hi < ends[np.maximum(k, 0)])
+        wide = np.unique(k[ok])
+    row_tok = np.searchsorted(starts, row_offsets, side="left").astype(np.int64)
+    return TokenSpans(data=data, nbytes=nbytes, starts=starts, ends=ends, row_tokens=row_tok, wide=wide,
+                      lowercase=tok.lowercase, input_bytes=input_bytes)

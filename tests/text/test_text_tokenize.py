@@ -15,13 +15,22 @@ def _is_word(ch: str) -> bool:
     return cat[0] in "LMN" or cat == "Pc"
 
 
+def _is_letter(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LM"
+
+
 def reference(text: str | None) -> list[str]:
-    """The definition, one character at a time: lowercase, then maximal runs of L/M/N/Pc."""
+    """The definition, one character at a time: lowercase, then maximal runs of L/M/N/Pc, where an
+    apostrophe (' or \u2019, read as ') between two letters is part of the word (contractions)."""
     if text is None:
         return []
+    text = text.replace("\u2019", "'")
     out, cur = [], []
-    for ch in text.lower():
-        if _is_word(ch):
+    low = text.lower()
+    for k, ch in enumerate(low):
+        if ch == "'" and 0 < k < len(low) - 1 and _is_letter(low[k - 1]) and _is_letter(low[k + 1]):
+            cur.append(ch)
+        elif _is_word(ch):
             cur.append(ch)
         elif cur:
             out.append("".join(cur))
@@ -33,7 +42,22 @@ def reference(text: str | None) -> list[str]:
 
 def test_ascii_words_lowercase_and_punctuation():
     got = tokenize(pa.array(["Hello, World! foo_bar 42x  --  Don't", "A.B.C"])).to_pylist()
-    assert got == [["hello", "world", "foo_bar", "42x", "don", "t"], ["a", "b", "c"]]
+    # "Don't" was two tokens ("don", "t") before contractions were kept whole (issue 15)
+    assert got == [["hello", "world", "foo_bar", "42x", "don't"], ["a", "b", "c"]]
+
+
+def test_contractions_stay_one_token():
+    texts = ["Don't panic, it's fine; we'll see.", "l\u2019homme don\u2019t", "'quoted' rock'n'roll",
+             "90's x'", "end'", "'start", "a''b"]
+    got = tokenize(pa.array(texts)).to_pylist()
+    assert got == [["don't", "panic", "it's", "fine", "we'll", "see"], ["l'homme", "don't"],
+                   ["quoted", "rock'n'roll"], ["90", "s", "x"], ["end"], ["start"], ["a", "b"]]
+    assert got == [reference(t) for t in texts]
+    # an apostrophe at a row edge never joins two rows' words
+    assert tokenize(pa.array(["it'", "s", "ab", "'c"])).to_pylist() == [["it"], ["s"], ["ab"], ["c"]]
+    # both tokenizers; non-ASCII letters count as letters
+    assert tokenize(pa.array(["Isn't fooBar's d\u00e9j\u00e0'\u00e9t\u00e9"]), "identifiers").to_pylist() == [
+        ["isn't", "foo", "bar's", "d\u00e9j\u00e0'\u00e9t\u00e9"]]
 
 
 def test_other_scripts_cjk_cyrillic_greek():
@@ -56,7 +80,8 @@ def test_matches_python_re_where_re_has_no_mark_quirk():
     pool += ["€", "—", "“", "”", "é", "ß"]
     texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 60))) for _ in range(300)]
     got = tokenize(pa.array(texts)).to_pylist()
-    assert got == [re.findall(r"\w+", t.lower()) for t in texts]
+    # Python's \w+ plus the contraction rule ("'" between two letters joins them; the pool has "'")
+    assert got == [re.findall(r"\w+(?:'(?<=[^\W\d_]')(?=[^\W\d_])\w+)*", t.lower()) for t in texts]
 
 
 def test_random_unicode_against_reference():
