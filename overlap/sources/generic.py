@@ -27,7 +27,6 @@ from ..errors import InputError
 from ..ids.recognise import (
     RECOGNISERS,
     RecognitionReport,
-    base_commits,
     canonical_repos,
     id_strings,
     pr_key_parts,
@@ -214,7 +213,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     else:
         project = pa.nulls(n, pa.string())
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
-             "base_commit": base_commits(column(spec.base))[0] if spec.base else pa.nulls(n, pa.string())}
+             "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
         table[text_field(spec.text)] = _text(column(spec.text))
     if spec.patch:
@@ -229,20 +228,26 @@ def _text(array):
 
 
 def _pr_from_keys(keys, n: int):
-    """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none)."""
-    numbers = np.zeros(n, np.int64)
-    found = np.zeros(n, bool)
-    for kind in ("base_pr", "repo_pr_exact"):  # a row's repo_pr_exact number wins, as it is set last
-        chosen = keys.filter(pc.equal(keys.column("kind"), kind))
-        if not chosen.num_rows:
-            continue
-        values = chosen.column("value")  # `<repo or sha>#<N>`: the digits after the last `#`
-        valid = pc.match_substring_regex(values, r"#[0-9]+$")
-        halves = pc.split_pattern(values.filter(valid), "#", max_splits=1, reverse=True)
-        rows = chosen.column("row").filter(valid).to_numpy()
-        numbers[rows] = pc.cast(pc.list_element(halves, 1), pa.int64()).to_numpy()
-        found[rows] = True
-    return pa.array(numbers, pa.int64(), mask=~found)
+    """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none): both end in the
+    same `#<N>`."""
+    chosen = keys.filter(pc.is_in(keys.column("kind"), value_set=pa.array(["base_pr", "repo_pr_exact"])))
+    halves = pc.split_pattern(chosen.column("value"), "#", max_splits=1, reverse=True)
+    numbers = pc.cast(pc.list_element(halves, 1), pa.int64())
+    return _by_row(chosen.column("row"), numbers, n)
+
+
+def _base_from_keys(keys, n: int):
+    """Each row's base commit (normalised) from its `base` key: every row with a base commit has one (from
+    its PR id, or from the columns when the id is not a PR)."""
+    chosen = keys.filter(pc.equal(keys.column("kind"), "base"))
+    return _by_row(chosen.column("row"), chosen.column("value"), n)
+
+
+def _by_row(rows, values, n: int):
+    """`values` placed at their `rows` of an n-row column (null elsewhere; a later value wins)."""
+    where = np.full(n, -1, np.int64)
+    where[rows.to_numpy()] = np.arange(len(rows), dtype=np.int64)
+    return values.take(pa.array(where, mask=where < 0))
 
 
 def _parts_table(parts, n: int):
