@@ -6,6 +6,7 @@ The library under the command (pandas, pyarrow, the scan) is imported inside the
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -51,8 +52,42 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     return dataset.name, texts_of(dataset, column, stream=stream), column, dataset.problems
 
 
+class Engine(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+def _train_files(spec: str, id_column: str | None):
+    """The train side as streamed files (a file, folder, glob, Hub id or URI) when --id-column is given or
+    the spec is a glob or URI; None for the dataset route (a registered name, or a file or folder that an
+    adapter recognises). A single JSON file keeps the row reader: its cells that are not text (numbers,
+    lists) are counted and skipped, where the streamed JSON reader would write them as text."""
+    import glob
+
+    from ..text.engines import train_files
+
+    if is_known(spec.split("@")[0].split(":")[0]):
+        return None
+    if id_column is None and "://" not in spec and not glob.has_magic(spec):
+        return None
+    if Path(spec).is_file() and Path(spec).suffix.lower() in (".json", ".jsonl"):
+        return None
+    return train_files(spec, id_column=id_column or "item_id")
+
+
+def _files_name(spec: str) -> str:
+    """How a streamed train side is named in the output: the file's stem, the folder's name, else as given."""
+    import glob
+
+    if "://" in spec or glob.has_magic(spec):
+        return spec
+    return Path(spec.rstrip("/")).stem or spec
+
+
 def ngram(
-    train: Annotated[str, typer.Argument(help="Training set: a registered name, Hub id, or local file.")],
+    train: Annotated[str, typer.Argument(help="Training set: a registered name, Hub id, local file, folder of "
+                                              "shards, glob or object-store URI (s3://...; with --id-column or a "
+                                              "column named item_id), read batch by batch.")],
     bench: Annotated[str, typer.Argument(help="Benchmark: a registered name, Hub id, or local file.")],
     field: TextOption = None,
     data: DataOption = None,
@@ -63,8 +98,19 @@ def ngram(
                                                 "the words it covers never flag.")] = 5,
     background: Annotated[Path | None, typer.Option("--background", help="A text file (one document per line) "
                                                     "whose n-grams are boilerplate too.")] = None,
-    id_column: Annotated[str | None, typer.Option("--id-column", help="Id column of local files that are not "
-                                                  "registered datasets.")] = None,
+    id_column: Annotated[str | None, typer.Option("--id-column", help="Id column of files that are not registered "
+                                                  "datasets (the train side is then streamed: a file, folder, glob, "
+                                                  "Hub id or URI).")] = None,
+    engine: Annotated[Engine, typer.Option("--engine", help="local: this machine; ray: a Ray cluster "
+                                           "(pip install 'overlap[ray]'), the train side as a Ray Dataset "
+                                           "scanned by an actor pool; the same flags.")] = Engine.local,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", envvar="RAY_ADDRESS",
+                                                    help="The Ray cluster to attach to (e.g. ray://HEAD:10001 or "
+                                                         "auto); default: start a local Ray.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1,
+                                                help="Scan processes (local) or actors (ray). Default: one process "
+                                                     "below ~140 MB of text, else one per free core; on Ray one "
+                                                     "per cluster CPU.")] = None,
     out: Annotated[Path | None, out_option("Write flags.csv, boilerplate.csv and summary.json here.")] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
@@ -93,15 +139,20 @@ def ngram(
         raise InputError(f"--text {field!r}: expected TRAIN_FIELD:BENCH_FIELD")
     overrides = parse_data_options(data)
     with status(f"loading {train} and {bench}"):
-        train_name, train_items, t_col, train_problems = _frame(train, train_field, id_column, overrides,
-                                                                stream=True)
+        files = _train_files(train, id_column)
+        if files is not None:
+            train_name, train_items, t_col, train_problems = _files_name(train), files, train_field, []
+        else:
+            train_name, train_items, t_col, train_problems = _frame(train, train_field, id_column, overrides,
+                                                                    stream=True)
         bench_name, bench_items, b_col, bench_problems = _frame(bench, bench_field, id_column, overrides)
     texts = None
     if background is not None:
         texts = read_text_file(background, "background corpus").splitlines()
     with RowsBar(f"n-gram scan of {train_name}.{t_col}") as bar:
         result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
-                            boilerplate_threshold=threshold, background=texts, progress=bar.update)
+                            boilerplate_threshold=threshold, background=texts, progress=bar.update,
+                            workers=workers, engine=engine.value, ray_address=ray_address)
     summary = ngram_summary(train_name, bench_name, result)
     if out is not None:
         write_ngram_report(summary, result, out)

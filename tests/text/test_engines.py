@@ -2,6 +2,7 @@
 single file; parquet, jsonl, csv.gz) give what the same rows in a DataFrame give; the pool started part-way
 through a stream gives what one process gives; the worker-count rule; the engine errors."""
 
+import json
 import sys
 
 import numpy as np
@@ -134,3 +135,29 @@ def test_engine_errors(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
     with pytest.raises(InputError, match=r"pip install 'overlap\[ray\]'"):
         text_check(train, bench, "text", "text", engine="ray")
+
+
+def test_cli_streams_a_folder_of_shards(tmp_path, data):
+    from typer.testing import CliRunner
+
+    from overlap.cli import app
+
+    bench, train, pairs = data
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    table = pa.Table.from_pandas(train.rename(columns={"item_id": "uid"}), preserve_index=False)
+    for i, start in enumerate(range(0, len(train), 150)):
+        pq.write_table(table.slice(start, 150), shards / f"part-{i}.parquet")
+    bench_file = tmp_path / "bench.jsonl"
+    bench.rename(columns={"item_id": "uid"}).to_json(bench_file, orient="records", lines=True)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["ngram", str(shards), str(bench_file), "--text", "text:text", "--id-column", "uid",
+                                   "--workers", "2", "--out", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    alone = text_check(train, bench, "text", "text", workers=1)  # no pairs on the command line
+    assert (out / "flags.csv").read_text().count("\n") == len(alone.flags) + 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["train"]["items"] == len(train) and summary["names"]["train"] == "shards"
+    bad = CliRunner().invoke(app, ["ngram", str(shards), str(bench_file), "--text", "text:text", "--id-column", "uid",
+                                   "--engine", "spark"])
+    assert bad.exit_code == 2
