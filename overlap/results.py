@@ -153,6 +153,9 @@ def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping
         block["subsets"] = {s: int(counts[s]) for s in dataset.subsets()}
     if mapping is not None and (dataset.keys["kind"] == "ossfuzz").any():
         block["ossfuzz_ids"] = describe_ids(dataset.keys, mapping)
+    recognition = getattr(dataset, "recognition", None)  # a dataset read by its columns: how ids were read
+    if recognition is not None:
+        block["id_recognition"] = recognition.to_dict()
     return block
 
 

@@ -35,7 +35,7 @@ from .options import (
     column_options,
     out_option,
 )
-from .shared import check_out, emit_compare, report_problems, result_problems
+from .shared import check_out, emit_compare, report_problems, report_recognition, result_datasets, result_problems
 
 
 class Strata(StrEnum):
@@ -172,6 +172,7 @@ def compare(
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     summary = emit_compare(result, fmt, None if no_report else out)
+    report_recognition(result_datasets(result))
     report_problems(result_problems(result), None if no_report else str(out / "summary.json"))
     crossed = _fail_on_crossed(summary, fail_on)
     for line in crossed:

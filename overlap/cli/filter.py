@@ -34,7 +34,14 @@ from .options import (
     out_option,
     repo_option,
 )
-from .shared import check_out, print_records, report_problems, result_problems
+from .shared import (
+    check_out,
+    print_records,
+    report_problems,
+    report_recognition,
+    result_datasets,
+    result_problems,
+)
 
 
 def filter_cmd(
@@ -106,6 +113,7 @@ def filter_cmd(
         result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data),
                                                  columns=columns, split=split)
     info = filtered.summary()
+    report_recognition(result_datasets(result))
     report_problems(result_problems(result), str(out / "filter.json"))
     url = None
     if push_to_hub:

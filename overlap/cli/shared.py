@@ -36,11 +36,25 @@ def check_out(out: Path, command: str, *inputs: str | Path, data: list[str] | No
     check_out_folder(out, command, inputs=[*map(str, inputs), *(d.partition("=")[2] for d in data or [])])
 
 
+def report_recognition(datasets) -> None:
+    """For each dataset read by its columns, one stderr line: how many ids each scheme took, with an example,
+    and the values none took (`overlap.ids.recognise`)."""
+    for dataset in datasets:
+        recognition = getattr(dataset, "recognition", None)
+        if recognition is not None:
+            typer.echo(f"overlap: {printable(dataset.name)}: ids read as {printable(recognition.summary())}", err=True)
+
+
 def report_problems(datasets, see: str | None) -> None:
     """Input problems (malformed lines, rows without an id, repeated ids, …) summarised on stderr, one line
     per kind; `datasets` are (name, problems) pairs (see `overlap.progress.problem_lines`)."""
     for line in problem_lines(datasets, see):
         typer.echo(f"overlap: {printable(line)}", err=True)
+
+
+def result_datasets(result) -> list:
+    """A compare result's training set and benchmarks."""
+    return [result.train, *(b.bench for b in result.benches)]
 
 
 def result_problems(result) -> list[tuple[str, list]]:

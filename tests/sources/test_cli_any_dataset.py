@@ -52,6 +52,10 @@ def test_compare_a_jsonl_by_its_id_column(work):
     assert pairs_of(work / "mine") == pairs_of(work / "registered") and pairs_of(work / "mine")
     summary = json.loads((work / "mine" / "summary.json").read_text())
     assert summary["train"]["name"] == "my.jsonl"  # the label is the file name, never a guess
+    rows = len((work / "my.jsonl").read_text().splitlines())
+    recognition = summary["train"]["id_recognition"]
+    assert recognition["recognised"]["ossfuzz"]["count"] == rows and recognition["unrecognised"]["count"] == 0
+    assert "my.jsonl: ids read as ossfuzz" in done.stderr
 
 
 def test_compare_a_hub_dataset_by_id_and_revision(work, tmp_path):
