@@ -139,9 +139,9 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
                  batch_rows: int = 65536, **options: Any) -> Dataset:
     """A Dataset from any file, folder, glob or Hub dataset, by named columns (`id_column=` required).
 
-    The recognition report (how many ids each scheme took, unrecognised values) is a problem
-    `id_recognition` in `dataset.problems` (and `dataset.recognition`); unrecognised ids are also counted as
-    `unrecognised_id` with their first examples. Rows without an id and repeated ids are counted as the
+    The recognition report (how many ids each scheme took, unrecognised values) is `dataset.recognition`
+    (the summary's `id_recognition`); unrecognised ids are also counted as a problem `unrecognised_id` with
+    their first examples. Rows without an id and repeated ids are counted as the
     registered adapters count them (the first row of a repeated id is the item; the others are `repeats`).
     """
     spec = GenericColumns.of(columns, **options)
@@ -279,8 +279,7 @@ def _item_frame(table):
 
 
 def _problems(report: RecognitionReport) -> list[Problem]:
-    problems = [Problem("id_recognition", report.values - report.missing, report.summary(),
-                        "which id scheme each value was read as (`overlap.ids.recognise`)")]
+    problems = []  # how ids were read is not a problem: it is `dataset.recognition` (summary: id_recognition)
     if report.unrecognised:
         problems.append(Problem("unrecognised_id", report.unrecognised, ", ".join(report.unrecognised_examples),
                                 "ids no recogniser takes: kept as items without an id key; name the scheme "

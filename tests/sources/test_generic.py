@@ -48,8 +48,8 @@ def test_same_keys_as_the_registered_adapters(tmp_path, demo, mimo_jsonl):
     mimo = read_generic(mimo_jsonl, id_column="extra_info.instance_id")
     assert _keys(mimo) == _keys(load_dataset("mimo-cyber", demo))
     assert mimo.name == "my.jsonl" and mimo.provenance.origin == "local-file"
-    recognition = next(p for p in mimo.problems if p.what == "id_recognition")
-    assert recognition.example.startswith("ossfuzz ")
+    assert mimo.recognition.summary().startswith("ossfuzz ")
+    assert not [p for p in mimo.problems if p.what == "id_recognition"]  # reported, not a problem
     tasks = json.loads((demo["cybergym"] / "tasks.json").read_text())
     (tmp_path / "tasks.json").write_text(json.dumps(tasks))
     gym = read_generic(tmp_path / "tasks.json", id_column="task_id", project_column="project_name")
