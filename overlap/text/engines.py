@@ -41,6 +41,7 @@ ENGINES = ("local", "ray")
 #        100k    139     2.00 s     7.85 s
 #        150k    208     6.10 s    12.83 s
 #        300k    416     8.59 s    18.90 s
+#   again at load 2.7-5.9: 1 worker 51-60 MB/s, 2 workers 10-31 MB/s (start-up ~2.2 s), slower at every size;
 #   there the pool never pays off: hence the pool only on cores other jobs leave free (``free_cores``).
 # A stream of unknown size is scanned in this process up to this many bytes, then by the pool.
 POOL_PAYS_OFF_BYTES = 140 << 20
