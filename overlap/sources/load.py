@@ -3,6 +3,7 @@ its adapter."""
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 from pathlib import Path
@@ -73,6 +74,16 @@ def _all_detect_columns(specs: list[DatasetSpec]) -> list[str]:
     return sorted({c for s in specs for c in s.detect})
 
 
+def _declared_path(spec: DatasetSpec) -> Path | None:
+    """The local file, folder or glob a declaration names (`path`), checked to exist."""
+    if not spec.path:
+        return None
+    if not glob.has_magic(spec.path) and not Path(spec.path).exists():
+        raise InputError(f"{spec.origin or spec.name}: path {spec.path} does not exist; fix the declaration's path "
+                         "(relative paths are relative to the declaration file)")
+    return Path(spec.path)
+
+
 def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
     """Load a dataset named by `text` (see `parse_selection`), honouring `--data` overrides."""
     data = data or {}
@@ -83,7 +94,7 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
         label = selection.name
     else:
         spec = get_spec(selection.name)
-        local = data.get(spec.name) or (Path(spec.path) if spec.path else None)  # a declared local dataset
+        local = data.get(spec.name) or _declared_path(spec)
         label = spec.name
     if spec.role != "dataset":
         raise InputError(f"'{spec.name}' is {spec.role} data, not a dataset to compare")

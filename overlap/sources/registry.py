@@ -81,7 +81,10 @@ def _entry_point_specs(point: Any) -> list[DatasetSpec]:
 def declarations_at(path: Path) -> list[DatasetSpec]:
     """The declarations in a TOML file, or in every `*.toml` file of a folder (sorted by name)."""
     if path.is_dir():
-        return [s for f in sorted(path.glob("*.toml")) for s in read_declaration_file(f)]
+        found = sorted(path.glob("*.toml"))
+        if not found:
+            raise InputError(f"{path}: a folder with no .toml declaration in it")
+        return [s for f in found for s in read_declaration_file(f)]
     if not path.is_file():
         raise InputError(f"{path}: no such declaration file (a TOML file, or a folder of them)")
     return read_declaration_file(path)

@@ -8,6 +8,7 @@ cannot express as plain values (e.g. how to find a task's per-item files) are na
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,6 +61,8 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+# Names are typed on the command line (`NAME@REV:SUBSET`) and name report folders; aliases may be Hub ids.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?", re.ASCII)
 _REQUIRED = ("name", "title", "revision", "adapter", "files", "extracts")
 _KNOWN = (*_REQUIRED, "repo", "aliases", "host", "role", "default_subsets", "detect", "notes", "extra", "columns",
           "path", "split")
@@ -102,6 +105,10 @@ def spec_from_table(table: dict[str, Any], origin: str, text: str = "") -> Datas
     for key, allowed in (("role", ROLES), ("host", HOSTS)):
         if table.get(key, allowed[0]) not in allowed:
             raise InputError(f"{origin}: {key} {table[key]!r}; use one of {', '.join(allowed)}")
+    for name in (table["name"], *table.get("aliases", ())):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise InputError(f"{origin}: dataset name {name!r}: use letters, digits, '.', '_' and '-' (it is typed "
+                             "on the command line and names report folders)")
     values = _frozen(table)
     return DatasetSpec(
         name=values["name"], title=values["title"], hub_repo=values.get("repo"), revision=values["revision"],
@@ -134,8 +141,10 @@ def read_declaration_file(path: Path) -> list[DatasetSpec]:
     """The declarations of a TOML file; a relative `path` in one is relative to the file's folder."""
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InputError(f"{path}: cannot read the declaration ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a UTF-8 text file; a declaration is TOML text") from None
     specs = read_declarations(text, str(path))
     return [replace(s, path=str(path.parent / s.path)) if s.path and not Path(s.path).is_absolute() else s
             for s in specs]

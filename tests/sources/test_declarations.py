@@ -86,6 +86,8 @@ def test_a_taken_name_is_refused_naming_both_files(clean_registry, tmp_path):
     ('name = "a"\npath = "x"\n[columns]\nid = "t"\ncolour = "c"\n', "colour"),
     ('name = "a"\npath = "x"\nflavour = 1\n[columns]\nid = "t"\n', "flavour"),
     ('name = "a" path', "TOML"),
+    ('name = "a b"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
+    ('name = "../up"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
 ])
 def test_a_bad_declaration_is_one_clear_error(clean_registry, tmp_path, text, message):
     declaration = tmp_path / "bad.toml"
@@ -93,6 +95,25 @@ def test_a_bad_declaration_is_one_clear_error(clean_registry, tmp_path, text, me
     with pytest.raises(InputError, match=message) as error:
         registry.add_declarations([declaration])
     assert str(declaration) in str(error.value)
+
+
+def test_unreadable_declarations_and_empty_folders_are_one_clear_error(clean_registry, tmp_path):
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe\x00name")
+    with pytest.raises(InputError, match="not a UTF-8 text file"):
+        registry.add_declarations([tmp_path / "binary.toml"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no .toml declaration"):
+        registry.add_declarations([tmp_path / "empty"])
+    with pytest.raises(InputError, match="no such declaration file"):
+        registry.add_declarations([tmp_path / "missing.toml"])
+
+
+def test_a_declared_path_that_does_not_exist_names_the_declaration(clean_registry, tmp_path):
+    declaration = tmp_path / "gone.toml"
+    declaration.write_text('name = "gone"\npath = "nothere.jsonl"\n[columns]\nid = "t"\n')
+    registry.add_declarations([declaration])
+    with pytest.raises(InputError, match=r"gone\.toml: path .*nothere\.jsonl does not exist"):
+        compare("gone", ["cybergym"], data={"cybergym": DEMO_ROOT / "cybergym"}, pool=None, evidence=False)
 
 
 def test_several_declarations_in_one_file_and_a_folder_of_files(clean_registry, tmp_path):
