@@ -22,6 +22,7 @@ from ..sources.load import load_dataset, load_identity, read_by_columns
 from ..sources.registry import get_spec, is_known
 from ..stats.attach import attach_baselines
 from ..text.attach import attach_text, text_field
+from ..text.engines import ENGINES
 
 
 def _needs_mapping(datasets: list[Dataset]) -> bool:
@@ -141,6 +142,9 @@ def compare(
     id_column: str | None = None,
     columns: Mapping[str, str] | None = None,
     split: str | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
@@ -158,7 +162,9 @@ def compare(
 
     Text (`overlap.text`): for each (train field, bench field) in `text` (None: each dataset's default
     text; []: off), what an n-gram filter (`ngram_ns`) flags among the id-matched and the rest, and the
-    pairs' longest shared runs.
+    pairs' longest shared runs. The scan runs on `engine` ("local", or "ray": a Ray cluster at `ray_address`,
+    default `RAY_ADDRESS`, else a local Ray) with `workers` processes or actors (None: chosen from the input
+    size), as in `overlap.text.text_check`; every engine gives the same flags.
 
     Any dataset as training set (`overlap.sources.generic`): with `id_column` (dotted for nested fields) or
     `columns` ({"id": …, "repo": …, "pr": …, "base": …, "patch": …, "text": …, "project": …, "fix": …,
@@ -167,6 +173,8 @@ def compare(
     """
     if fix_join not in FIX_JOIN_MODES:
         raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
+    if engine not in ENGINES:  # before the slow stages
+        raise InputError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
     data = _data_paths(data)
     if isinstance(train, (list, tuple)):
         raise InputError("train: give one training set (a name, a path or a Dataset), not a list")
@@ -223,7 +231,8 @@ def compare(
         attach_evidence(result, fix_join=fix_join, seed=seed)
     if text != []:
         stage("text check")
-        attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold)
+        attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold, workers=workers,
+                    engine=engine, ray_address=ray_address)
     return result
 
 
@@ -240,13 +249,17 @@ def filter_train(
     id_column: str | None = None,
     columns: Mapping[str, str] | None = None,
     split: str | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
 ):
     """Write the training set without the rows that overlap the benchmarks into the folder `out`, checked.
 
     Runs the compare stages the `reasons` need (ids always; evidence for `fix` and `spec:*`; the text check
     for `ngram:<n>`), decides which rows go (`overlap.outputs.filter_plan`), writes the split and proves it:
     the kept split, read back through the same adapter and compared again the same way, matches nothing
-    (`overlap.outputs.splits.write_split`). Returns (CompareResult, FilterResult, SplitReport).
+    (`overlap.outputs.splits.write_split`). Returns (CompareResult, FilterResult, SplitReport). `engine`,
+    `ray_address` and `workers`: the text scan's, as for `compare`.
     """
     asked = check_reasons(reasons)
     ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))
@@ -256,6 +269,7 @@ def filter_train(
         "evidence": any(r == "fix" or r.startswith("spec:") for r in asked),
         "text": None if ns else [],
         "ngram_ns": ns or (13,),
+        "engine": engine, "ray_address": ray_address, "workers": workers,  # the text scan, and its recheck
     }
     result = compare(train, benches, data=data, mapping=mapping, id_column=id_column, columns=columns, split=split,
                      **options)

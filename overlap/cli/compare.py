@@ -19,6 +19,8 @@ from ..progress import set_quiet, status
 from .options import (
     BaseColumnOption,
     DataOption,
+    Engine,
+    EngineOption,
     Format,
     FormatOption,
     IdColumnOption,
@@ -27,11 +29,13 @@ from .options import (
     PatchColumnOption,
     PrColumnOption,
     ProjectColumnOption,
+    RayAddressOption,
     RegistryOption,
     RepoColumnOption,
     SplitOption,
     TextColumnOption,
     TextOption,
+    WorkersOption,
     column_options,
     out_option,
 )
@@ -141,6 +145,9 @@ def compare(
                                                    "sets), on, off.")] = FixJoin.auto,
     text: TextOption = None,
     ngram_n: NgramOption = None,
+    engine: EngineOption = Engine.local,
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Join TRAIN with each BENCH on normalised source ids (OSS-Fuzz old→new, CVE), add chance baselines,
     and write a report.
@@ -168,7 +175,8 @@ def compare(
                              strata=None if strata == Strata.none else strata.value, permutations=permutations,
                              seed=seed, reference=reference, reference_range=reference_range, evidence=evidence,
                              fix_join=fix_join.value, text=parse_text_options(text),
-                             ngram_ns=tuple(ngram_n or (13, 8)), columns=columns, split=split)
+                             ngram_ns=tuple(ngram_n or (13, 8)), columns=columns, split=split,
+                             engine=engine.value, ray_address=ray_address, workers=workers)
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     summary = emit_compare(result, fmt, None if no_report else out)

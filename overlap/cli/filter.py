@@ -19,6 +19,8 @@ from ..sources.registry import selection_label
 from .options import (
     BaseColumnOption,
     DataOption,
+    Engine,
+    EngineOption,
     Format,
     FormatOption,
     IdColumnOption,
@@ -26,10 +28,12 @@ from .options import (
     PatchColumnOption,
     PrColumnOption,
     ProjectColumnOption,
+    RayAddressOption,
     RegistryOption,
     RepoColumnOption,
     SplitOption,
     TextColumnOption,
+    WorkersOption,
     column_options,
     out_option,
     repo_option,
@@ -63,6 +67,9 @@ def filter_cmd(
         "--drop", metavar="REASON",
         help="Reasons that drop a row (repeatable): id, id:<kind>, fix, dup, ngram:<n>, spec:harness "
              "[default: id, fix, dup].")] = None,
+    engine: EngineOption = Engine.local,
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
     push: Annotated[bool, typer.Option("--push", help="Also publish the split to the Hub dataset repo --repo, as "
                                                       "a pull request (never the main branch).")] = False,
     repo: Annotated[str | None, repo_option("Hub dataset repo to push to (required with --push: the split is "
@@ -111,7 +118,8 @@ def filter_cmd(
                              project_column=project_column, id_scheme=id_scheme)
     with status(f"filtering {train}: compare with {', '.join(bench)}, write {out}, verify it"):
         result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data),
-                                                 columns=columns, split=split)
+                                                 columns=columns, split=split, engine=engine.value,
+                                                 ray_address=ray_address, workers=workers)
     info = filtered.summary()
     report_recognition(result_datasets(result))
     report_problems(result_problems(result), str(out / "filter.json"))

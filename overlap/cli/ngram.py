@@ -6,7 +6,6 @@ The library under the command (pandas, pyarrow, the scan) is imported inside the
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -18,11 +17,15 @@ from ..progress import RowsBar, set_quiet, status
 from ..sources.registry import is_known
 from .options import (
     DataOption,
+    Engine,
+    EngineOption,
     Format,
     FormatOption,
     NgramOption,
+    RayAddressOption,
     RegistryOption,
     TextOption,
+    WorkersOption,
     missing_option,
     out_option,
 )
@@ -50,11 +53,6 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     dataset = load_dataset(spec, data)
     column = text_field(dataset, field)
     return dataset.name, texts_of(dataset, column, stream=stream), column, dataset.problems
-
-
-class Engine(StrEnum):
-    local = "local"
-    ray = "ray"
 
 
 def _train_files(spec: str, id_column: str | None):
@@ -101,16 +99,9 @@ def ngram(
     id_column: Annotated[str | None, typer.Option("--id-column", help="Id column of files that are not registered "
                                                   "datasets (the train side is then streamed: a file, folder, glob, "
                                                   "Hub id or URI).")] = None,
-    engine: Annotated[Engine, typer.Option("--engine", help="local: this machine; ray: a Ray cluster "
-                                           "(pip install 'overlap[ray]'), the train side as a Ray Dataset "
-                                           "scanned by an actor pool; the same flags.")] = Engine.local,
-    ray_address: Annotated[str | None, typer.Option("--ray-address", envvar="RAY_ADDRESS",
-                                                    help="The Ray cluster to attach to (e.g. ray://HEAD:10001 or "
-                                                         "auto); default: start a local Ray.")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", min=1,
-                                                help="Scan processes (local) or actors (ray). Default: one process "
-                                                     "below ~140 MB of text, else one per free core; on Ray one "
-                                                     "per cluster CPU.")] = None,
+    engine: EngineOption = Engine.local,
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
     out: Annotated[Path | None, out_option("Write flags.csv, boilerplate.csv and summary.json here.")] = None,
     fmt: FormatOption = Format.table,
 ) -> None:

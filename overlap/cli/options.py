@@ -10,6 +10,7 @@ Vocabulary (option → commands):
                                    alias; audit writes one JSON file, the others a folder)
 - `--format/-f table|json|csv|md`  every command that prints results
 - `--push` / `--repo OWNER/NAME`   card, filter (filter: `--push-to-hub REPO` = `--push --repo REPO`)
+- `--engine local|ray`, `--ray-address`, `--workers`  ngram, compare, filter (the text scan)
 
 Hidden aliases still parse; `OverlapCommand` leaves them out of `--help`. The command class also writes
 arguments as `TRAIN BENCH...` in the usage line and the help (typer's own `{train}` / `<list[str]>` labels
@@ -33,6 +34,11 @@ MAX_NGRAM = 64
 
 # Old spellings that still parse but are not shown in --help.
 HIDDEN_ALIASES = frozenset({"--field", "--n", "--output"})
+
+
+class Engine(StrEnum):
+    local = "local"
+    ray = "ray"
 
 
 class Format(StrEnum):
@@ -115,6 +121,17 @@ NgramOption = Annotated[
     typer.Option("--ngram", "-n", "--n", min=1, max=MAX_NGRAM, metavar="N",
                  help="Word n-gram size, 1 to 64 (repeatable) [default: 13, 8]."),
 ]
+# The engine of the text scan (ngram, compare --text, filter --drop ngram:<n>): the library's `engine`,
+# `ray_address` and `workers` (overlap.text.text_check).
+EngineOption = Annotated[Engine, typer.Option(
+    "--engine", help="Text scan: local (this machine) or ray (a Ray cluster; pip install 'overlap[ray]'): the "
+                     "train side as a Ray Dataset scanned by an actor pool; the same flags.")]
+RayAddressOption = Annotated[str | None, typer.Option(
+    "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster to attach to (e.g. ray://HEAD:10001 or auto); "
+                                                "default: start a local Ray.")]
+WorkersOption = Annotated[int | None, typer.Option(
+    "--workers", min=1, help="Text scan processes (local) or actors (ray). Default: one process below ~140 MB of "
+                             "text, else one per free core; on Ray one per cluster CPU.")]
 # Columns of a user's own dataset (a file, folder, glob or Hub id that is not registered): which column gives
 # what. Dotted names reach into nested fields. `column_options` collects them for the library.
 IdColumnOption = Annotated[str | None, typer.Option(

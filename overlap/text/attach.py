@@ -60,9 +60,11 @@ def parse_text_options(values: list[str] | None) -> list[tuple[str, str]] | None
 
 
 def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 8),
-                boilerplate_threshold: int | None = None, workers: int | None = 2) -> None:
+                boilerplate_threshold: int | None = None, workers: int | None = None, engine: str = "local",
+                ray_address: str | None = None) -> None:
     """Run the text check for every benchmark and field pair; add `text` sections, pair run columns and the
-    train items' `ngram_<n>` flags (used by `overlap filter --drop ngram:13`)."""
+    train items' `ngram_<n>` flags (used by `overlap filter --drop ngram:13`). `workers`, `engine` and
+    `ray_address` are text_check's (None workers: chosen from the input size)."""
     threshold = DEFAULT_BOILERPLATE_THRESHOLD if boilerplate_threshold is None else boilerplate_threshold
     train = result.train
     flagged: dict[int, set[str]] = {n: set() for n in ns}
@@ -81,7 +83,8 @@ def attach_text(result, fields: list[tuple[str, str]] | None = None, *, ns=(13, 
             t_field, b_field = text_field(train, t_name, label), text_field(comp.bench, b_name, label)
             checked = text_check(texts_of(train, t_field, stream=True), texts_of(comp.bench, b_field),
                                  t_field, b_field, ns=ns, boilerplate_threshold=threshold,
-                                 pairs=comp.pairs[["train_id", "bench_id"]], workers=workers)
+                                 pairs=comp.pairs[["train_id", "bench_id"]], workers=workers, engine=engine,
+                                 ray_address=ray_address)
             blocks.append({"status": "ran"} | checked.summary())
             for n in ns:
                 flagged[n] |= checked.flagged(n)

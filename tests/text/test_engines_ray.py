@@ -1,8 +1,11 @@
 """The Ray engine gives the local engine's answer byte for byte: on a local Ray (num_cpus=2), from parquet
 shards and from a DataFrame, and when an actor dies in the middle of the scan (Ray restarts it and runs its
-batch again; the batch is merged once). Skips when Ray (the optional extra ``overlap[ray]``) is missing."""
+batch again; the batch is merged once); through `compare(..., text=..., engine="ray")` and `overlap filter
+--drop ngram:13 --engine ray` too. Skips when Ray (the optional extra ``overlap[ray]``) is missing."""
 
+import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -17,7 +20,11 @@ except ImportError:  # the optional extra
     ray = None
 
 from test_engines import workload  # tests/text is on the path (no __init__.py)
+from typer.testing import CliRunner
 
+from overlap.api import compare
+from overlap.api.demo import DEMO_ROOT, demo_data
+from overlap.cli import app
 from overlap.outputs.report import ngram_summary, write_ngram_report
 from overlap.text import text_check
 from overlap.text.engine_ray import BatchScanner, scan_ray
@@ -98,3 +105,53 @@ def test_a_killed_actor_changes_nothing(local_ray, shards, tmp_path):
     assert on_ray.counts == local.counts  # nothing counted twice
     assert on_ray.counts["items"] == 600
     assert on_ray.short == local.short and on_ray.runs == local.runs
+
+
+@pytest.fixture(scope="module")
+def copied_demo(tmp_path_factory):
+    """The demo data with one train item that is not id-matched given a bench item's description: the text
+    check flags it (the demo's own texts share no 13-gram)."""
+    root = tmp_path_factory.mktemp("demo") / "demo"
+    shutil.copytree(DEMO_ROOT, root)
+    description = json.loads((root / "cybergym" / "tasks.json").read_text())[0]["vulnerability_description"]
+    path = root / "mimo-cyber" / "cyber.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[-1]["prompt"] = [{"role": "user", "content": f"Reproduce this: {description}"}]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    return {name: root / name for name in ("mimo-cyber", "cybergym", "arvo", "arvo-meta")}
+
+
+def text_flags(result):
+    return ([b.sections["text"] for b in result.benches], [b.pairs for b in result.benches],
+            result.train.items[["item_id", "ngram_13", "ngram_8"]])
+
+
+@pytest.mark.parametrize("data", ["demo", "copied"])
+def test_compare_on_ray_gives_the_local_text_flags(local_ray, copied_demo, data):
+    data = demo_data() if data == "demo" else copied_demo
+    kw = dict(data=data, text=["prompt:description"], pool=None, evidence=False)
+    local_sections, local_pairs, local_items = text_flags(compare("mimo-cyber", ["cybergym"], **kw))
+    ray_sections, ray_pairs, ray_items = text_flags(compare("mimo-cyber", ["cybergym"], engine="ray", workers=2,
+                                                            **kw))
+    assert ray_sections == local_sections and local_sections[0]["status"] == "ran"
+    for on_ray, local in zip(ray_pairs, local_pairs, strict=True):
+        pd.testing.assert_frame_equal(on_ray, local)
+    pd.testing.assert_frame_equal(ray_items, local_items)
+    if data is copied_demo:
+        assert local_sections[0]["flags"]["13"]["train_items_flagged"] == 1
+
+
+def test_filter_cli_on_ray_writes_the_local_split(local_ray, copied_demo, tmp_path):
+    data = [arg for name, path in copied_demo.items() for arg in ("--data", f"{name}={path}")]
+    written = {}
+    for engine in ("local", "ray"):
+        out = tmp_path / engine
+        result = CliRunner().invoke(app, ["filter", "mimo-cyber", "cybergym", *data, "--out", str(out),
+                                          "--drop", "ngram:13", "--engine", engine], catch_exceptions=False)
+        assert result.exit_code == 0, result.stderr
+        assert "removed: 1  kept: 10" in result.stdout
+        written[engine] = {p.relative_to(out): p.read_bytes() for p in sorted((out / "data").rglob("*"))
+                           if p.is_file()}
+        written[engine]["removed.csv"] = (out / "removed.csv").read_bytes()
+    assert len(written["local"]) > 1 and written["ray"] == written["local"]
