@@ -207,6 +207,9 @@ def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str
         if not is_data_file(path.name):
             raise InputError(f"{path}: unsupported file type; use .parquet, .jsonl, .json or .csv "
                              "(optionally .gz or .zst compressed)")
+        if split is not None:  # one file has no splits: ignoring the option would read rows the user excluded
+            raise InputError(f"{path}: one file has no split '{split}'; --split picks files of a Hub dataset or "
+                             "a folder (leave it out, or name the split's file)")
         return [DataFile(str(path), path.name)], "local-file", path.name
     if path.exists() and not path.is_dir():
         raise InputError(f"{path}: not a regular file (a FIFO or device); give a data file or a folder")

@@ -90,6 +90,7 @@ def test_filter_a_jsonl_keeps_what_the_registered_filter_keeps(work):
     (["compare", "cybergym", "sec-bench", "--id-column", "id"], "registered"),
     (["compare", "my.jsonl", "cybergym", "--id-column", "no_such_column"], "no_such_column"),
     (["compare", "my.jsonl", "cybergym", "--id-column", "extra_info.instance_id", "--id-scheme", "nope"], "nope"),
+    (["compare", "my.jsonl", "cybergym", "--id-column", "extra_info.instance_id", "--split", "test"], "split"),
 ])
 def test_misuse_is_one_clear_line(work, args, words):
     done = run(*args, *DEMO, "--no-report", cwd=work)
