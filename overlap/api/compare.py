@@ -17,9 +17,9 @@ from ..model import Dataset
 from ..outputs.splits import check_reasons, filter_split, write_split
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
-from ..sources.generic import GenericColumns
-from ..sources.load import load_dataset, load_identity, read_by_columns
-from ..sources.registry import get_spec, is_known
+from ..sources.generic import GenericColumns, read_generic
+from ..sources.load import load_dataset, load_identity
+from ..sources.registry import get_spec, is_registered
 from ..stats.attach import attach_baselines
 from ..text.attach import attach_text, text_field
 from ..text.engines import ENGINES
@@ -54,26 +54,21 @@ def _label(dataset: Dataset) -> str:
     return f"{dataset.name}:{','.join(subsets)}" if subsets else dataset.name
 
 
-def _registered(arg: str) -> bool:
-    """A registered name (`NAME`, `NAME@REV`, `NAME:SUBSET`), not a file or a user's Hub id."""
-    return not Path(arg).exists() and is_known(arg.split("@")[0].split(":")[0])
-
-
 def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: GenericColumns | None,
                    split: str | None) -> list[Dataset]:
     """Each dataset argument read: a Dataset as given, a registered name through its declaration, anything
     else (a file, folder, glob or Hub id) by the named `columns` when given. Columns that no argument uses are
     refused: an option that silently does nothing would be a wrong answer waiting to happen."""
-    if columns is not None and all(isinstance(a, Dataset) or _registered(a) for a in args):
+    if columns is not None and all(isinstance(a, Dataset) or is_registered(a) for a in args):
         raise InputError(f"the id column {columns.id!r} names a column of your own files or Hub datasets, and every "
                          "dataset given is registered (its columns are declared); leave the column options out")
     out = []
     for arg in args:
         if isinstance(arg, Dataset):
             out.append(arg)
-        elif columns is not None and not _registered(arg):
-            out.append(read_by_columns(arg, columns, split=split))
-        elif columns is None and not _registered(arg) and not Path(arg).exists() and "/" in arg:
+        elif columns is not None and not is_registered(arg):
+            out.append(read_generic(arg, columns, split=split))
+        elif columns is None and not is_registered(arg) and not Path(arg).exists() and "/" in arg:
             raise InputError(f"{arg}: not a registered dataset; to read it by its columns, name its id column "
                              "(CLI: --id-column NAME; library: id_column=NAME), or declare it (--registry FILE)")
         else:

@@ -5,6 +5,7 @@ The library under the command (pandas, pyarrow, the scan) is imported inside the
 
 from __future__ import annotations
 
+import glob
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +15,7 @@ import typer
 from ..errors import InputError
 from ..jsonout import dumps_json
 from ..progress import RowsBar, set_quiet, status
-from ..sources.registry import is_known
+from ..sources.registry import is_registered
 from .options import (
     DataOption,
     Engine,
@@ -48,7 +49,7 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
         frame = pd.DataFrame(rows, columns=[id_column, field]).rename(columns={id_column: "item_id"})
         frame["item_id"] = frame["item_id"].astype("string")
         return path.stem, frame, field, []
-    if not path.exists() and not is_known(spec.split("@")[0].split(":")[0]):
+    if not path.exists() and not is_registered(spec):
         raise InputError(f"{spec}: not a registered dataset or an existing file")
     dataset = load_dataset(spec, data)
     column = text_field(dataset, field)
@@ -60,11 +61,9 @@ def _train_files(spec: str, id_column: str | None):
     the spec is a glob or URI; None for the dataset route (a registered name, or a file or folder that an
     adapter recognises). A single JSON file keeps the row reader: its cells that are not text (numbers,
     lists) are counted and skipped, where the streamed JSON reader would write them as text."""
-    import glob
+    from ..text.engines import train_files  # imported here: keeps `overlap --help` fast
 
-    from ..text.engines import train_files
-
-    if is_known(spec.split("@")[0].split(":")[0]):
+    if is_registered(spec):
         return None
     if id_column is None and "://" not in spec and not glob.has_magic(spec):
         return None

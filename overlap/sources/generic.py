@@ -177,6 +177,7 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
                       repeats=repeat_frame)
     dataset.source = _file_source(provenance, source)
     dataset.recognition = scan.report  # type: ignore[attr-defined]
+    dataset.generic_columns = spec  # type: ignore[attr-defined]  # a written split is read back by the same columns
     return dataset
 
 

@@ -4,7 +4,6 @@ its adapter."""
 from __future__ import annotations
 
 import glob
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -108,15 +107,6 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
     return dataset
 
 
-def read_by_columns(source: str | os.PathLike, columns: GenericColumns, *, split: str | None = None,
-                    name: str | None = None) -> Dataset:
-    """A dataset that is not registered, read by its named columns (`overlap.sources.generic`); it remembers
-    the columns, so a written split of it is read back the same way (`reread`)."""
-    dataset = read_generic(source, columns, split=split, name=name)
-    dataset.generic_columns = columns  # type: ignore[attr-defined]
-    return dataset
-
-
 def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericColumns) -> Dataset:
     """A written split of a dataset read by columns, read back with the same columns. The shards are linked
     under the names of the files they were cut from, so items carry the same `file` labels as the input."""
@@ -127,7 +117,7 @@ def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericCo
             link = Path(folder, label)
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(Path(shard).resolve())
-        again = read_by_columns(folder, columns, name=dataset.name)
+        again = read_generic(folder, columns, name=dataset.name)
     again.source = source
     return again
 

@@ -120,6 +120,12 @@ def is_known(name: str) -> bool:
     return name.lower() in _ALIASES
 
 
+def is_registered(text: str) -> bool:
+    """Whether a dataset argument names a registered dataset (`NAME`, `NAME@REV`, `NAME:SUBSET`) rather than
+    a local file or folder or a user's own Hub dataset."""
+    return not Path(text).exists() and is_known(text.split("@")[0].split(":")[0])
+
+
 @dataclass(frozen=True)
 class Selection:
     """A parsed dataset argument."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from overlap.api import compare
+from overlap.api import compare, filter_train
 from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError
 from overlap.sources import registry
@@ -71,6 +71,19 @@ def test_a_user_declaration_adds_a_benchmark_without_code(clean_registry, tmp_pa
     pairs = sorted(zip(mine.pairs["train_id"], mine.pairs["bench_id"], strict=True))
     assert pairs and pairs == sorted(zip(registered.pairs["train_id"], registered.pairs["bench_id"], strict=True))
     assert mine.benches[0].name == "my-cyber"
+
+
+def test_a_declared_dataset_is_filtered_and_its_split_verified(clean_registry, tmp_path):
+    """The kept split of a [columns] dataset is read back through its declaration and matches nothing."""
+    (tmp_path / "mine.toml").write_text(f'name = "my-mimo"\npath = "{DEMO_ROOT / "mimo-cyber" / "cyber.parquet"}"\n'
+                                        '[columns]\nid = "extra_info.instance_id"\n')
+    registry.add_declarations([tmp_path / "mine.toml"])
+    data = {name: DEMO_ROOT / name for name in ("cybergym", "arvo")}
+    _, filtered, written = filter_train("my-mimo", ["cybergym"], tmp_path / "out", data=data)
+    registered = filter_train("mimo-cyber", ["cybergym"], tmp_path / "reg", data={**data,
+                              "mimo-cyber": DEMO_ROOT / "mimo-cyber"})[1]
+    assert written.verification["rows_matching"] == 0
+    assert filtered.summary()["kept_rows"] == registered.summary()["kept_rows"] > 0
 
 
 def test_a_taken_name_is_refused_naming_both_files(clean_registry, tmp_path):
