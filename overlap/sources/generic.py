@@ -105,9 +105,10 @@ class KeyScan:
 
 def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
               split: str | None = None, filesystem: Any = None, batch_rows: int = 65536,
-              **options: Any) -> KeyScan:
+              allow_empty: bool = False, **options: Any) -> KeyScan:
     """Items and keys of every row of `source`, column-wise (pyarrow.compute), batch by batch: memory is
-    the batch plus the key columns, never the skipped text columns."""
+    the batch plus the key columns, never the skipped text columns. No rows is an InputError unless
+    `allow_empty` (a filtered split may keep none)."""
     spec = GenericColumns.of(columns, **options)
     batches = open_batches(source, [spec.id], optional=[c for c in spec.wanted() if c != spec.id], split=split,
                            batch_rows=batch_rows, filesystem=filesystem)
@@ -128,7 +129,14 @@ def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any
             file_row += n
         offset += file_row
     if not item_parts:
-        raise InputError(f"{batches.label}: no rows read; check the files")
+        if not allow_empty:
+            raise InputError(f"{batches.label}: no rows read; check the files")
+        empty = pa.RecordBatch.from_pydict({c: pa.array([], pa.string()) for c in dict.fromkeys([spec.id,
+                                                                                                 *spec.wanted()])})
+        items, keys = _batch_items(empty, spec, report)
+        for name, kind in (("file", pa.string()), ("file_row", pa.int64()), ("row", pa.int64())):
+            items = items.append_column(name, pa.array([], kind))
+        item_parts, key_parts = [items], [keys]
     items = pa.concat_tables(item_parts, promote_options="permissive")
     keys = pa.concat_tables(key_parts, promote_options="permissive")
     return KeyScan(batches.label, items, keys, report, batches.provenance)
@@ -136,7 +144,7 @@ def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any
 
 def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
                  split: str | None = None, name: str | None = None, filesystem: Any = None,
-                 batch_rows: int = 65536, **options: Any) -> Dataset:
+                 batch_rows: int = 65536, allow_empty: bool = False, **options: Any) -> Dataset:
     """A Dataset from any file, folder, glob or Hub dataset, by named columns (`id_column=` required).
 
     The recognition report (how many ids each scheme took, unrecognised values) is `dataset.recognition`
@@ -145,7 +153,7 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
     registered adapters count them (the first row of a repeated id is the item; the others are `repeats`).
     """
     spec = GenericColumns.of(columns, **options)
-    scan = scan_keys(source, spec, split=split, filesystem=filesystem, batch_rows=batch_rows)
+    scan = scan_keys(source, spec, split=split, filesystem=filesystem, batch_rows=batch_rows, allow_empty=allow_empty)
     label = name or scan.label
     items = scan.items
     problems = _problems(scan.report)
@@ -162,7 +170,7 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
         problems.append(Problem("duplicate_id", repeats.num_rows, repeats.column("item_id")[0].as_py(),
                                 "a repeated id keeps its first row; `filter` drops or keeps every copy with it"))
     kept = valid.filter(is_first)
-    if not kept.num_rows:
+    if not kept.num_rows and not allow_empty:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')")
     keys = scan.keys
     where = pc.index_in(keys.column("row"), value_set=kept.column("row"))

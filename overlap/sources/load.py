@@ -117,7 +117,7 @@ def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericCo
             link = Path(folder, label)
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(Path(shard).resolve())
-        again = read_generic(folder, columns, name=dataset.name)
+        again = read_generic(folder, columns, name=dataset.name, allow_empty=True)  # a split may keep no row
     again.source = source
     return again
 
