@@ -1,9 +1,13 @@
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# A local Ray (tests/text/test_engines_ray.py) must not report usage statistics over the network; set before
+# any Ray process starts (its workers inherit the environment).
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 
 
 @pytest.fixture(autouse=True)

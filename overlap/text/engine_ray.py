@@ -98,6 +98,8 @@ def scan_ray(index: BenchIndex, files, stream: Callable[[], Iterable[pa.RecordBa
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
+            # The local Ray this scan starts sends no usage statistics unless the user asked for them.
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             ray.init(address="local", num_cpus=workers or None, include_dashboard=False, log_to_driver=False)
         started = True
     try:
