@@ -13,8 +13,9 @@ from .model import Dataset, empty_pairs, make_pairs
 
 # Keys that name one task: two items sharing one are the same task (listed twice inside a dataset, or
 # the plain join's match when the raw values agree). A shared base commit alone (`base`) is not: many PRs
-# start from one commit; `repo_pr_exact` and `base_pr` only refine `repo_pr`.
-TASK_KINDS = ("ossfuzz", "cve", "repo_pr")
+# start from one commit; `repo_pr_exact` and `base_pr` only refine `repo_pr`. A fix commit names the bug it
+# fixed.
+TASK_KINDS = ("ossfuzz", "cve", "fix_commit", "repo_pr")
 
 
 def _matches(train_keys: pd.DataFrame, bench_keys: pd.DataFrame, on: str) -> pd.DataFrame:

@@ -40,13 +40,20 @@ REPEAT_COLUMNS = {"item_id": "string", "file": "string", "file_row": "int64", "r
 
 KEY_COLUMNS = {"item_id": "string", "kind": "string", "value": "string", "raw": "string"}
 # Every kind of key an adapter makes (a drop reason `id:<kind>` must name one of these).
-KEY_KINDS = ("ossfuzz", "cve", "repo_pr", "repo_pr_exact", "base_pr", "base")
+KEY_KINDS = ("ossfuzz", "cve", "fix_commit", "repo_pr", "repo_pr_exact", "base_pr", "base")
 
-# Kinds of a SWE pair (train item, bench item) by what matched (`overlap.evidence.swe_pairs`): the counted
-# ones are overlap; the reported ones are shown beside it, never counted.
-COUNTED_PAIR_KINDS = ("same_pr_same_base", "same_pr_other_base", "same_pr_base_unknown",
-                      "same_base_identical_fix_no_pr")
+# Kinds of a pair (train item, bench item), decided per pair by the key kinds that matched
+# (`overlap.evidence.swe_pairs.classify_pairs`), never per dataset: one dataset may hold OSS-Fuzz bugs, CVEs
+# and pull requests side by side. A shared task identity (OSS-Fuzz issue, CVE, fix commit) names one bug and
+# always counts; `same_fix` is a pair the same-fix join found without a shared id. Pull-request pairs are
+# classified by PR number and base commit: the counted ones are overlap, the reported ones are shown beside
+# it, never counted.
+ID_PAIR_KINDS = ("same_ossfuzz", "same_cve", "same_fix_commit", "same_fix")
+SWE_COUNTED_PAIR_KINDS = ("same_pr_same_base", "same_pr_other_base", "same_pr_base_unknown",
+                          "same_base_identical_fix_no_pr")
 REPORTED_PAIR_KINDS = ("same_base_no_pr_other_fix", "same_base_other_pr")
+SWE_PAIR_KINDS = SWE_COUNTED_PAIR_KINDS + REPORTED_PAIR_KINDS
+COUNTED_PAIR_KINDS = ID_PAIR_KINDS + SWE_COUNTED_PAIR_KINDS
 PAIR_KINDS = COUNTED_PAIR_KINDS + REPORTED_PAIR_KINDS
 
 PAIR_COLUMNS = {

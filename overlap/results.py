@@ -176,6 +176,14 @@ def _by_subset(dataset: Dataset, matched: set[str], plain: set[str], side: str) 
     return out
 
 
+def _items_by_pair_kind(pairs: pd.DataFrame) -> dict[str, int]:
+    """Bench items in a counted pair of each kind, every counted kind listed (zero too), in table order: what
+    each scheme of a mixed dataset matched."""
+    kinds = pairs["pair_kind"] if "pair_kind" in pairs.columns else pd.Series([], dtype="string")
+    return {k: int(pairs.loc[(kinds == k).fillna(False).astype(bool), "bench_id"].nunique())
+            for k in COUNTED_PAIR_KINDS}
+
+
 def _bench_block(result: CompareResult, comp: BenchComparison) -> dict[str, Any]:
     bench, pairs, plain = comp.bench, comp.pairs, comp.plain_pairs
     n_bench = len(bench.items)
@@ -191,6 +199,7 @@ def _bench_block(result: CompareResult, comp: BenchComparison) -> dict[str, Any]
         "train_items_matched": int(pairs["train_id"].nunique()),
         "bench_items_matched": len(matched_bench),
         "bench_share": _share(len(matched_bench), n_bench),
+        "bench_items_by_pair_kind": _items_by_pair_kind(pairs),
         "plain_join": {
             "pairs": int(len(plain)),
             "train_items_matched": int(plain["train_id"].nunique()),

@@ -142,9 +142,20 @@ def test_ids_command(cyber):
     assert result.exit_code == 0
     rows = json.loads(result.stdout)
     assert [r["canonical"] for r in rows] == ["42470443", "42491394", "19999", "CVE-2023-50246"]
-    assert [r["scheme"] for r in rows] == ["old", "new", "old", ""]
+    assert [r["tracker"] for r in rows] == ["old", "new", "old", None]
+    assert [r["scheme"] for r in rows] == ["ossfuzz", "ossfuzz", "ossfuzz", "cve"]
+    assert rows[0]["number"] == 10400 and rows[0]["in_mapping"] is True  # JSON keeps its types
     bad = run("ids", "arvo:xyz", "--data", f"arvo={cyber['arvo']}")
     assert bad.exit_code == 2 and "arvo:xyz" in bad.stderr
+
+
+def test_ids_reads_a_pr_url_as_a_pr_not_an_ossfuzz_number(cyber):
+    result = run("ids", "https://github.com/o/r/pull/10340", "10340", "--data", f"arvo={cyber['arvo']}",
+                 "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    pr, bare = json.loads(result.stdout)
+    assert (pr["scheme"], pr["canonical"], pr["number"]) == ("github_pr", "o/r#10340", None)
+    assert (bare["scheme"], bare["number"]) == ("ossfuzz", 10340)
 
 
 def test_demo_runs_offline(tmp_path):

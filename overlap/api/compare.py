@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..evidence.attach import FIX_JOIN_MODES, attach_evidence
-from ..evidence.swe_pairs import swe_sections
+from ..evidence.swe_pairs import classify_result, swe_sections
 from ..ids.ossfuzz import OssFuzzMapping, canonicalize_keys
 from ..join import duplicates, join, shared_keys
 from ..model import Dataset
@@ -25,11 +25,22 @@ from ..text.attach import attach_text, text_field
 from ..text.engines import ENGINES
 
 
-def _needs_mapping(datasets: list[Dataset]) -> bool:
-    return any((d.keys["kind"] == "ossfuzz").any() for d in datasets)
+def canonical_ossfuzz_ids(datasets: list[Dataset], data: dict[str, Path],
+                          mapping: OssFuzzMapping | None = None):
+    """Every dataset's OSS-Fuzz keys translated to canonical (new-tracker) ids, in place, whenever any of
+    them has one: an old id on one side and its new id on the other are the same bug. The mapping (`arvo`)
+    is loaded only then, unless given. Returns (mapping or None, its provenance or None)."""
+    if not any((d.keys["kind"] == "ossfuzz").any() for d in datasets):
+        return mapping, None
+    provenance = None
+    if mapping is None:
+        mapping, provenance = load_identity("arvo", data)
+    for dataset in datasets:
+        dataset.keys = canonicalize_keys(dataset.keys, mapping)
+    return mapping, provenance
 
 
-def _data_paths(data: Mapping[str, str | os.PathLike] | None) -> dict[str, Path]:
+def data_paths(data: Mapping[str, str | os.PathLike] | None) -> dict[str, Path]:
     """`data` as {registered name: absolute Path}: names may be aliases, paths str or Path, relative to the
     current folder or absolute (resolved once, here)."""
     if not data:
@@ -170,7 +181,7 @@ def compare(
         raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
     if engine not in ENGINES:  # before the slow stages
         raise InputError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
-    data = _data_paths(data)
+    data = data_paths(data)
     if isinstance(train, (list, tuple)):
         raise InputError("train: give one training set (a name, a path or a Dataset), not a list")
     (train,) = _dataset_args(train, "train")
@@ -190,13 +201,8 @@ def compare(
             text_field(train_ds, train_field, f"text '{train_field}:{bench_field}'")
             for b in bench_ds:
                 text_field(b, bench_field, f"text '{train_field}:{bench_field}'")
-    mapping_provenance = None
     stage("joining ids")
-    if _needs_mapping([train_ds, *bench_ds]):
-        if mapping is None:
-            mapping, mapping_provenance = load_identity("arvo", data)
-        for dataset in (train_ds, *bench_ds):
-            dataset.keys = canonicalize_keys(dataset.keys, mapping)
+    mapping, mapping_provenance = canonical_ossfuzz_ids([train_ds, *bench_ds], data, mapping)
     comparisons = [
         BenchComparison(
             bench=b,
@@ -217,7 +223,7 @@ def compare(
         parameters={"train": names[0], "benches": names[1:],
                     "labels": [_label(d) for d in (train_ds, *bench_ds)]},
     )
-    _attach_swe(result)
+    _attach_pair_kinds(result)
     stage("chance baselines")
     attach_baselines(result, data=data, pool=pool, strata=strata, permutations=permutations, seed=seed,
                      reference=reference, reference_range=reference_range)
@@ -278,16 +284,18 @@ def filter_train(
     return result, decision, report
 
 
-def _attach_swe(result: CompareResult) -> None:
-    """SWE sets: classify pairs (same PR same base, other base, …), keep the counted ones as the overlap
-    and move the reported-only ones (same base, different PR) to `related`."""
+def _attach_pair_kinds(result: CompareResult) -> None:
+    """Classify every pair by its own key kinds (same OSS-Fuzz issue, same PR at the same base, same base
+    and another PR, …), keep the counted ones as the overlap and move the reported-only ones to `related`;
+    add the SWE sections when a side has pull-request keys."""
+    classify_result(result)
     sections = swe_sections(result)
-    if not sections:
-        return
-    per_bench = sections.pop("benches")
-    result.sections["swe"] = sections
-    for comp, block in zip(result.benches, per_bench, strict=True):
-        comp.sections["swe"] = block
-        counted = comp.pairs["counted"].fillna(True).astype(bool)  # non-SWE pairs (no kind) count
+    if sections:
+        per_bench = sections.pop("benches")
+        result.sections["swe"] = sections
+        for comp, block in zip(result.benches, per_bench, strict=True):
+            comp.sections["swe"] = block
+    for comp in result.benches:
+        counted = comp.pairs["counted"].fillna(True).astype(bool)
         comp.related = comp.pairs[~counted].reset_index(drop=True)
         comp.pairs = comp.pairs[counted].reset_index(drop=True)

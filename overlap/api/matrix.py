@@ -21,6 +21,7 @@ from ..model import PAIR_KINDS, Dataset
 from ..results import MatrixResult
 from ..sources.load import load_dataset
 from ..sources.registry import get_spec, parse_selection
+from .compare import canonical_ossfuzz_ids, data_paths
 
 MATRIX_PAIR_COLUMNS = ("a", "b", "a_id", "b_id", "kinds", "match_type", "a_raw", "b_raw")
 
@@ -75,12 +76,15 @@ def matrix(benches: list[str | Dataset], *, data: dict[str, Path] | None = None)
     """Join every benchmark with every other (names as in `overlap datasets`, or loaded Datasets).
 
     A benchmark is not compared with its own subset (see `is_own_subset`); such couples are listed as
-    skipped. Pairs are classified into pair kinds (`overlap.evidence.swe_pairs.classify_pairs`); the shares count
-    counted kinds only.
+    skipped. OSS-Fuzz ids are translated to canonical ids first (as in a compare), and pairs are classified into
+    pair kinds by their own keys (`overlap.evidence.swe_pairs.classify_pairs`); the shares count counted kinds
+    only, of every scheme.
     """
     if len(benches) < 2:
         raise InputError("give at least two benchmarks to compare with each other")
+    data = data_paths(data)
     datasets = _load_all(list(benches), data)
+    _, mapping_provenance = canonical_ossfuzz_ids(datasets, data)
     frames, cells, couples = [], [], []
     shared: dict[tuple[str, str], list[str]] = {}
     found: dict[tuple[str, str], int] = {}
@@ -131,7 +135,8 @@ def matrix(benches: list[str | Dataset], *, data: dict[str, Path] | None = None)
         cells=pd.DataFrame.from_records(cells),
         couples=pd.DataFrame.from_records(couples),
         shared_repos=shared,
-        parameters={"benches": [d.name for d in datasets]},
+        parameters={"benches": [d.name for d in datasets]}
+        | ({"ossfuzz_mapping": mapping_provenance.to_dict()} if mapping_provenance is not None else {}),
     )
 
 

@@ -150,8 +150,9 @@ TextColumnOption = Annotated[str | None, typer.Option("--text-column", metavar="
 ProjectColumnOption = Annotated[str | None, typer.Option("--project-column", metavar="COLUMN",
                                                          help="Its project column.")]
 IdSchemeOption = Annotated[str | None, typer.Option(
-    "--id-scheme", metavar="SCHEME", help="Read every id with one scheme (ossfuzz, cve, ghsa, github_pr, "
-                                          "fix_commit) instead of recognising each value's.")]
+    "--id-scheme", metavar="SCHEME", help="The scheme (ossfuzz, cve, ghsa, github_pr, fix_commit) of the ids "
+                                          "no specific form recognises: ossfuzz reads a trailing issue number "
+                                          "(task-10055), fix_commit a bare sha.")]
 SplitOption = Annotated[str | None, typer.Option("--split", metavar="SPLIT",
                                                  help="The split of a Hub dataset given by id (e.g. train).")]
 

@@ -82,12 +82,22 @@ def emit_compare(result, fmt: Format, out: Path | None) -> dict:
     return summary
 
 
+def _cell(value) -> str:
+    """A value as table text: null empty, booleans as JSON spells them."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def print_records(rows: list[dict], fmt: Format, title: str) -> None:
-    """Rows on stdout as a JSON list, CSV, a Markdown table or a rich table."""
+    """Rows on stdout as a JSON list (values keep their JSON types), CSV, a Markdown table or a rich table."""
     if fmt == Format.json:
         sys.stdout.write(dumps_json(rows))
         return
     columns = list(rows[0]) if rows else []
+    rows = [{c: _cell(row.get(c)) for c in columns} for row in rows]
     if fmt == Format.csv:
         writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
@@ -96,7 +106,7 @@ def print_records(rows: list[dict], fmt: Format, title: str) -> None:
     if fmt == Format.md:
         sys.stdout.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
         for row in rows:
-            sys.stdout.write("| " + " | ".join(str(row[c]).replace("|", "\\|") for c in columns) + " |\n")
+            sys.stdout.write("| " + " | ".join(row[c].replace("|", "\\|") for c in columns) + " |\n")
         return
     from rich.table import Table  # imported here: keeps `overlap --help` fast
 
@@ -104,7 +114,7 @@ def print_records(rows: list[dict], fmt: Format, title: str) -> None:
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*[str(row[c]) for c in columns])
+        table.add_row(*[row[c] for c in columns])
     stdout_console().print(table)
 
 

@@ -22,8 +22,11 @@ FIX_JOIN_MODES = ("auto", "on", "off")
 MAX_RELATED_GROUP = 10  # records sharing one signature above which it is too common to relate bugs
 
 
-def _is_cyber(dataset) -> bool:
-    return bool(dataset.keys["kind"].isin(["ossfuzz", "cve"]).any())
+def _cyber_ids(dataset) -> set[str]:
+    """Items with an OSS-Fuzz or CVE key: the ones the same-fix join pairs in `auto` mode (item by item, so
+    one CVE row in a set of pull requests makes no pull request a candidate)."""
+    keys = dataset.keys
+    return set(keys.loc[keys["kind"].isin(["ossfuzz", "cve"]), "item_id"])
 
 
 def _project_table(dataset) -> pd.DataFrame:
@@ -32,8 +35,7 @@ def _project_table(dataset) -> pd.DataFrame:
     return pd.DataFrame({"item_id": items["item_id"], "project": project.astype("string")})
 
 
-def _shared_project_ids(train, bench) -> tuple[list[str], list[str]]:
-    t, b = _project_table(train), _project_table(bench)
+def _shared_project_ids(t: pd.DataFrame, b: pd.DataFrame) -> tuple[list[str], list[str]]:
     t_key, b_key = t["project"].str.lower(), b["project"].str.lower()
     shared = set(t_key.dropna()) & set(b_key.dropna())
     return t.loc[t_key.isin(shared), "item_id"].tolist(), b.loc[b_key.isin(shared), "item_id"].tolist()
@@ -41,15 +43,21 @@ def _shared_project_ids(train, bench) -> tuple[list[str], list[str]]:
 
 def _fix_join(comp, train, tpatch: ItemTexts, bpatch: ItemTexts, tbook, bbook, mode: str) -> dict[str, Any]:
     """Pairs that share a fix and no id: added to the pairs with kind `fix`."""
-    if mode == "off" or (mode == "auto" and not (_is_cyber(train) and _is_cyber(comp.bench))):
-        return {"status": "not_run", "reason": "same-fix join is for OSS-Fuzz/CVE sets (use --fix-join on)"}
+    if mode == "off":
+        return {"status": "not_run", "reason": "the same-fix join was turned off (--fix-join off)"}
+    t, b = _project_table(train), _project_table(comp.bench)
+    if mode == "auto":
+        t, b = t[t["item_id"].isin(_cyber_ids(train))], b[b["item_id"].isin(_cyber_ids(comp.bench))]
+        if not len(t) or not len(b):
+            return {"status": "not_run", "reason": "the same-fix join pairs OSS-Fuzz/CVE items, and a side has none "
+                    "(use --fix-join on for every item)"}
     for side in (tpatch, bpatch):
         if not side.available:
             return {"status": "not_run", "reason": side.why_not()}
-    train_ids, bench_ids = _shared_project_ids(train, comp.bench)
+    train_ids, bench_ids = _shared_project_ids(t, b)
     tpatch.prefetch(train_ids)
     bpatch.prefetch(bench_ids)
-    joined = join_fixes(_project_table(train), _project_table(comp.bench), train_patches=tbook,
+    joined = join_fixes(t.reset_index(drop=True), b.reset_index(drop=True), train_patches=tbook,
                         bench_patches=bbook)
     found = joined.pairs[joined.pairs["shares_fix"].fillna(False).astype(bool)]
     known = set(zip(comp.pairs["train_id"], comp.pairs["bench_id"], strict=True))
@@ -58,6 +66,8 @@ def _fix_join(comp, train, tpatch: ItemTexts, bpatch: ItemTexts, tbook, bbook, m
         added = make_pairs(pd.DataFrame({
             "bench": comp.bench.name, "train_id": new["train_id"].to_numpy(), "bench_id": new["bench_id"].to_numpy(),
             "kinds": "fix", "match_type": "fix", "train_raw": "", "bench_raw": ""}))
+        added["pair_kind"] = pd.array(["same_fix"] * len(added), dtype="string")
+        added["counted"] = pd.array([True] * len(added), dtype="boolean")
         comp.pairs = pd.concat([comp.pairs, added], ignore_index=True)
     stats = joined.stats
     return {"status": "ran", "pairs_sharing_fix": int(len(found)), "pairs_added": int(len(new)),

@@ -1,16 +1,25 @@
-"""SWE sections of a compare: what each pull-request key finds, the overlap by pair kind, shares, subsets,
-per-repo breakdown, suggested renames and repo presence.
+"""Pair kinds of every pair, and the SWE sections of a compare: what each pull-request key finds, the
+overlap by pair kind, shares, subsets, per-repo breakdown, suggested renames and repo presence.
 
-A pair (train item, bench item) from the key join gets one **pair kind**:
+A pair (train item, bench item) from the key join gets one **pair kind**, decided by that pair's matched key
+kinds alone (a dataset may hold OSS-Fuzz bugs, CVEs and pull requests side by side; nothing is decided per
+dataset). The first row that applies wins:
 
 | kind | what matched | counted in the overlap |
 |---|---|---|
+| `same_ossfuzz` | OSS-Fuzz issue (canonical id) | yes |
+| `same_cve` | CVE id | yes |
+| `same_fix_commit` | fix commit | yes |
+| `same_fix` | no id: the same-fix join found the same fix (added by the evidence stage) | yes |
 | `same_pr_same_base` | base commit + PR (`base_pr`) | yes |
 | `same_pr_other_base` | canonical repo + PR, both base commits known and different | yes (fix relation reported) |
 | `same_pr_base_unknown` | canonical repo + PR, a side has no base commit | yes |
 | `same_base_identical_fix_no_pr` | base commit, a side has no PR number (SWE-bench Pro), identical fix | yes |
 | `same_base_no_pr_other_fix` | base commit, a side has no PR number, fix not identical / not comparable | no |
 | `same_base_other_pr` | base commit only: both sides have PR numbers and they differ | no |
+
+A pair whose kinds none of these rows name (a key kind added later) counts: every key kind but `base` and the
+PR refinements names one task.
 
 `classify_pairs` adds `pair_kind`, `counted`, `fix_relation` and `fix_reason` to a pair table (other stages,
 e.g. text, add their own columns to the same table); `swe_sections(result)` is the JSON-ready summary.
@@ -24,12 +33,14 @@ from typing import Any
 import pandas as pd
 
 from ..model import COUNTED_PAIR_KINDS as COUNTED_KINDS
-from ..model import PAIR_KINDS
 from ..model import REPORTED_PAIR_KINDS as REPORTED_KINDS
+from ..model import SWE_COUNTED_PAIR_KINDS, SWE_PAIR_KINDS
 from ..sources.swe import ensure_columns
 from .patches import PatchBook, relate_patches
 
 SWE_KINDS = ("repo_pr", "repo_pr_exact", "base_pr", "base")
+# Key kind → pair kind of the identities that name one bug; checked before the PR kinds.
+ID_KINDS = {"ossfuzz": "same_ossfuzz", "cve": "same_cve", "fix_commit": "same_fix_commit", "fix": "same_fix"}
 # Kinds whose fix relation is worked out (the others are decided by the keys alone).
 FIX_KINDS = ("same_pr_other_base", "same_pr_base_unknown", "same_base_no_pr")
 
@@ -38,10 +49,10 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def is_swe(dataset) -> bool:
-    """True when the dataset has pull-request keys (or is an SWE set whose rows gave none)."""
-    kinds = set(dataset.keys["kind"].unique())
-    return bool(kinds & set(SWE_KINDS)) or "pr" in dataset.items.columns
+def has_pr_keys(dataset) -> bool:
+    """True when some item of the dataset has a pull-request or base-commit key (an SWE section is worth
+    showing); it decides nothing about how pairs count."""
+    return bool(dataset.keys["kind"].isin(SWE_KINDS).any())
 
 
 # --- pair kinds ---------------------------------------------------------------------------------------
@@ -67,19 +78,21 @@ def _base_kinds(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> list
     if pairs.empty:
         return []
     kinds = pairs["kinds"].astype(str).str.split(";")
-    has = {k: kinds.map(lambda ks, k=k: k in ks).to_numpy(dtype=bool) for k in ("base_pr", "repo_pr", "base")}
+    wanted = (*ID_KINDS, "base_pr", "repo_pr", "base")
+    has = {k: kinds.map(lambda ks, k=k: k in ks).to_numpy(dtype=bool) for k in wanted}
     base_unknown = (pairs["train_id"].map(tf["base_commit"]).isna()
                     | pairs["bench_id"].map(bf["base_commit"]).isna()).to_numpy(dtype=bool)
     pr_unknown = (pairs["train_id"].map(tf["pr"]).isna() | pairs["bench_id"].map(bf["pr"]).isna()).to_numpy(dtype=bool)
     conditions = [
+        *(has[k] for k in ID_KINDS),
         has["base_pr"],
         has["repo_pr"] & base_unknown,
         has["repo_pr"],
         has["base"] & pr_unknown,
         has["base"],
     ]
-    choices = ["same_pr_same_base", "same_pr_base_unknown", "same_pr_other_base", "same_base_no_pr",
-               "same_base_other_pr"]
+    choices = [*ID_KINDS.values(), "same_pr_same_base", "same_pr_base_unknown", "same_pr_other_base",
+               "same_base_no_pr", "same_base_other_pr"]
     picked = np.select(conditions, choices, default="")
     return [k or None for k in picked.tolist()]
 
@@ -95,7 +108,8 @@ def _patch_book(dataset, item_ids: set[str]):
 def classify_pairs(pairs: pd.DataFrame, train, bench, *, fix: bool = True) -> pd.DataFrame:
     """The pair table with `pair_kind`, `counted`, `fix_relation`, `fix_reason` added (see the module doc).
 
-    Pairs without SWE keys (e.g. OSS-Fuzz pairs) get a null kind and are not counted here. The fix relation
+    Every pair is classified by its own kinds (see the module doc); a pair of a kind no row names counts. The
+    fix relation
     (`overlap.evidence.patches.relate_patches`) is worked out for same-PR-other-base, same-PR-unknown-base
     and same-base-no-PR pairs; with `fix=False` it stays null and
     same-base-no-PR pairs are `same_base_no_pr_other_fix` with reason `not_run`.
@@ -121,7 +135,7 @@ def classify_pairs(pairs: pd.DataFrame, train, bench, *, fix: bool = True) -> pd
             if relation[i] is None:
                 reason[i] = "not_run: fix relation not worked out"
     out["pair_kind"] = pd.array(kinds, dtype="string")
-    out["counted"] = pd.array([k in COUNTED_KINDS for k in kinds], dtype="boolean")
+    out["counted"] = pd.array([k is None or k in COUNTED_KINDS for k in kinds], dtype="boolean")
     out["fix_relation"] = pd.array(relation, dtype="string")
     out["fix_reason"] = pd.array(reason, dtype="string")
     return out
@@ -160,7 +174,7 @@ def _found_by_key(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> di
 
 def _pair_kind_block(pairs: pd.DataFrame) -> dict[str, dict[str, Any]]:
     block = {}
-    for kind in PAIR_KINDS:
+    for kind in SWE_PAIR_KINDS:
         sel = pairs[pairs["pair_kind"] == kind] if len(pairs) else pairs
         block[kind] = {"pairs": int(len(sel)), "bench_items": int(sel["bench_id"].nunique()),
                        "train_items": int(sel["train_id"].nunique()), "counted": kind in COUNTED_KINDS}
@@ -252,14 +266,21 @@ def _same_pr_groups(dataset) -> dict[str, int]:
     return {"groups": int(len(dup)), "items": int(dup.sum())}
 
 
+def _swe_only(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The pull-request pairs of a classified pair table (the others are another scheme's matches)."""
+    return pairs[pairs["pair_kind"].isin(SWE_PAIR_KINDS).fillna(False).astype(bool)] if len(pairs) else pairs
+
+
 def bench_section(train, bench, pairs: pd.DataFrame) -> dict[str, Any]:
-    """The SWE section of one benchmark against the training set (pairs already classified)."""
+    """The SWE section of one benchmark against the training set (pairs already classified): its
+    pull-request pairs only; OSS-Fuzz, CVE and fix-commit matches are counted in the benchmark's own block."""
     tf, bf = _fields(train), _fields(bench)
+    pairs = _swe_only(pairs)
     counted = pairs[pairs["counted"].fillna(False).astype(bool)] if len(pairs) else pairs
     overlap_ids = set(counted["bench_id"])
     n = len(bench.items)
     by_kind = {k: int(counted.loc[counted["pair_kind"] == k, "bench_id"].nunique()) if len(counted) else 0
-               for k in COUNTED_KINDS}
+               for k in SWE_COUNTED_PAIR_KINDS}
     found = _found_by_key(pairs, tf, bf)
     by_repo, presence = _repo_blocks(train, bench, counted)
     renames = _suggested_renames(pairs, tf, bf)
@@ -299,16 +320,17 @@ def swe_sections(result) -> dict[str, Any]:
     each key, the overlap and its share, pair kinds, fix relations, subset counts, per-repo breakdown,
     repo presence and suggested renames; plus the train items in any counted pair.
 
-    Classifies the result's pairs in place first (see `classify_result`). Empty when no side is an SWE set.
+    Classifies the result's pairs in place first (see `classify_result`). Empty when no side has a
+    pull-request or base-commit key.
     """
-    if not is_swe(result.train) and not any(is_swe(c.bench) for c in result.benches):
-        return {}
     classify_result(result)
+    if not has_pr_keys(result.train) and not any(has_pr_keys(c.bench) for c in result.benches):
+        return {}
     benches = []
     train_ids: set[str] = set()
     train_ids_any: set[str] = set()
     for comp in result.benches:
-        pairs = comp.pairs
+        pairs = _swe_only(comp.pairs)
         benches.append(bench_section(result.train, comp.bench, pairs))
         if len(pairs):
             train_ids |= set(pairs.loc[pairs["counted"].fillna(False).astype(bool), "train_id"])
@@ -319,6 +341,6 @@ def swe_sections(result) -> dict[str, Any]:
         "train_same_pr_listed_twice": _same_pr_groups(result.train),
         "train_items_in_any_pair": len(train_ids),
         "train_items_in_any_pair_incl_reported": len(train_ids_any),
-        "pair_kinds": {"counted": list(COUNTED_KINDS), "reported_not_counted": list(REPORTED_KINDS)},
+        "pair_kinds": {"counted": list(SWE_COUNTED_PAIR_KINDS), "reported_not_counted": list(REPORTED_KINDS)},
         "benches": benches,
     }

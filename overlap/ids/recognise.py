@@ -13,7 +13,9 @@ recogniser takes becomes keys in the project's key vocabulary (`ossfuzz`, `cve`,
   `overlap.ids.github.pr_keys` (repo and PR from their columns when given, base commit from its column).
 - `fix_commit`: `github.com/owner/repo/commit/<sha>` (forced: a bare commit sha); value = the sha lowercased.
 
-Without a forced scheme the first recogniser (in table order) that takes a value wins; a value none takes is
+The first recogniser (in table order) that takes a value wins. A forced scheme (`--id-scheme`) adds its
+looser form for the values no recogniser's specific form takes: a PR URL stays a PR and a CVE a CVE under
+`--id-scheme ossfuzz`, while a bare `task-10055` becomes OSS-Fuzz issue 10055. A value none takes is
 unrecognised: counted and listed (first five), never dropped silently. Rows whose value is not ASCII go
 through the scalar parsers (`trailing_int`, `find_cve`, `parse_instance_id`), so every Unicode rule
 (fullwidth digits refused, letters of any script bounding a CVE id) is theirs, unchanged; so are numbers
@@ -300,10 +302,12 @@ def _github_pr(values, open_rows, context, forced):
     numbers = _scalar_fill(numbers, long, values, lambda v: (parse_instance_id(v) or (None, None, None))[2],
                            pa.int64())
     taken = pc.and_(open_rows, pc.is_valid(numbers))
+    # A repo or PR column gives the row's repo and PR where its cell has one; a null cell falls back to what
+    # the row's own id says (never to no key at all).
     if context.get("repo") is not None:
-        repo = repo_as_written(context["repo"])
+        repo = pc.coalesce(repo_as_written(context["repo"]), repo)
     if context.get("pr") is not None:
-        numbers = pr_numbers(context["pr"])
+        numbers = pc.coalesce(pr_numbers(context["pr"]), numbers)
     base = context.get("base")
     return taken, pr_key_parts(taken, repo, numbers, base)
 
@@ -450,9 +454,13 @@ def _scalar_recognise(name: str, value: str, forced: bool, context_row: dict[str
         if parsed is None:
             return []
         owner, repo_name, number = parsed
-        repo = context_row["repo"] if "repo" in context_row else f"{owner}/{repo_name}"
+        own_repo = f"{owner}/{repo_name}"
+        repo = context_row.get("repo")
         written = repo.strip() if isinstance(repo, str) and normalize_repo(repo) else None
-        number = parse_pr(context_row["pr"]) if "pr" in context_row else number
+        if written is None:
+            written = own_repo.strip() if normalize_repo(own_repo) else None
+        column_pr = parse_pr(context_row["pr"]) if context_row.get("pr") is not None else None
+        number = column_pr if column_pr is not None else number
         base = context_row.get("base")
         keys = pr_keys(written, number, base)
         return keys if keys or number is not None else []
@@ -462,8 +470,9 @@ def _scalar_recognise(name: str, value: str, forced: bool, context_row: dict[str
 def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any] | None = None) -> Recognition:
     """Keys of every value of `values` (a pyarrow array of ids, any type) by the recogniser table.
 
-    `scheme` forces one recogniser (its looser form: `ossfuzz` takes any trailing issue number); None tries
-    each in table order. `context` holds columns beside the ids (`repo`, `pr`, `base`, `cve`, `fix`).
+    Each recogniser's specific forms are tried in table order; `scheme` then adds one recogniser's looser
+    form (`ossfuzz`: any trailing issue number; `fix_commit`: a bare sha) for the values still open.
+    `context` holds columns beside the ids (`repo`, `pr`, `base`, `cve`, `fix`).
     """
     if scheme is not None and scheme not in RECOGNISERS:
         raise InputError(f"id scheme {scheme!r}: use one of {', '.join(RECOGNISERS)}")
@@ -484,27 +493,30 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
     open_rows = pc.and_(pc.invert(missing), ascii_rows)
     open_rows = pc.and_(open_rows, pc.is_valid(text))
-    chosen = [RECOGNISERS[scheme]] if scheme else list(RECOGNISERS.values())
+    # (recogniser, forced): every specific form first, then the forced scheme's looser form on what is left
+    chosen = [(r, False) for r in RECOGNISERS.values()] + ([(RECOGNISERS[scheme], True)] if scheme else [])
     report = RecognitionReport(scheme=scheme)
     pieces = []
     by_row = pa.nulls(length, pa.string())
-    for recogniser in chosen:
+    for recogniser, forced in chosen:
         # Each recogniser sees only the values no earlier one took (and none once every value is taken).
         open_count = pc.sum(open_rows).as_py() or 0
         if not open_count:
             break
         rows = pc.indices_nonzero(open_rows).cast(pa.int64())
         if open_count == length:
-            taken, parts = recogniser.extract(text, open_rows, context, scheme is not None)
+            taken, parts = recogniser.extract(text, open_rows, context, forced)
         else:
             sub_context = {k: v.take(rows) for k, v in context.items()}
             taken, parts = recogniser.extract(text.take(rows), pa.repeat(pa.scalar(True), open_count), sub_context,
-                                              scheme is not None)
+                                              forced)
         taken = pc.fill_null(taken, False)
         count = pc.sum(taken).as_py() or 0
         if count:
             first = rows[pc.index(taken, True).as_py()].as_py()
-            report.taken[recogniser.name] = RecogniserCount(count, str(values[first].as_py()))
+            counted = report.taken.setdefault(recogniser.name, RecogniserCount())
+            counted.count += count
+            counted.example = counted.example or str(values[first].as_py())
             # `open_rows` with each open row replaced by whether this recogniser took it
             taken_rows = pc.replace_with_mask(open_rows, open_rows, taken) if open_count != length else taken
             by_row = pc.if_else(taken_rows, recogniser.name, by_row)
@@ -524,8 +536,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
         for position in pc.indices_nonzero(scalar_rows).to_pylist():
             value = text[position].as_py()
             row_context = {k: v[position] for k, v in context_lists.items()}
-            for recogniser in chosen:
-                keys = _scalar_recognise(recogniser.name, value, scheme is not None, row_context)
+            for recogniser, forced in chosen:
+                keys = _scalar_recognise(recogniser.name, value, forced, row_context)
                 if keys:
                     counted = report.taken.setdefault(recogniser.name, RecogniserCount())
                     counted.count += 1

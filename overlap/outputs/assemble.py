@@ -52,9 +52,10 @@ def evidence_columns(pairs: pd.DataFrame) -> list[str]:
 
 
 def evidence_blocks(pairs: pd.DataFrame) -> list[Block]:
-    """One count table per categorical evidence column (grades, relations); numeric columns summarised."""
+    """One count table per categorical evidence column (grades, relations); numeric columns summarised. The
+    pair kind every pair has is the summary's "by what matched", not evidence."""
     blocks: list[Block] = []
-    for column in evidence_columns(pairs):
+    for column in (c for c in evidence_columns(pairs) if c not in ("pair_kind", "counted")):
         values = pairs[column].astype("string").fillna("(empty)").replace("", "(empty)")
         if (values == "(empty)").all():  # a stage that did not run leaves its pairs.csv column empty
             continue
@@ -114,8 +115,8 @@ def example_blocks(view: ResultView, bench: dict) -> list[Block]:
 # --- assembling the report ------------------------------------------------------------------------------
 
 
-CORE_BENCH_KEYS = {"bench", "bench_items", "bench_items_matched", "bench_share", "by_subset", "dataset",
-                   "found_only_by_normalisation", "pairs", "pairs_by_match_type", "plain_join", "shared_keys",
+CORE_BENCH_KEYS = {"bench", "bench_items", "bench_items_matched", "bench_items_by_pair_kind", "bench_share",
+                   "by_subset", "dataset", "found_only_by_normalisation", "pairs", "pairs_by_match_type", "plain_join", "shared_keys",
                    "shared_keys_by_kind", "train_by_subset", "train_items_matched"}
 CORE_TOP_KEYS = {"tool", "parameters", "train", "benches", "train_items_in_any_pair", "train_items_clean",
                  "mapping", "schema_version", "kind"}

@@ -20,6 +20,7 @@ SUMMARY_ROWS = (
     ("pairs by how they matched", lambda b: pairs_cell(b)),
     ("train items matched", lambda b: count(b["train_items_matched"])),
     ("bench items matched", lambda b: part_of(b["bench_items_matched"], b["bench_items"], b["bench_share"])),
+    ("  by what matched", lambda b: pair_kinds_cell(b.get("bench_items_by_pair_kind") or {})),
     ("bench items matched by a plain id join", lambda b: part_of(
         b["plain_join"]["bench_items_matched"], b["bench_items"], b["plain_join"]["bench_share"])),
     ("found only by normalisation", lambda b: plural(b["found_only_by_normalisation"]["bench_items"], "bench item")),
@@ -30,6 +31,20 @@ SUMMARY_ROWS = (
 
 # How a pair matched (pairs.csv `match_type`) → its words in the summary table; other kinds follow by name.
 MATCH_TYPE_WORDS = {"exact": "exact", "translated": "translated", "fix": "by fix"}
+
+
+# Pair kinds → words of the summary table's "by what matched" row.
+PAIR_KIND_WORDS = {"same_ossfuzz": "OSS-Fuzz issue", "same_cve": "CVE", "same_fix_commit": "fix commit",
+                   "same_fix": "same fix", "same_pr_same_base": "PR at its base",
+                   "same_pr_other_base": "PR at another base", "same_pr_base_unknown": "PR, base unknown",
+                   "same_base_identical_fix_no_pr": "base + identical fix"}
+
+
+def pair_kinds_cell(by_kind: dict[str, int]) -> str:
+    """`8 OSS-Fuzz issue, 1 PR at its base`: the kinds that matched something (a bench item matched by two
+    kinds is in both), or `none`."""
+    parts = [f"{count(n)} {PAIR_KIND_WORDS.get(k, k)}" for k, n in by_kind.items() if n]
+    return ", ".join(parts) or "none"
 
 
 def pairs_cell(bench: dict[str, Any]) -> str:
@@ -164,7 +179,7 @@ def _swe_rows(block: dict[str, Any] | None, bench_items: int) -> list[tuple[str,
     ]
     other = overlap.get("bench_items_by_kind", {})
     if other.get("same_pr_other_base") or other.get("same_pr_base_unknown"):
-        rows.append(("  same PR, not counted", f"{count(other.get('same_pr_other_base', 0))} other base, "
+        rows.append(("  same PR at another base", f"{count(other.get('same_pr_other_base', 0))} other base, "
                                                f"{count(other.get('same_pr_base_unknown', 0))} base unknown"))
     if presence:
         rows.append(("bench repos present in train",

@@ -212,15 +212,14 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     item_ids = id_strings(ids)
     item_ids = pc.if_else(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(item_ids), ""), True),
                           pa.scalar(None, pa.string()), item_ids)
-    if not spec.pr:  # the PR from the id (`owner__repo-N`, `owner/repo#N`, …)
-        numbers = _pr_from_keys(recognition.keys, n)
+    # The PR and repo of a row: its columns' cells where they have one, else what its id says
+    # (`owner__repo-N`, `owner/repo#N`, …), as the keys were made.
+    numbers = pc.coalesce(numbers, _pr_from_keys(recognition.keys, n))
     repo = pc.utf8_trim_whitespace(id_strings(column(spec.repo))) if spec.repo else pa.nulls(n, pa.string())
     if spec.project:
         project = id_strings(column(spec.project))
-    elif spec.repo:
-        project = canonical_repos(written)
     else:
-        project = pa.nulls(n, pa.string())
+        project = pc.coalesce(canonical_repos(written), _repo_from_keys(recognition.keys, n))
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
              "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
@@ -243,6 +242,13 @@ def _pr_from_keys(keys, n: int):
     halves = pc.split_pattern(chosen.column("value"), "#", max_splits=1, reverse=True)
     numbers = pc.cast(pc.list_element(halves, 1), pa.int64())
     return _by_row(chosen.column("row"), numbers, n)
+
+
+def _repo_from_keys(keys, n: int):
+    """Each row's canonical repo from its `repo_pr` key (string, null: none)."""
+    chosen = keys.filter(pc.equal(keys.column("kind"), "repo_pr"))
+    halves = pc.split_pattern(chosen.column("value"), "#", max_splits=1, reverse=True)
+    return _by_row(chosen.column("row"), pc.list_element(halves, 0), n)
 
 
 def _base_from_keys(keys, n: int):

@@ -45,11 +45,25 @@ def test_ossfuzz_refusals(value):
 
 
 def test_forced_ossfuzz_takes_any_trailing_issue_number_and_whole_floats_only():
-    keys, report = _keys(["10055", "task-77", "django__django-11099"], scheme="ossfuzz")
-    assert [k[2] for k in keys] == ["10055", "77", "11099"]
+    keys, report = _keys(["10055", "task-77"], scheme="ossfuzz")
+    assert [k[2] for k in keys] == ["10055", "77"]
     keys, report = _keys([10055.0, 10055.5, 7, None], scheme="ossfuzz")
     assert [(k[0], k[2]) for k in keys] == [(0, "10055"), (2, "7")]
     assert report.unrecognised_examples == ["10055.5"] and report.missing == 1
+
+
+@pytest.mark.parametrize("value,kind,canonical", [
+    ("https://github.com/o/r/pull/10340", "repo_pr", "o/r#10340"), ("django__django-11099", "repo_pr",
+                                                                     "django/django#11099"),
+    ("jq.cve-2023-50246", "cve", "CVE-2023-50246"), ("https://github.com/o/r/commit/abcdef1", "fix_commit", "abcdef1"),
+    ("arvo:10055", "ossfuzz", "10055"),
+])
+@pytest.mark.parametrize("scheme", ["ossfuzz", "fix_commit", "cve", "github_pr"])
+def test_a_forced_scheme_reads_only_what_no_specific_form_takes(value, kind, canonical, scheme):
+    """A PR URL is never OSS-Fuzz issue 10340 under --id-scheme ossfuzz; a CVE stays a CVE."""
+    keys, report = _keys([value, "task-77"], scheme=scheme)
+    assert (0, kind, canonical) in [(k[0], k[1], k[2]) for k in keys]
+    assert not [k for k in keys if k[0] == 0 and k[1] != kind and k[1] in ("ossfuzz", "cve", "fix_commit")]
 
 
 @pytest.mark.parametrize("value,canonical,raw", [

@@ -90,8 +90,8 @@ def test_baselines_and_evidence_reach_the_card_and_record(demo_result):
     record = bench_record(view, "cybergym")
     validate_record(record)
     assert record["baselines"] == {"status": "ran", **json.loads(json.dumps(block))}
-    assert record["pairs"][0]["evidence"] == {"crash_grade": "same"}
-    assert record["pairs"][4]["evidence"] == {}
+    assert record["pairs"][0]["evidence"] == {"crash_grade": "same", "pair_kind": "same_ossfuzz", "counted": True}
+    assert {k: v for k, v in record["pairs"][4]["evidence"].items() if k not in ("pair_kind", "counted")} == {}
 
 
 def test_push_is_one_pr_commit_with_both_files(view, fake_api):

@@ -112,7 +112,7 @@ def test_generated_ids_command(values, tmp_path):
     run = run_checked("ids:command-generated", args, root=root)
     if run.code == 0:
         for row in json.loads(run.stdout):
-            if row["kind"] == "ossfuzz":
+            if row["scheme"] == "ossfuzz":
                 tail = re.split(r"[:_\-]", row["id"].strip())[-1]
                 assert strict_number(tail) is not None, f"{row['id']!r} read as OSS-Fuzz number {row['number']}"
 
