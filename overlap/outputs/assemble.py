@@ -116,8 +116,8 @@ def example_blocks(view: ResultView, bench: dict) -> list[Block]:
 
 
 CORE_BENCH_KEYS = {"bench", "bench_items", "bench_items_matched", "bench_items_by_pair_kind", "bench_share",
-                   "by_subset", "dataset", "found_only_by_normalisation", "pairs", "pairs_by_match_type", "plain_join", "shared_keys",
-                   "shared_keys_by_kind", "train_by_subset", "train_items_matched"}
+                   "by_subset", "dataset", "found_only_by_normalisation", "pairs", "pairs_by_match_type",
+                   "plain_join", "shared_keys", "shared_keys_by_kind", "train_by_subset", "train_items_matched"}
 CORE_TOP_KEYS = {"tool", "parameters", "train", "benches", "train_items_in_any_pair", "train_items_clean",
                  "mapping", "schema_version", "kind"}
 
