@@ -56,6 +56,8 @@ NOT_RUN: dict[str, str] = {
     "--out mimo-clean": HUB,
     "overlap filter mimo-cyber cybergym --drop id --drop dup --push-to-hub me/mimo-rl --config minus-cybergym":
         HUB + "; opens a pull request on the Hub",
+    # atlas
+    "overlap atlas --out atlas --push me/overlap-atlas --create-pr": HUB + "; uploads to the Hub",
     # card
     "overlap card reports/mimo-cyber__cybergym --push": "opens a pull request on the Hub (network, credentials)",
     # audit

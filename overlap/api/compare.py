@@ -203,27 +203,11 @@ def compare(
                 text_field(b, bench_field, f"text '{train_field}:{bench_field}'")
     stage("joining ids")
     mapping, mapping_provenance = canonical_ossfuzz_ids([train_ds, *bench_ds], data, mapping)
-    comparisons = [
-        BenchComparison(
-            bench=b,
-            pairs=join(train_ds, b, on="value"),
-            plain_pairs=join(train_ds, b, on="raw"),
-            shared=shared_keys(train_ds, b),
-            duplicates=duplicates(b),
-        )
-        for b in bench_ds
-    ]
-    result = CompareResult(
-        train=train_ds,
-        benches=comparisons,
-        train_duplicates=duplicates(train_ds),
-        mapping=mapping,
-        mapping_provenance=mapping_provenance,
-        # labels: the datasets as selected (`cybergym:arvo`), for titles; train/benches stay the names
-        parameters={"train": names[0], "benches": names[1:],
-                    "labels": [_label(d) for d in (train_ds, *bench_ds)]},
-    )
-    _attach_pair_kinds(result)
+    result = id_comparison(train_ds, bench_ds, mapping=mapping, mapping_provenance=mapping_provenance,
+                           # labels: the datasets as selected (`cybergym:arvo`), for titles; train/benches stay
+                           # the names
+                           parameters={"train": names[0], "benches": names[1:],
+                                       "labels": [_label(d) for d in (train_ds, *bench_ds)]})
     stage("chance baselines")
     attach_baselines(result, data=data, pool=pool, strata=strata, permutations=permutations, seed=seed,
                      reference=reference, reference_range=reference_range)
@@ -234,6 +218,25 @@ def compare(
         stage("text check")
         attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold, workers=workers,
                     engine=engine, ray_address=ray_address)
+    return result
+
+
+def id_comparison(train: Dataset, benches: list[Dataset], *, train_duplicates=None, bench_duplicates=None,
+                  mapping: OssFuzzMapping | None = None, mapping_provenance=None,
+                  parameters: dict[str, Any] | None = None) -> CompareResult:
+    """The id stage of a compare (keys already canonical): the normalised and the plain join, shared keys,
+    duplicates (given when already computed) and every pair's kind, the counted pairs kept as the overlap and
+    the reported ones in `related`. `compare` and the atlas both build their cells with it."""
+    comparisons = [
+        BenchComparison(bench=b, pairs=join(train, b, on="value"), plain_pairs=join(train, b, on="raw"),
+                        shared=shared_keys(train, b),
+                        duplicates=duplicates(b) if bench_duplicates is None else bench_duplicates[i])
+        for i, b in enumerate(benches)
+    ]
+    result = CompareResult(train=train, benches=comparisons,
+                           train_duplicates=duplicates(train) if train_duplicates is None else train_duplicates,
+                           mapping=mapping, mapping_provenance=mapping_provenance, parameters=dict(parameters or {}))
+    _attach_pair_kinds(result)
     return result
 
 

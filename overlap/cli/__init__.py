@@ -10,13 +10,13 @@ Imports stay cheap: the library under a command loads inside its body, so `overl
 
 from __future__ import annotations
 
-from . import audit, card, compare, datasets, demo, filter, ids, matrix, ngram, report
+from . import atlas, audit, card, compare, datasets, demo, filter, ids, matrix, ngram, report
 from .app import app, handles_errors
 from .options import OverlapCommand
 
 COMMANDS = (("compare", compare.compare), ("datasets", datasets.datasets), ("ids", ids.ids), ("demo", demo.demo),
             ("ngram", ngram.ngram), ("matrix", matrix.matrix), ("filter", filter.filter_cmd), ("card", card.card),
-            ("report", report.report), ("audit", audit.audit))
+            ("atlas", atlas.atlas), ("report", report.report), ("audit", audit.audit))
 
 for _name, _command in COMMANDS:
     app.command(_name, cls=OverlapCommand)(handles_errors(_command))

@@ -52,7 +52,7 @@ def open_source(spec: DatasetSpec, revision: str | None, local: Path | None) -> 
 
 def _detect(path: Path) -> DatasetSpec:
     """Which registered dataset a bare local file or folder holds."""
-    specs = [s for s in all_specs() if s.role == "dataset"]
+    specs = [s for s in all_specs() if s.is_dataset]
     if path.is_dir():
         for spec in specs:
             if all((path / f).is_file() for f in spec.files.values()):
@@ -95,7 +95,7 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
         spec = get_spec(selection.name)
         local = data.get(spec.name) or _declared_path(spec)
         label = spec.name
-    if spec.role != "dataset":
+    if not spec.is_dataset:
         raise InputError(f"'{spec.name}' is {spec.role} data, not a dataset to compare")
     source, single = open_source(spec, selection.revision, local)
     dataset = adapter_of(spec)(source, spec, selection.subsets, single)

@@ -103,7 +103,7 @@ def add_declarations(paths: list[Path] | list[str]) -> list[DatasetSpec]:
 
 def all_specs() -> list[DatasetSpec]:
     _load_builtin()
-    return sorted(_REGISTRY.values(), key=lambda s: (s.role != "dataset", s.name))
+    return sorted(_REGISTRY.values(), key=lambda s: (not s.is_dataset, s.name))
 
 
 def get_spec(name: str) -> DatasetSpec:

@@ -18,7 +18,10 @@ import tomli_w
 
 from ..errors import InputError
 
-ROLES = ("dataset", "mapping", "pool")
+# What a declaration holds: a dataset of tasks (`training`, `benchmark`, `reference` — what the atlas pairs —
+# or plain `dataset` when unsaid), or identity data (`mapping`, `pool`).
+DATASET_ROLES = ("dataset", "training", "benchmark", "reference")
+ROLES = (*DATASET_ROLES, "mapping", "pool")
 HOSTS = ("hub", "github")
 
 
@@ -33,7 +36,7 @@ class DatasetSpec:
     adapter: str  # name of the code that reads the rows (`overlap.sources.adapters.ADAPTERS`)
     aliases: tuple[str, ...] = ()
     host: str = "hub"  # hub | github
-    role: str = "dataset"  # dataset | mapping | pool
+    role: str = "dataset"  # ROLES
     default_subsets: tuple[str, ...] = ()  # subsets read when none is selected ("" = all files)
     detect: tuple[str, ...] = ()  # columns that identify this dataset's rows in a bare local file
     notes: str = ""
@@ -45,6 +48,11 @@ class DatasetSpec:
     path: str | None = None  # a local file, folder or glob (a user's dataset), relative to the declaration
     split: str | None = None  # the Hub split to read (columns adapter)
     declaration: str = field(default="", compare=False)  # the TOML text, shown by `overlap datasets --show`
+
+    @property
+    def is_dataset(self) -> bool:
+        """A dataset of tasks (any of DATASET_ROLES), not identity data."""
+        return self.role in DATASET_ROLES
 
     @property
     def subset_names(self) -> tuple[str, ...]:

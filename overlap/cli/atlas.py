@@ -1,0 +1,51 @@
+"""`overlap atlas`: every dataset against every benchmark among them, written as a Hub dataset folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .options import DataOption, RegistryOption, out_option
+from .shared import check_out
+
+
+def atlas(
+    names: Annotated[list[str] | None, typer.Argument(
+        help="Datasets to map (names from `overlap datasets`); default: every registered training set, "
+             "benchmark and reference set, with your --registry declarations.")] = None,
+    data: DataOption = None,
+    registry: RegistryOption = None,
+    out: Annotated[Path, out_option("The atlas folder, laid out as a Hub dataset repo: data/cells.parquet, "
+                                    "data/pairs.parquet, README.md, report.html.")] = Path("atlas"),
+    pool: Annotated[str, typer.Option("--pool", metavar="NAME|PATH|auto|none",
+                                      help="Chance-baseline pool for cells with OSS-Fuzz ids on both sides.")] = "auto",
+    cache: Annotated[Path | None, typer.Option("--cache", metavar="DIR", help="Key and cell cache (default: the "
+                                               "user cache, OVERLAP_CACHE).")] = None,
+    push: Annotated[str | None, typer.Option("--push", metavar="OWNER/NAME",
+                                             help="Upload the folder to this Hub dataset repo.")] = None,
+    create_pr: Annotated[bool, typer.Option("--create-pr", help="With --push: open a pull request instead of "
+                                            "committing to main.")] = False,
+) -> None:
+    """Map where training sets and benchmarks share tasks: one cell per (dataset, benchmark) with the bench
+    items matched, their share, the plain-join count, bench items by pair kind and by subset, and the chance
+    baseline where a pool fits. Datasets and cells are cached: a re-run after one pin bump recomputes only
+    that dataset's cells (and says which).
+
+    Example: overlap atlas mimo-cyber cybergym -d mimo-cyber=data/demo/mimo-cyber -d cybergym=data/demo/cybergym -d arvo=data/demo/arvo --pool none --out try/atlas
+    """
+    from ..api.atlas import atlas as run_atlas  # imported here: keeps `overlap --help` fast
+    from ..outputs.atlas import push_atlas, write_atlas
+    from ..sources.load import parse_data_options
+
+    check_out(out, "atlas", *(names or []), data=data)
+    result = run_atlas(names or None, data=parse_data_options(data), cache=cache, pool=pool)
+    write_atlas(result, out)
+    recomputed = len(result.recomputed)
+    typer.echo(f"atlas: {len(result.cells)} cells, {recomputed} recomputed, {len(result.cells) - recomputed} from "
+               f"the cache; written to {out}", err=True)
+    for train, bench in result.recomputed:
+        typer.echo(f"  recomputed {train} × {bench}", err=True)
+    if push:
+        typer.echo(f"pushed: {push_atlas(out, push, create_pr=create_pr)}", err=True)
