@@ -16,18 +16,18 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .. import __version__
+from ..atlas_model import AtlasEntry, AtlasResult
 from ..errors import HubUnavailableError, InputError
 from ..join import duplicates
 from ..model import COUNTED_PAIR_KINDS, Dataset, FileRecord, Problem, Provenance
 from ..progress import stage
-from ..atlas_model import AtlasEntry, AtlasResult
 from ..sources.files import sha256_of
 from ..sources.github import cache_root
 from ..sources.load import load_dataset, load_pool

@@ -33,7 +33,8 @@ def atlas(
     baseline where a pool fits. Datasets and cells are cached: a re-run after one pin bump recomputes only
     that dataset's cells (and says which).
 
-    Example: overlap atlas mimo-cyber cybergym -d mimo-cyber=data/demo/mimo-cyber -d cybergym=data/demo/cybergym -d arvo=data/demo/arvo --pool none --out try/atlas
+    Example: overlap atlas --out atlas (every registered dataset); overlap atlas mimo-cyber cybergym
+    -d mimo-cyber=./mimo -d cybergym=./cybergym --pool none --out try/atlas
     """
     from ..api.atlas import atlas as run_atlas  # imported here: keeps `overlap --help` fast
     from ..outputs.atlas import push_atlas, write_atlas

@@ -68,7 +68,8 @@ def heatmap_svg(result: AtlasResult) -> str:
         for i, t in enumerate(trains):
             for j, b in enumerate(benches):
                 cell = cells.get((t, b))
-                text = "–" if cell is None or cell.get("skipped") else f"{cell['bench_items_matched']}\n{cell['share']:.0%}"
+                text = ("–" if cell is None or cell.get("skipped")
+                        else f"{cell['bench_items_matched']}\n{cell['share']:.0%}")
                 ax.text(j, i, text, ha="center", va="center", fontsize=7)
         ax.set_xlabel("benchmark (share of its items matched)")
         fig.colorbar(image, ax=ax, fraction=0.04)
