@@ -25,7 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
-from mix_oracle import DEMO, Columns, Data, arvo_mapping, cybergym
+from mix_oracle import DEMO, Columns, Data, arvo_mapping, cybergym, id_text
 
 DATA = {"cybergym": DEMO / "cybergym", "arvo": DEMO / "arvo"}
 FORMATS = ("jsonl", "parquet", "csv")
@@ -187,7 +187,8 @@ TRAIN_ROW = st.one_of(ossfuzz_row(), ossfuzz_row(), pr_row(), pr_row(), cve_row(
 
 @st.composite
 def train_rows(draw, row_strategy=TRAIN_ROW, max_size: int = 14) -> list[dict]:
-    """Rows, some of them exact copies of an earlier row, some with another note (the same id, other content)."""
+    """Rows, some of them exact copies of an earlier row, some with another note (the same id, other content);
+    at least one row has an id."""
     rows: list[dict] = []
     for _ in range(draw(st.integers(1, max_size))):
         if rows and draw(st.integers(0, 5)) == 0:
@@ -198,6 +199,8 @@ def train_rows(draw, row_strategy=TRAIN_ROW, max_size: int = 14) -> list[dict]:
             made = draw(row_strategy)
             made["note"] = draw(st.sampled_from(["", "a", "b"]))
             rows.append(made)
+    if not any(id_text(r["task"]) for r in rows):  # a set where no row has an id is refused, rightly
+        rows.append(row("zz"))
     return rows
 
 

@@ -47,7 +47,7 @@ def _check_counts(case: MixCase, folder) -> None:
         assert together[name] == ids, f"{name} beside {sorted(set(expected) - {name})}: not the oracle's\n{story}"
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=15, **SETTINGS)
 @example(REPORTED)
 @example(BESIDE_SWE)
 @example(FIX_AND_CVE)
@@ -57,7 +57,7 @@ def test_library_compare_counts_the_oracle_matches_alone_and_together(tmp_path_f
     _check_counts(case, tmp_path_factory.mktemp("mix"))
 
 
-@settings(max_examples=12, **SETTINGS)
+@settings(max_examples=5, **SETTINGS)
 @example(REPORTED)
 @given(mix_cases())
 def test_cli_compare_json_and_id_lists_count_the_oracle_matches(tmp_path_factory, case):
@@ -76,7 +76,7 @@ FORCED_PR_URL = MixCase(Columns(scheme="ossfuzz"), [row("https://github.com/goog
                         "jsonl", [CYBERGYM])
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @example(FORCED_PR_URL)
 @given(forced_cases())
 def test_forced_ossfuzz_scheme_counts_the_oracle_matches(tmp_path_factory, case):

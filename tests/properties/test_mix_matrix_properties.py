@@ -54,7 +54,7 @@ def _expected(written: Written) -> tuple[list[Data], dict, dict]:
     return datas, cells, couples
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=15, **SETTINGS)
 @example(TRANSLATED)
 @example(CVE_AND_FIX)
 @given(matrix_cases())
@@ -94,7 +94,7 @@ def _cli_matrix(written: Written, columns: Columns, folder: Path) -> dict:
     return json.loads(done.stdout)
 
 
-@settings(max_examples=4, **SETTINGS)
+@settings(max_examples=3, **SETTINGS)
 @example(TRANSLATED)
 @given(matrix_cases())
 def test_cli_matrix_cells_are_the_oracle_counts(tmp_path_factory, case):

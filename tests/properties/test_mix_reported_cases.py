@@ -63,6 +63,8 @@ def test_an_unrelated_swe_benchmark_does_not_change_cybergym(tmp_path):
     alone = compare(str(train), ["cybergym"], id_column="task", data=DATA, **QUIET)
     beside = compare(str(train), ["cybergym", str(swe)], id_column="task", data=DATA, **QUIET)
     expected = ["arvo:10055", "oss-fuzz:42471120"]
+    rows = [{"task": "arvo_42471001"}, {"task": "oss-fuzz:42471120"}]
+    assert matched_bench(Data("mix.jsonl", rows), cybergym()) == set(expected)
     assert alone["cybergym"].contaminated_ids() == expected
     assert beside["cybergym"].contaminated_ids() == expected
 
