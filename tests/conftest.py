@@ -3,11 +3,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # A local Ray (tests/text/test_engines_ray.py) must not report usage statistics over the network; set before
 # any Ray process starts (its workers inherit the environment).
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+
+# Property tests draw the same examples on every machine and keep no example database: a failure found once
+# must not change what later runs (or CI, on a fresh clone) test, and nothing is written into the repository.
+settings.register_profile("overlap", database=None, derandomize=True)
+settings.load_profile("overlap")
 
 
 @pytest.fixture(autouse=True)

@@ -97,7 +97,7 @@ def folder_kind(folder: Path) -> FolderKind:
     if summary_path.is_file():
         try:
             summary = json.loads(summary_path.read_bytes().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, OSError, RecursionError) as exc:
             line = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
             return FolderKind(marker or "other", f"its summary.json is not valid JSON{line}")
         if not isinstance(summary, dict):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import fnmatch
 import glob as globlib
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -35,6 +34,12 @@ from typing import Any
 
 from ..errors import HubUnavailableError, InputError
 from ..model import FileRecord, Provenance
+from . import hub_net
+from .csv_rows import csv_batches, csv_header
+from .files import net_errors
+from .json_rows import exact_numbers, json_python
+from .local_glob import expand_glob
+from .streams import open_stream, refuse_binary, sniff
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
@@ -223,7 +228,7 @@ def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str
                              "this folder")
         return [DataFile(str(p), n) for p, n in names], "local-folder", path.name or str(path)
     if globlib.has_magic(text):
-        matched = sorted(Path(p) for p in globlib.glob(os.path.expanduser(text), recursive=True))
+        matched = expand_glob(text)
         found = [p for p in matched if p.is_file() and is_data_file(p.name)]
         names = _by_split([(p, str(p)) for p in found], split, text)
         if not names:
@@ -231,6 +236,14 @@ def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str
                              "optionally .gz/.zst)")
         return [DataFile(str(p), p.name if len(names) == 1 else n) for p, n in names], "local-glob", text
     return None
+
+
+def glob_source(pattern: str, split: str | None = None):
+    """The files of a local glob as a FileSource, by the names `open_batches` records them under."""
+    from .files import NamedFiles
+
+    files, _, _ = _local_files(pattern, split) or ([], "", "")
+    return NamedFiles(origin="local-glob", location=pattern, paths={f.name: Path(f.path) for f in files})
 
 
 def _by_split(names: list[tuple[Any, str]], split: str | None, where: str) -> list[tuple[Any, str]]:
@@ -279,6 +292,8 @@ def open_hub(repo_id: str, revision: str | None, *, config: str | None = None, s
     """
     if filesystem is None and hub_offline():
         return _open_hub_cache(repo_id, revision, config, split)
+    if filesystem is None and (down := hub_net.unreachable()) is not None:
+        return _open_hub_cache(repo_id, revision, config, split, down)  # the cache, as offline, or one line
     if filesystem is None:
         from huggingface_hub import HfFileSystem
 
@@ -289,7 +304,7 @@ def open_hub(repo_id: str, revision: str | None, *, config: str | None = None, s
         listing = filesystem.find(root, detail=True)
     except FileNotFoundError:
         raise InputError(f"{repo_id}@{sha}: no such Hub dataset (or it is private and no token is set)") from None
-    except OSError as exc:
+    except net_errors() as exc:
         raise HubUnavailableError(f"{repo_id}@{revision or 'main'}: cannot list the repo's files "
                                   f"({type(exc).__name__}); check the network or set HF_HUB_OFFLINE=1 to read "
                                   "the Hub cache") from None
@@ -326,21 +341,24 @@ def _resolve_sha(filesystem: Any, repo_id: str, revision: str | None) -> str:
                          "exists") from None
     except hf_errors.RepositoryNotFoundError:
         raise InputError(f"{repo_id}: no such Hub dataset (or it is private and no token is set)") from None
-    except (OSError, hf_errors.HfHubHTTPError) as exc:
+    except (*net_errors(), hf_errors.HfHubHTTPError) as exc:
         raise HubUnavailableError(f"{repo_id}@{revision or 'main'}: cannot reach the Hub ({type(exc).__name__}); "
                                   "check the network, or set HF_HUB_OFFLINE=1 to read the Hub cache") from None
 
 
-def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, split: str | None) -> HubFiles:
+def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, split: str | None,
+                    down: str | None = None) -> HubFiles:
+    """The snapshot of the Hub cache (`down`: why the Hub is not asked: the network is down)."""
     from huggingface_hub import snapshot_download
 
     try:
         folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision,
                                         cache_dir=_hub_cache_dir(), local_files_only=True))
     except Exception:
+        why = hub_net.down_hint(down) if down else "HF_HUB_OFFLINE is set"
         raise HubUnavailableError(
-            f"{repo_id}@{revision or 'main'}: HF_HUB_OFFLINE is set and no snapshot of this revision is in the "
-            "Hub cache; run once with internet, or give a local file or folder") from None
+            f"{repo_id}@{revision or 'main'}: no snapshot of this revision is in the Hub cache, and {why}; run "
+            "once with internet (it fills the cache), or give a local file or folder") from None
     sha = folder.name
     names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     readme_path = folder / "README.md"
@@ -443,6 +461,7 @@ def read_file_batches(data_file: DataFile, columns: Sequence[str], *, optional: 
     import pyarrow as pa
 
     fmt, compression = data_format(data_file.name if is_data_file(data_file.name) else data_file.path)
+    fmt, compression = sniff(data_file.path, filesystem, fmt, compression)
     reader = {"parquet": _parquet_batches, "csv": _csv_batches}.get(fmt, _json_batches)
     try:
         for batch in reader(data_file, list(columns), set(optional), batch_rows, filesystem, compression):
@@ -461,21 +480,6 @@ def read_file_batches(data_file: DataFile, columns: Sequence[str], *, optional: 
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0][:200] if lines else type(exc).__name__
-
-
-def _open_raw(data_file: DataFile, filesystem: Any):
-    import pyarrow as pa
-
-    if filesystem is None:
-        return pa.OSFile(data_file.path, "rb")
-    return pa.PythonFile(filesystem.open(data_file.path, "rb"), mode="r")
-
-
-def _open_stream(data_file: DataFile, filesystem: Any, compression: str | None):
-    import pyarrow as pa
-
-    raw = _open_raw(data_file, filesystem)
-    return pa.CompressedInputStream(raw, compression) if compression else raw
 
 
 class _Projection:
@@ -580,7 +584,7 @@ def _spooled(data_file: DataFile, filesystem: Any, compression: str):
     import tempfile
 
     spool = tempfile.TemporaryFile()
-    stream = _open_stream(data_file, filesystem, compression)
+    stream = open_stream(data_file.path, filesystem, compression)
     while True:
         block = stream.read(4 << 20)
         if not block:
@@ -591,27 +595,13 @@ def _spooled(data_file: DataFile, filesystem: Any, compression: str):
 
 
 def _csv_batches(data_file, columns, optional, batch_rows, filesystem, compression):
-    import csv
-    import io
-
     import pyarrow as pa
-    import pyarrow.csv as pcsv
 
-    with _open_stream(data_file, filesystem, compression) as stream:
-        head = stream.read(1 << 16)
-    text = head.decode("utf-8-sig", "replace")
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), []) if text.strip() else []
-    if not header:
-        raise InputError(f"{data_file.name}: the CSV file is empty (no header line)")
-    schema = pa.schema([(name, pa.string()) for name in header])
-    plans = _plan(schema, columns, optional, data_file.name)
+    header, header_bytes = csv_header(data_file.path, data_file.name, filesystem, compression)
+    plans = _plan(pa.schema([(name, pa.string()) for name in header]), columns, optional, data_file.name)
     include = list(dict.fromkeys(p.top for p in plans if p)) or header[:1]
-    convert = pcsv.ConvertOptions(include_columns=include, column_types={c: pa.string() for c in include},
-                                  strings_can_be_null=True, quoted_strings_can_be_null=False)
-    stream = _open_stream(data_file, filesystem, compression)
-    reader = pcsv.open_csv(stream, read_options=pcsv.ReadOptions(block_size=4 << 20), convert_options=convert)
-    for batch in reader:
-        yield _batch(batch, plans, columns)
+    yield from csv_batches(data_file.path, data_file.name, filesystem, compression, include, header_bytes,
+                           lambda batch: _batch(batch, plans, columns))
 
 
 def _json_batches(data_file, columns, optional, batch_rows, filesystem, compression):
@@ -620,14 +610,15 @@ def _json_batches(data_file, columns, optional, batch_rows, filesystem, compress
     import pyarrow as pa
     import pyarrow.json as pjson
 
-    with _open_stream(data_file, filesystem, compression) as stream:
+    with open_stream(data_file.path, filesystem, compression) as stream:
         first = stream.read(4096).lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
     if not first:
         return
+    refuse_binary(first, data_file.name)
     given = 0
     if not first.startswith(b"["):
         try:
-            stream = _open_stream(data_file, filesystem, compression)
+            stream = open_stream(data_file.path, filesystem, compression)
             reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_JSON_BLOCK))
             plans = None
             for batch in reader:
@@ -635,171 +626,11 @@ def _json_batches(data_file, columns, optional, batch_rows, filesystem, compress
                     plans = _plan(batch.schema, columns, optional, data_file.name)
                 elif batch.schema != reader.schema:  # pragma: no cover - the reader keeps one schema
                     raise pa.ArrowInvalid("schema changed")
-                out = _batch(batch, plans, columns)
+                out = exact_numbers(_batch(batch, plans, columns))
                 yield out
                 given += out.num_rows
             return
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # the Python reader below says precisely what is wrong, or reads what pyarrow could not
-    yield from _json_python(data_file, columns, optional, batch_rows, filesystem, compression, skip=given,
+    yield from json_python(data_file, columns, optional, batch_rows, filesystem, compression, skip=given,
                             array=first.startswith(b"["))
-
-
-def _json_values(data_file, filesystem, compression, array: bool) -> Iterator[tuple[int, Any]]:
-    """(line, value) of each row of a JSON-lines file or a JSON array file, streamed."""
-    import io
-
-    stream = io.BufferedReader(_open_stream(data_file, filesystem, compression), buffer_size=1 << 20)
-    if not array:
-        for line_no, raw in enumerate(stream, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield line_no, json.loads(raw.decode("utf-8").removeprefix("\ufeff"))
-            except UnicodeDecodeError:
-                raise InputError(f"{data_file.name}: line {line_no}: not UTF-8 text; re-encode the file") from None
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{data_file.name}: line {line_no}: invalid JSON ({exc.msg}); is the file "
-                                 "complete?") from None
-            except RecursionError:
-                raise InputError(f"{data_file.name}: line {line_no}: JSON nested too deeply to read") from None
-        return
-    yield from _json_array(data_file, io.TextIOWrapper(stream, encoding="utf-8-sig"))
-
-
-def _json_array(data_file: DataFile, text) -> Iterator[tuple[int, Any]]:
-    """The elements of a JSON array, decoded one at a time from a text stream (bounded by the largest one)."""
-    decoder = json.JSONDecoder()
-    buffer, pos, eof, line = "", 0, False, 1
-    state = "open"
-
-    def fill() -> bool:
-        nonlocal buffer, pos, eof
-        chunk = text.read(1 << 20)
-        buffer, pos = buffer[pos:] + chunk, 0
-        eof = not chunk
-        return bool(chunk)
-
-    fill()
-    while True:
-        while pos < len(buffer) and buffer[pos] in " \t\r\n":
-            line += buffer[pos] == "\n"
-            pos += 1
-        if pos >= len(buffer):
-            if eof or not fill():
-                raise InputError(f"{data_file.name}: line {line}: the JSON array is not closed; is the file "
-                                 "complete?")
-            continue
-        char = buffer[pos]
-        if state == "open":
-            if char != "[":
-                raise InputError(f"{data_file.name}: expected a JSON array of objects or JSON lines")
-            pos, state = pos + 1, "first"
-            continue
-        if char == "]" and state in ("first", "comma"):
-            return
-        if state == "comma":
-            if char != ",":
-                raise InputError(f"{data_file.name}: line {line}: expected ',' or ']' in the JSON array")
-            pos, state = pos + 1, "value"
-            continue
-        try:
-            value, end = decoder.raw_decode(buffer, pos)
-        except json.JSONDecodeError as exc:
-            if not eof and fill():
-                continue
-            raise InputError(f"{data_file.name}: line {line}: invalid JSON ({exc.msg}); is the file complete?"
-                             ) from None
-        except RecursionError:
-            raise InputError(f"{data_file.name}: line {line}: JSON nested too deeply to read") from None
-        if end == len(buffer) and not eof:  # a number may continue in the next chunk
-            if fill():
-                continue
-        yield line, value
-        line += buffer.count("\n", pos, end)
-        pos, state = end, "comma"
-        if pos > (1 << 20):
-            buffer, pos = buffer[pos:], 0
-
-
-_MISSING = object()
-
-
-def _walk(row: Any, column: str) -> Any:
-    """The value at `column` in a JSON row: the literal key, else a dotted path (digits index lists)."""
-    if column in row:
-        return row[column]
-    value = row
-    for part in column.split("."):
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        elif isinstance(value, list) and part.isdigit():
-            return None
-        else:
-            return _MISSING
-    return value
-
-
-def _json_python(data_file, columns, optional, batch_rows, filesystem, compression, *, skip: int, array: bool):
-    import pyarrow as pa
-
-    values: dict[str, list] = {c: [] for c in columns}
-    seen: set[str] = set()
-    keys: set[str] = set()
-    count = 0
-    for line_no, row in _json_values(data_file, filesystem, compression, array):
-        if not isinstance(row, dict):
-            raise InputError(f"{data_file.name}: line {line_no}: expected a JSON object, got {type(row).__name__}")
-        count += 1
-        if count <= skip:
-            continue
-        if len(keys) < 200:
-            keys.update(row)
-        for column in columns:
-            value = _walk(row, column)
-            if value is _MISSING:
-                value = None
-            else:
-                seen.add(column)
-            values[column].append(value)
-        if len(values[columns[0]]) >= batch_rows:
-            _check_seen(data_file, columns, optional, seen, keys)
-            yield pa.RecordBatch.from_arrays([_loose_array(values[c]) for c in columns], names=columns)
-            values = {c: [] for c in columns}
-    if values[columns[0]] or count == skip == 0:
-        if count:
-            _check_seen(data_file, columns, optional, seen, keys)
-        if values[columns[0]]:
-            yield pa.RecordBatch.from_arrays([_loose_array(values[c]) for c in columns], names=columns)
-
-
-def _check_seen(data_file, columns, optional, seen, keys) -> None:
-    missing = [c for c in columns if c not in seen and c not in optional]
-    if missing:
-        raise InputError(f"{data_file.name}: no column '{missing[0]}'; the rows have "
-                         f"{', '.join(sorted(keys)[:20]) or 'no fields'}")
-
-
-def _loose_array(values: list) -> Any:
-    """An Arrow array of JSON values; mixed types (ids written as numbers in some rows, text in others)
-    become text, a whole float its integer (`10055.0` → `10055`, as `overlap.ids.values.id_text` reads it)."""
-    import pyarrow as pa
-
-    try:
-        return pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array([_as_text(v) for v in values], pa.string())
-
-
-def _as_text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
-        return str(int(value))
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)

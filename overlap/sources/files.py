@@ -21,6 +21,9 @@ from typing import Any
 from ..errors import HubUnavailableError, InputError
 from ..model import FileRecord
 from ..progress import progress_enabled
+from . import hub_net
+from .json_rows import loads_clean
+from .streams import capped_lines, refuse_binary
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
@@ -94,6 +97,8 @@ class HubRepo(FileSource):
 
             disable_progress_bars()
         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+        # No network: the cache, at once, instead of half a minute of retries (hub_net).
+        down = None if offline else hub_net.unreachable()
         hint = (
             f"download '{relpath}' from the Hub dataset {self.repo_id} at {self.revision} on a machine "
             f"with internet (or fill the Hub cache), or pass --data NAME=DIR with a folder laid out like "
@@ -106,11 +111,12 @@ class HubRepo(FileSource):
                 repo_type="dataset",
                 revision=self.revision,
                 cache_dir=self._cache_dir(),
-                local_files_only=offline,
+                local_files_only=offline or down is not None,
             )
         except (hf_errors.LocalEntryNotFoundError, hf_errors.OfflineModeIsEnabled):
+            why = hub_net.down_hint(down) if down else "HF_HUB_OFFLINE is set"
             raise HubUnavailableError(
-                f"{self.repo_id}@{self.revision}: cannot reach the Hub and '{relpath}' is not cached; {hint}"
+                f"{self.repo_id}@{self.revision}: '{relpath}' is not in the Hub cache and {why}; {hint}"
             ) from None
         except _remote_entry_missing(hf_errors):
             raise InputError(f"{self.repo_id}@{self.revision}: the repo has no file '{relpath}'") from None
@@ -121,7 +127,7 @@ class HubRepo(FileSource):
             ) from None
         except hf_errors.RepositoryNotFoundError:
             raise InputError(f"{self.repo_id}: no such Hub dataset (or it is private and no token is set)") from None
-        except (OSError, hf_errors.HfHubHTTPError) as exc:
+        except (*net_errors(), hf_errors.HfHubHTTPError) as exc:
             raise HubUnavailableError(
                 f"{self.repo_id}@{self.revision}: download of '{relpath}' failed ({type(exc).__name__}); "
                 f"{hint}"
@@ -133,7 +139,7 @@ class HubRepo(FileSource):
             snap = parts[parts.index("snapshots") + 1]
             if HEX40.match(snap):
                 self.revision = snap
-        if self.origin == "hub" and offline:
+        if self.origin == "hub" and (offline or down is not None):
             self.origin = "hub-cache"
         return path
 
@@ -153,6 +159,31 @@ class SingleFile(FileSource):
 
     def exists(self, relpath: str) -> bool:
         return self.path.is_file()
+
+
+@dataclass
+class NamedFiles(FileSource):
+    """Local files under the names the provenance records them by (the files a glob matched)."""
+
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    def fetch(self, relpath: str) -> Path:
+        if relpath not in self.paths or not self.paths[relpath].is_file():
+            raise InputError(f"{relpath}: no longer matched by {self.location} (or not a file); run the compare "
+                             "again")
+        return self.paths[relpath]
+
+    def exists(self, relpath: str) -> bool:
+        return relpath in self.paths and self.paths[relpath].is_file()
+
+
+def net_errors() -> tuple[type[BaseException], ...]:
+    """What a failed Hub request raises: OS errors, and the HTTP client's own (httpx, not OSError)."""
+    try:
+        import httpx  # huggingface_hub's HTTP client (>= 1.0)
+    except ImportError:  # pragma: no cover - older huggingface_hub (requests: its errors are OSErrors)
+        return (OSError,)
+    return (OSError, httpx.HTTPError)
 
 
 def _remote_entry_missing(hf_errors: Any) -> type[BaseException]:
@@ -231,10 +262,11 @@ def read_json_rows(path: Path) -> list[Any]:
         head = handle.read(4096).lstrip()
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:].lstrip()
+    refuse_binary(head, str(path))
     if path.suffix.lower() == ".json" and head.startswith(b"["):
         text = _decode(path).removeprefix("\ufeff")
         try:
-            return json.loads(text)
+            return loads_clean(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}); is the file complete?") from None
         except RecursionError:
@@ -242,7 +274,7 @@ def read_json_rows(path: Path) -> list[Any]:
     rows = []
     offset = 0
     with open(path, "rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
+        for line_no, raw in capped_lines(handle, str(path)):
             line = _decode(path, raw, offset, line_no)
             offset += len(raw)
             if line_no == 1:
@@ -250,7 +282,7 @@ def read_json_rows(path: Path) -> list[Any]:
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                rows.append(loads_clean(line))
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}: line {line_no}: invalid JSON ({exc.msg}); is the file complete?") from None
             except RecursionError:

@@ -35,7 +35,7 @@ from ..ids.recognise import (
     repo_as_written,
 )
 from ..model import Dataset, Problem
-from .batches import open_batches
+from .batches import glob_source, open_batches
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
 
 
@@ -309,4 +309,6 @@ def _file_source(provenance, source) -> FileSource:
     path = os.fspath(source)
     if provenance.origin == "local-folder":
         return LocalFolder(origin="local-folder", location=path, root=Path(path))
+    if provenance.origin == "local-glob":
+        return glob_source(path)
     return SingleFile(origin=provenance.origin, location=path, path=Path(path))

@@ -138,7 +138,11 @@ class Selection:
 
 def selection_label(text: str) -> str:
     """A dataset argument as a short label for default output names: the name, then `-SUBSET+SUBSET` and
-    `@REV` when given, so `cybergym:arvo` and `cybergym` never share a report folder."""
+    `@REV` when given, so `cybergym:arvo` and `cybergym` never share a report folder. A dataset that is not
+    registered (a Hub id, a glob, a missing path: read by its columns, or refused later with the reason) is
+    labelled by its text, so naming the output never decides whether the input can be read."""
+    if not is_registered(text.strip()) and not Path(text.strip()).exists():
+        return text.strip().removeprefix("hf://").removeprefix("datasets/").rstrip("/") or "dataset"
     selection = parse_selection(text)
     label = selection.name
     if selection.subsets:

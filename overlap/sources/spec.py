@@ -74,8 +74,45 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}(?:/[A-Za-z0-9][A-Za-z0-9._-
 _REQUIRED = ("name", "title", "revision", "adapter", "files", "extracts")
 _KNOWN = (*_REQUIRED, "repo", "aliases", "host", "role", "default_subsets", "detect", "notes", "extra", "columns",
           "path", "split")
+_TEXT_FIELDS = ("name", "title", "revision", "adapter", "extracts", "repo", "host", "role", "notes", "path", "split")
+_LIST_FIELDS = ("aliases", "default_subsets", "detect")
+_TABLE_FIELDS = ("files", "extra", "columns")
 # The column roles a `[columns]` table may name (overlap.sources.generic.GenericColumns).
 COLUMN_ROLES = ("id", "repo", "pr", "base", "patch", "text", "project", "fix", "cve", "scheme")
+
+
+def _check_types(table: dict[str, Any], origin: str) -> None:
+    """Each field of the type it is read as: a number where a path is expected, or a string where a list is
+    (`aliases = "abc"` would be read letter by letter), is one line naming the declaration and field."""
+    for key in _TEXT_FIELDS:
+        value = table.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{origin}: {key} = {value!r} is a {_kind(value)}; give a string, e.g. "
+                             f"{key} = \"{_EXAMPLES.get(key, '…')}\"")
+    for key in _LIST_FIELDS:
+        value = table.get(key)
+        if value is not None and (not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value)):
+            raise InputError(f"{origin}: {key} = {value!r}: give a list of strings, e.g. {key} = [\"one\", \"two\"]")
+    for key in _TABLE_FIELDS:
+        value = table.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise InputError(f"{origin}: {key} = {value!r} is a {_kind(value)}; give a table [{key}]")
+
+
+_EXAMPLES = {"repo": "owner/name", "path": "shards/*.parquet", "revision": "main", "split": "train"}
+
+
+def _kind(value: Any) -> str:
+    return {bool: "boolean", int: "number", float: "number", list: "list", tuple: "list", dict: "table"}.get(
+        type(value), type(value).__name__)
+
+
+def _terminal_safe(text: str, keep: str = "") -> str:
+    """A declaration's free text without control or format characters (terminal escapes such as OSC/CSI,
+    bidi overrides): it is printed to the terminal by `overlap datasets` and in reports."""
+    import unicodedata
+
+    return "".join(c for c in text if c in keep or unicodedata.category(c) not in ("Cc", "Cf"))
 
 
 def _columns_defaults(table: dict[str, Any], origin: str) -> dict[str, Any]:
@@ -99,6 +136,9 @@ def _columns_defaults(table: dict[str, Any], origin: str) -> dict[str, Any]:
 
 def spec_from_table(table: dict[str, Any], origin: str, text: str = "") -> DatasetSpec:
     """One declaration table as a DatasetSpec; a missing or unknown field is an InputError naming `origin`."""
+    if not isinstance(table, dict):
+        raise InputError(f"{origin}: a declaration is a table of fields, not a {_kind(table)}")
+    _check_types(table, origin)
     if "name" in table and "columns" in table:
         table = _columns_defaults(table, origin)
     missing = [k for k in _REQUIRED if k not in table]
@@ -119,11 +159,12 @@ def spec_from_table(table: dict[str, Any], origin: str, text: str = "") -> Datas
                              "on the command line and names report folders)")
     values = _frozen(table)
     return DatasetSpec(
-        name=values["name"], title=values["title"], hub_repo=values.get("repo"), revision=values["revision"],
-        files=dict(values["files"]), extracts=values["extracts"], adapter=values["adapter"],
+        name=values["name"], title=_terminal_safe(values["title"]), hub_repo=values.get("repo"),
+        revision=values["revision"], files=dict(values["files"]), extracts=_terminal_safe(values["extracts"], "\n"),
+        adapter=values["adapter"],
         aliases=tuple(values.get("aliases", ())), host=values.get("host", "hub"), role=values.get("role", "dataset"),
         default_subsets=tuple(values.get("default_subsets", ())), detect=tuple(values.get("detect", ())),
-        notes=values.get("notes", ""), extra=dict(values.get("extra", {})), origin=origin,
+        notes=_terminal_safe(values.get("notes", ""), "\n"), extra=dict(values.get("extra", {})), origin=origin,
         columns=dict(values.get("columns", {})), path=values.get("path"), split=values.get("split"),
         declaration=text)
 

@@ -30,6 +30,7 @@ from .identifiers import Targets
 from .ngram_index import BenchIndex
 from .ngram_scan import LONG_ROW_BYTES, ScanResult, _Collector, _has_text, _TaskSource
 from .ngram_workers import scan_task
+from .remote import check_ray_address, env_address
 from .text_inputs import IdentifierTee
 
 RAY_FORMATS = ("parquet", "json")  # read by Ray itself (json: uncompressed JSON lines); other inputs
@@ -90,11 +91,12 @@ def scan_ray(index: BenchIndex, files, stream: Callable[[], Iterable[pa.RecordBa
     ``workers``: actors in the pool (None: one per CPU of the cluster). ``scanner``: the actor class
     (tests give a subclass that fails on purpose).
     """
+    address, where = env_address(address)
     ray = import_ray()
 
     started = False
     if not ray.is_initialized():
-        address = address or os.environ.get("RAY_ADDRESS") or None
+        check_ray_address(address, where)  # before ray.init, which retries for minutes where nothing answers
         if address:
             ray.init(address=address, log_to_driver=False)
         else:

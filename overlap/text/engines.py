@@ -25,6 +25,7 @@ from .cells import CellCounts
 from .identifiers import Targets
 from .ngram_index import BenchIndex
 from .ngram_scan import ScanResult, scan
+from .remote import interruptible, uri_filesystem
 from .text_inputs import IdentifierTee, train_batches
 
 ENGINES = ("local", "ray")
@@ -91,7 +92,7 @@ def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainF
     """The data files a file, folder, glob, Hub id or URI names (InputError when none); ``id_column``: the
     files' id column when it is not the scan's ``id_col``."""
     text = os.fspath(spec)
-    if "://" in text:
+    if "://" in text and not text.lower().startswith("hf://"):  # hf:// is a Hub dataset: listed as one
         return TrainFiles(text, id_column=id_column)
     from ..sources.batches import open_batches
 
@@ -116,7 +117,8 @@ def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int) -> Ite
     import pyarrow.dataset as ds
 
     try:
-        dataset = ds.dataset(files.spec, format=files.data_files()[0][1])
+        dataset = interruptible(lambda: ds.dataset(*_uri_place(files.spec), format=files.data_files()[0][1]),
+                                "list-uri")
         missing = [c for c in columns if c not in dataset.schema.names]
         if missing:
             raise InputError(f"train: no column {', '.join(repr(c) for c in missing)} "
@@ -125,7 +127,21 @@ def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int) -> Ite
         yield from dataset.to_batches(columns=columns, batch_size=batch_rows, batch_readahead=2,
                                       fragment_readahead=1)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(f"train: {str(exc).splitlines()[0]}") from None
+        raise InputError(f"train: {files.spec}: {_short(exc)}; check the URI, the credentials and the network"
+                         ) from None
+
+
+def _uri_place(uri: str) -> tuple[str, Any]:
+    """(path, filesystem) of an object-store URI, the filesystem with bounded retries."""
+    filesystem, path = uri_filesystem(uri)
+    return path, filesystem
+
+
+def _short(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    if isinstance(exc, FileNotFoundError):
+        return "not found (or not readable with these credentials)"
+    return lines[0][:300] if lines else type(exc).__name__
 
 
 def as_train(train):

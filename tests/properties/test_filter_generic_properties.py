@@ -34,6 +34,7 @@ ROW = st.tuples(st.one_of(OSSFUZZ, JUNK, st.just((None, None))), st.text(max_siz
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example([(("arvo:10055", 10055), "")])  # every row removed: the empty split is still verified
 @example([((None, None), ""), (("oss-fuzz:42471120", 42471120), "x")])  # kept: only a row without an id
+@example([((" ", None), "")])  # an id that is only blanks is no id (counted as missing_id), as a missing one
 @given(st.lists(ROW, min_size=1, max_size=20))
 def test_filtered_jsonl_keeps_exactly_the_clean_input_lines(tmp_path_factory, rows):
     folder = tmp_path_factory.mktemp("filter")
@@ -44,7 +45,8 @@ def test_filtered_jsonl_keeps_exactly_the_clean_input_lines(tmp_path_factory, ro
     before = hashlib.sha256(train.read_bytes()).hexdigest()
     contaminated = [number is not None and MAPPING.get(number, number) in BENCH for (_, number), _ in rows]
 
-    if all(task is None for (task, _), _ in rows):  # no row has an id: one clear error, nothing written
+    # A blank id is no id (the reader counts it as missing_id): no row has an id → one clear error, nothing written.
+    if all(task is None or not task.strip() for (task, _), _ in rows):
         with pytest.raises(InputError, match="no usable rows"):
             filter_train(str(train), ["cybergym"], folder / "out", reasons=("id",), data=DATA, id_column="meta.task")
         assert not (folder / "out").exists()

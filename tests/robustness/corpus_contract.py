@@ -4,7 +4,8 @@ checker of the command-line contract (DESIGN.md, issue 12):
 
 - exit code 0, 1 or 2, and 1 only when `--fail-on` was given;
 - no `Traceback` on stderr or stdout (in-process, an exception escaping the app counts as one);
-- on exit 2, exactly one stderr line, starting `overlap: error:`;
+- on exit 2, exactly one stderr line, starting `overlap: error:`, and never the app's "internal error …
+  please report it" line (an exception nobody expected is a bug, whatever the exit code);
 - no file created, changed or removed outside `--out` (the whole work folder is snapshotted before and after,
   inputs included, so inputs stay byte-identical);
 - no partial output: on exit 2 the `--out` folder is as it was (missing or unchanged), and no `.*.tmp`
@@ -165,8 +166,9 @@ def invoke(case: str, args: list, *, root: Path, out: Path | None = None, watch:
 # --- the one checker ----------------------------------------------------------------------------------
 
 
-def contract_problems(run: Run) -> list[str]:
-    """Every way `run` breaks the command-line contract (empty when it keeps it)."""
+def contract_problems(run: Run, *, bug_injected: bool = False) -> list[str]:
+    """Every way `run` breaks the command-line contract (empty when it keeps it). `bug_injected`: the test
+    planted an exception on purpose, so the app's "internal error" line is the answer it checks."""
     problems = []
     if run.timed_out:
         return ["did not finish within the timeout (hung)"]
@@ -177,6 +179,9 @@ def contract_problems(run: Run) -> list[str]:
         problems.append("exit 1 without --fail-on (1 means 'overlap at or above --fail-on')")
     if "Traceback" in run.stderr or "Traceback" in run.stdout:
         problems.append("a traceback was printed")
+    # The app's line for an exception nobody expected: a bug, not an answer.
+    if "internal error" in run.stderr and not bug_injected:
+        problems.append("an internal error (a bug) was reported instead of a line saying what to do")
     if run.code == 2:
         lines = run.stderr.strip().splitlines()
         if len(lines) != 1:
@@ -201,9 +206,9 @@ def contract_problems(run: Run) -> list[str]:
     return problems
 
 
-def check_contract(run: Run, *, expect: int | set[int] | None = None) -> Run:
+def check_contract(run: Run, *, expect: int | set[int] | None = None, bug_injected: bool = False) -> Run:
     """Assert the command-line contract on one run (and, when given, its expected exit code)."""
-    problems = contract_problems(run)
+    problems = contract_problems(run, bug_injected=bug_injected)
     if expect is not None:
         wanted = {expect} if isinstance(expect, int) else set(expect)
         if run.code not in wanted:

@@ -117,7 +117,7 @@ def test_a_bug_is_one_line_and_exit_2_never_exit_1(work, monkeypatch):
 
     root, data = work
     monkeypatch.setattr(overlap.api, "compare", lambda *a, **k: {}["missing"])
-    run = check_contract(invoke("bug", _compare(data, "out"), root=root), expect=2)
+    run = check_contract(invoke("bug", _compare(data, "out"), root=root), expect=2, bug_injected=True)
     assert "internal error (KeyError" in run.first_line
 
 
