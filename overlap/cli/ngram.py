@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..jsonout import dumps_json
 from ..progress import RowsBar, set_quiet, status
 from ..sources.registry import is_registered
+from ..words import count, plural
 from .options import (
     DataOption,
     Engine,
@@ -157,9 +158,10 @@ def ngram(
     typer.echo(f"{train_name}.{t_col} vs {bench_name}.{b_col}")
     for size, block in sorted(summary["flags"].items(), key=lambda kv: -int(kv[0])):
         short = summary["bench"]["short"].get(size, 0)
-        typer.echo(f"  {size}-gram: {block['train_items_flagged']} train items flagged by "
-                   f"{block['bench_items_hit']} bench items; {block['boilerplate']['train_items']} hit only "
-                   f"boilerplate; {short} bench items shorter than {size} words can never be flagged")
+        typer.echo(f"  {size}-gram: {plural(block['train_items_flagged'], 'train item')} flagged by "
+                   f"{plural(block['bench_items_hit'], 'bench item')}; {count(block['boilerplate']['train_items'])} "
+                   f"hit only boilerplate; {plural(short, 'bench item')} shorter than {size} words can never be "
+                   "flagged")
     if out is not None:
         typer.echo(f"written to {out}", err=True)
 
