@@ -139,12 +139,28 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
+# Input problems that are one id on several rows: the stderr problem lines count them, so the summary's
+# duplicates count them too (beside the groups of distinct items sharing a key).
+REPEATED_ID_PROBLEMS = ("duplicate_id", "duplicate_id_other_base")
+
+
+def repeated_ids(problems) -> int:
+    """Rows that repeat an earlier row's id, from a dataset's input problems (a `Problem` or its dict)."""
+    total = 0
+    for problem in problems:
+        record = problem if isinstance(problem, dict) else problem.__dict__
+        if record.get("what") in REPEATED_ID_PROBLEMS:
+            total += int(record.get("count") or 0)
+    return total
+
+
 def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping | None) -> dict[str, Any]:
     block: dict[str, Any] = {
         "name": dataset.name,
         "items": int(len(dataset.items)),
         "keys_by_kind": {k: int(v) for k, v in sorted(dataset.keys["kind"].value_counts().items())},
-        "duplicates": {"groups": int(len(dups)), "items": int(dups["items"].sum()) if len(dups) else 0},
+        "duplicates": {"groups": int(len(dups)), "items": int(dups["items"].sum()) if len(dups) else 0,
+                       "repeated_ids": repeated_ids(dataset.problems)},
         "problems": [p.__dict__ for p in dataset.problems],
         "provenance": dataset.provenance.to_dict(),
     }
