@@ -31,17 +31,17 @@ def ids(
     for value in values:
         cve = find_cve(value)
         number = None if cve else trailing_int(value)
+        # JSON keeps each value's type: the number an integer, in_mapping a boolean, null where a field does not
+        # apply; canonical stays text, as the id values of every other output are
         row = {"id": value, "kind": "cve" if cve else ("ossfuzz" if number is not None else "malformed"),
-               "number": "" if number is None else str(number), "scheme": "", "canonical": cve or ""}
+               "number": number, "scheme": None, "canonical": cve, "in_mapping": None}
         if number is not None:
             if mapping is None:
                 mapping, _ = load_identity("arvo", parse_data_options(data))
             row["scheme"] = scheme(number)
             row["canonical"] = str(mapping.canonical(number))
-            row["in_mapping"] = str(mapping.is_known(number)).lower()
+            row["in_mapping"] = bool(mapping.is_known(number))
         rows.append(row)
-    for row in rows:
-        row.setdefault("in_mapping", "")
     print_records(rows, fmt, title="ids")
     if any(r["kind"] == "malformed" for r in rows):
         raise fail("some ids have no OSS-Fuzz number or CVE: " + ", ".join(r["id"] for r in rows
