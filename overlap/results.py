@@ -73,6 +73,26 @@ class BenchComparison:
 
 @dataclass(repr=False)
 class CompareResult:
+    """A training set compared with one or more benchmarks: what `overlap.compare` returns and summary.json
+    is written from (`summary()`).
+
+    - `train`: the training set as read (a `Dataset`: `items` one row per task, `keys` the long table of
+      canonical ids, `provenance`, `problems`).
+    - `benches`: one `BenchComparison` per benchmark, in argument order (also `result["cybergym"]` or
+      `result[0]`): its `pairs` (normalised join), `plain_pairs` (ids as written), `shared` keys,
+      `duplicates` and the stage `sections` (evidence, text, baselines, SWE).
+    - `train_duplicates`: one row per canonical key that two or more training items share (one bug listed
+      twice, e.g. under its old and its new OSS-Fuzz id), as duplicates.csv writes it.
+    - `mapping`, `mapping_provenance`: the OSS-Fuzz old→new id mapping used, and where it came from (None
+      when no dataset has OSS-Fuzz ids).
+    - `parameters`: the options of the run (seed, n-gram sizes, pool, …), recorded in summary.json.
+    - `sections`: summary sections of the whole run (chance baselines, inclusion test, SWE, …).
+    - `pool`: the chance-baseline pool when one was loaded, else None.
+
+    `pairs` and `related` are every benchmark's counted and reported-only pairs in one table;
+    `train_clean_ids()` the training ids in no pair.
+    """
+
     train: Dataset
     benches: list[BenchComparison]
     train_duplicates: pd.DataFrame
