@@ -115,6 +115,7 @@ def ngram(
     from ..sources.files import read_text_file
     from ..sources.load import parse_data_options
     from ..text.api import text_check
+    from ..text.engines import known_rows
 
     if not field:
         raise missing_option("--text")
@@ -140,7 +141,7 @@ def ngram(
     texts = None
     if background is not None:
         texts = read_text_file(background, "background corpus").splitlines()
-    with RowsBar(f"n-gram scan of {train_name}.{t_col}") as bar:
+    with RowsBar(f"n-gram scan of {train_name}.{t_col}", total=known_rows(train_items)) as bar:
         result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
                             boilerplate_threshold=threshold, background=texts, progress=bar.update,
                             workers=workers, engine=engine.value, ray_address=ray_address)
