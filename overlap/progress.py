@@ -54,11 +54,13 @@ def stage(step: str) -> None:
 
 
 class RowsBar:
-    """A progress display for a scan whose total is unknown: rows and bytes read so far, on stderr.
+    """A progress display for a scan, on stderr: rows and bytes read so far and, when `total` (rows) is known
+    before the scan (parquet footers, a table's length), a bar with the share done and the time left.
     `update(rows, bytes)` is the scanner's callback (counts of the chunk just read)."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, total: int | None = None) -> None:
         self.label = label
+        self.total = total
         self._progress = None
         self._task = None
         self.rows = self.bytes = 0
@@ -69,22 +71,29 @@ class RowsBar:
                 BarColumn,
                 Progress,
                 SpinnerColumn,
+                TaskProgressColumn,
                 TextColumn,
                 TimeElapsedColumn,
+                TimeRemainingColumn,
             )
 
-            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                      TextColumn("{task.fields[rows]:,} rows, {task.fields[mb]:,.0f} MB"),
-                                      TimeElapsedColumn(), console=_stderr_console(), transient=True)
+            if self.total is None:
+                columns = [TextColumn("{task.fields[rows]:,} rows, {task.fields[mb]:,.0f} MB"), TimeElapsedColumn()]
+            else:
+                columns = [TaskProgressColumn(), TextColumn("{task.fields[rows]:,} of {task.total:,.0f} rows, "
+                                                            "{task.fields[mb]:,.0f} MB"),
+                           TimeElapsedColumn(), TextColumn("·"), TimeRemainingColumn(), TextColumn("left")]
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), *columns,
+                                      console=_stderr_console(), transient=True)
             self._progress.__enter__()
-            self._task = self._progress.add_task(self.label, total=None, rows=0, mb=0.0)
+            self._task = self._progress.add_task(self.label, total=self.total, rows=0, mb=0.0)
         return self
 
     def update(self, rows: int, nbytes: int) -> None:
         self.rows += int(rows)
         self.bytes += int(nbytes)
         if self._progress is not None:
-            self._progress.update(self._task, rows=self.rows, mb=self.bytes / 1e6)
+            self._progress.update(self._task, completed=self.rows, rows=self.rows, mb=self.bytes / 1e6)
 
     def __exit__(self, *exc) -> None:
         if self._progress is not None:

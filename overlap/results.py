@@ -73,6 +73,26 @@ class BenchComparison:
 
 @dataclass(repr=False)
 class CompareResult:
+    """A training set compared with one or more benchmarks: what `overlap.compare` returns and summary.json
+    is written from (`summary()`).
+
+    - `train`: the training set as read (a `Dataset`: `items` one row per task, `keys` the long table of
+      canonical ids, `provenance`, `problems`).
+    - `benches`: one `BenchComparison` per benchmark, in argument order (also `result["cybergym"]` or
+      `result[0]`): its `pairs` (normalised join), `plain_pairs` (ids as written), `shared` keys,
+      `duplicates` and the stage `sections` (evidence, text, baselines, SWE).
+    - `train_duplicates`: one row per canonical key that two or more training items share (one bug listed
+      twice, e.g. under its old and its new OSS-Fuzz id), as duplicates.csv writes it.
+    - `mapping`, `mapping_provenance`: the OSS-Fuzz old→new id mapping used, and where it came from (None
+      when no dataset has OSS-Fuzz ids).
+    - `parameters`: the options of the run (seed, n-gram sizes, pool, …), recorded in summary.json.
+    - `sections`: summary sections of the whole run (chance baselines, inclusion test, SWE, …).
+    - `pool`: the chance-baseline pool when one was loaded, else None.
+
+    `pairs` and `related` are every benchmark's counted and reported-only pairs in one table;
+    `train_clean_ids()` the training ids in no pair.
+    """
+
     train: Dataset
     benches: list[BenchComparison]
     train_duplicates: pd.DataFrame
@@ -139,12 +159,28 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
+# Input problems that are one id on several rows: the stderr problem lines count them, so the summary's
+# duplicates count them too (beside the groups of distinct items sharing a key).
+REPEATED_ID_PROBLEMS = ("duplicate_id", "duplicate_id_other_base")
+
+
+def repeated_ids(problems) -> int:
+    """Rows that repeat an earlier row's id, from a dataset's input problems (a `Problem` or its dict)."""
+    total = 0
+    for problem in problems:
+        record = problem if isinstance(problem, dict) else problem.__dict__
+        if record.get("what") in REPEATED_ID_PROBLEMS:
+            total += int(record.get("count") or 0)
+    return total
+
+
 def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping | None) -> dict[str, Any]:
     block: dict[str, Any] = {
         "name": dataset.name,
         "items": int(len(dataset.items)),
         "keys_by_kind": {k: int(v) for k, v in sorted(dataset.keys["kind"].value_counts().items())},
-        "duplicates": {"groups": int(len(dups)), "items": int(dups["items"].sum()) if len(dups) else 0},
+        "duplicates": {"groups": int(len(dups)), "items": int(dups["items"].sum()) if len(dups) else 0,
+                       "repeated_ids": repeated_ids(dataset.problems)},
         "problems": [p.__dict__ for p in dataset.problems],
         "provenance": dataset.provenance.to_dict(),
     }

@@ -59,7 +59,7 @@ def test_ngram_command_on_datasets_and_plain_files(tmp_path):
     run = CliRunner().invoke(app, ["ngram", "mimo-cyber", "cybergym", *data_args(data), "--field",
                                    "prompt:description", "--out", str(tmp_path / "out")])
     assert run.exit_code == 0, run.stderr
-    assert "13-gram: 1 train items flagged by 1 bench items" in run.stdout
+    assert "13-gram: 1 train item flagged by 1 bench item;" in run.stdout
     flags = (tmp_path / "out" / "flags.csv").read_text().splitlines()
     assert flags[0].startswith("train_id,n,bench_id") and any(",arvo:17777," in f for f in flags[1:])
     train = tmp_path / "train.jsonl"

@@ -5,14 +5,15 @@
 `compare` and `filter_train` (`overlap.api.compare`), `matrix` (`overlap.api.matrix`), the n-gram text check
 `text_check` (`overlap.text.api`) and `audit` (`overlap.audit`). The results they return
 (`CompareResult`, `BenchComparison`, `MatrixResult`) are defined in `overlap.results`, where every layer can
-read them.
+read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: comparison, decision, report).
 """
 
 from ..audit import audit
 from ..results import BenchComparison, CompareResult, MatrixResult
 from ..text.api import text_check
 from .compare import compare, filter_train
+from .filtered import FilteredSplit
 from .matrix import matrix
 
-__all__ = ["BenchComparison", "CompareResult", "MatrixResult", "audit", "compare", "filter_train", "matrix",
-           "text_check"]
+__all__ = ["BenchComparison", "CompareResult", "FilteredSplit", "MatrixResult", "audit", "compare", "filter_train",
+           "matrix", "text_check"]

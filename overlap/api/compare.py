@@ -23,6 +23,7 @@ from ..sources.registry import get_spec, is_registered
 from ..stats.attach import attach_baselines
 from ..text.attach import attach_text, text_field
 from ..text.engines import ENGINES
+from .filtered import FilteredSplit
 
 
 def canonical_ossfuzz_ids(datasets: list[Dataset], data: dict[str, Path],
@@ -284,7 +285,7 @@ def filter_train(
         return compare(kept, bench_sets, mapping=result.mapping, **options)
 
     report = write_split(result, decision, out, recheck=None if flagged else recheck)
-    return result, decision, report
+    return FilteredSplit(result, decision, report)
 
 
 def _attach_pair_kinds(result: CompareResult) -> None:

@@ -9,9 +9,10 @@ Library entry points (modules load lazily; importing this package costs nothing)
 
 ``audit(path, *, base=None, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None,
 network="any", repo_path=None, image=None, platform=None, rootfs=False, limits=None, git=None)``
-returns an ``AuditReport``. ``path`` is a repository folder (or a folder of repositories, or a git
-folder), a ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar, or with ``rootfs=True``
-an unpacked root filesystem. User mistakes raise ``overlap.errors.InputError``.
+returns an ``AuditReport`` (``help(audit)`` describes each option; ``fix`` and ``tests`` take one path or a
+list). ``path`` is a repository folder (or a folder of repositories, or a git folder), a ``docker save``
+archive, an OCI layout (tar or folder), a rootfs tar, or with ``rootfs=True`` an unpacked root filesystem.
+User mistakes raise ``overlap.errors.InputError``.
 
 Layout, top to bottom; a module imports only from its own sub-package or file and the rows below it
 (no import cycles; tests/audit/test_audit_layers.py checks it)::
@@ -26,6 +27,11 @@ Layout, top to bottom; a module imports only from its own sub-package or file an
 
 from __future__ import annotations
 
+import inspect
+import os
+import sys
+import types
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover  (annotations only: importing this package loads no submodule)
@@ -34,11 +40,45 @@ if TYPE_CHECKING:  # pragma: no cover  (annotations only: importing this package
 __all__ = ["audit", "render_table", "AuditReport"]
 
 
-def audit(path: Any, **kwargs: Any) -> AuditReport:
-    """Audit a repository folder (or a folder of repositories) for leaks of the reference answer."""
+def audit(path: str | os.PathLike, *, base: str | None = None,
+          fix: str | os.PathLike | Iterable[str | os.PathLike] = (),
+          tests: str | os.PathLike | Iterable[str | os.PathLike] = (), test_ids: str | Iterable[str] = (),
+          fix_commit: str | None = None, instance: str | None = None, network: str = "any",
+          repo_path: str | None = None, image: str | None = None, platform: str | None = None,
+          rootfs: bool = False, limits: Mapping[str, int | str] | Iterable[str] | str | None = None,
+          git: str | None = None) -> AuditReport:
+    """Audit a task environment for the reference fix leaking to the agent; returns an ``AuditReport``
+    (``.verdict``: ``leak``, ``suspect``, ``clean`` or ``incomplete``; ``.findings``; ``.to_dict()``).
+
+    Args:
+        path: a repository folder, a folder of repositories (each audited against its HEAD), a git folder, a
+            ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar, or with ``rootfs=True`` an
+            unpacked root filesystem.
+        base: the task's base commit (hex or ref name; default: the instance's base, else HEAD).
+        fix: the reference fix: a unified diff file, or ``REPO_PATH=LOCAL_FILE`` for one fixed file; one (a str
+            or path, never read letter by letter) or a list.
+        tests: the hidden tests: a test patch or ``REPO_PATH=LOCAL_FILE``; one or a list, as ``fix``.
+        test_ids: hidden test ids (e.g. ``tests/test_calc.py::test_add``); one str or a list.
+        fix_commit: the upstream fix commit, when known.
+        instance: one task record (a JSON or one-line JSONL file) with SWE-bench fields; explicit
+            arguments win.
+        network: whether the agent can reach the internet, ``"any"`` or ``"none"``: SHA-only findings are
+            high with ``"any"``, low with ``"none"``.
+        repo_path: where the repository sits inside an image or root filesystem (e.g. ``/testbed``).
+        image: which image of a multi-image archive.
+        platform: which platform of a multi-platform index (``OS/ARCH``, e.g. ``linux/amd64``).
+        rootfs: ``path`` is an unpacked root filesystem.
+        limits: safety limits to override, ``{"git_timeout": 600}`` or ``"name=value"`` strings (one or a
+            list; values may end in K, M or G).
+        git: the git binary to run (default: ``git`` on PATH).
+
+    Raises ``overlap.errors.InputError`` on a user mistake (a missing path, an unknown limit, …).
+    """
     from .run import audit as _audit  # imported on first use: `import overlap.audit` stays cheap (CLI start-up)
 
-    return _audit(path, **kwargs)
+    return _audit(path, base=base, fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit,
+                  instance=instance, network=network, repo_path=repo_path, image=image, platform=platform,
+                  rootfs=rootfs, limits=limits, git=git)
 
 
 def render_table(report: AuditReport, width: int | None = None) -> str:
@@ -54,3 +94,16 @@ def __getattr__(name: str) -> Any:
 
         return AuditReport
     raise AttributeError(name)
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable as its `audit` function: `overlap.audit` names both the package and the entry
+    point (the import system sets the package attribute `overlap.audit` to this module once it is loaded), so
+    `overlap.audit("repo/", fix="fix.patch")` works whichever of the two a user reaches."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> AuditReport:
+        return audit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+sys.modules[__name__].__signature__ = inspect.signature(audit)  # help() and inspect show audit's options

@@ -179,6 +179,14 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         return report_dict(self)
 
+    def __repr__(self) -> str:
+        # short: the dataclass repr would print every finding and input (several KB for one repository)
+        where = ", ".join(t.path for t in self.targets[:3]) + (f", … ({len(self.targets)} targets)"
+                                                              if len(self.targets) > 3 else "")
+        counts = ", ".join(f"{n} {severity}" for severity, n in self.summary.items() if n) or "no findings"
+        return (f"<AuditReport {where or self.inputs.get('path', '?')}: {self.verdict}"
+                f"{'' if self.complete else ' (incomplete)'}; {counts}>")
+
     def to_json(self) -> str:
         return report_json(self)
 

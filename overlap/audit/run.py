@@ -188,6 +188,7 @@ def parse_limits(limits: Mapping[str, object] | Iterable[str] | None) -> dict[st
     out = dict(DEFAULT_LIMITS)
     if not limits:
         return out
+    limits = [limits] if isinstance(limits, str) else limits  # one "name=value", not its letters
     pairs = limits.items() if isinstance(limits, Mapping) else [str(x).partition("=")[::2] for x in limits]
     for name, value in pairs:
         if name not in DEFAULT_LIMITS:
@@ -197,6 +198,15 @@ def parse_limits(limits: Mapping[str, object] | Iterable[str] | None) -> dict[st
             raise InputError(f"--limit {name}={value}: expected a whole number, optionally with K, M or G")
         out[name] = int(m.group(1)) * _SUFFIX[m.group(2).lower()]
     return out
+
+
+def _listed(value) -> list[str]:
+    """One path (or id) or several: a str or path is one item, never its letters; None is none."""
+    if value is None:
+        return []
+    if isinstance(value, (str, os.PathLike)):
+        return [os.fspath(value)]
+    return [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
 
 
 def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iterable[str] = (),
@@ -219,7 +229,7 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         raise InputError(f"{given}: {kind_of(mode) if mode else 'a dangling symlink'}, not a folder or a tar "
                          "archive (give a repository folder or an image tar)")
     kind = detect_kind(p, rootfs)
-    fix, tests, test_ids = list(fix), list(tests), list(test_ids)
+    fix, tests, test_ids = _listed(fix), _listed(tests), _listed(test_ids)
     layout = repo_layout(p) if kind == "repo" else None
     img = None
     if kind in IMAGE_KINDS:

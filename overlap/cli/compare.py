@@ -16,6 +16,7 @@ import typer
 
 from ..outputs.atomic import printable
 from ..progress import set_quiet, status
+from ..words import plural
 from .options import (
     BaseColumnOption,
     DataOption,
@@ -95,7 +96,7 @@ def _fail_on_crossed(summary: dict, fail_on: str | None) -> list[str]:
         matched = bench["bench_items_matched"]
         observed = bench["bench_share"] if is_share else matched
         if observed >= limit and matched > 0:
-            lines.append(f"{bench['bench']}: {matched} of {bench['bench_items']} bench items matched "
+            lines.append(f"{bench['bench']}: {matched} of {plural(bench['bench_items'], 'bench item')} matched "
                          f"({bench['bench_share']:.1%}) ≥ --fail-on {fail_on.strip()}")
     return lines
 

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ..jsonout import dumps_json
+from ..outputs.cells import plural
 from ..outputs.published import safe_name
 from ..progress import set_quiet, status
 from ..sources.registry import selection_label
@@ -134,6 +134,8 @@ def filter_cmd(
         return
     typer.echo(f"rows read: {info['source_rows']:,}  removed: {info['removed_rows']:,}  kept: {info['kept_rows']:,} "
                f"(of which {info['rows_without_item_kept']:,} made no item: no id, malformed or outside the subset)")
+    if info["removed_by_reason"]:
+        typer.echo(_reasons_heading(info))
     for reason, count in info["removed_by_reason"].items():
         typer.echo(f"  {reason}: {count:,}")
     typer.echo(written.verified_line())
@@ -142,14 +144,33 @@ def filter_cmd(
         typer.echo(f"pull request: {url}")
 
 
+def _reasons_heading(info: dict) -> str:
+    """The line over the per-reason counts: a row dropped for two reasons is counted under both, so the counts
+    can add up to more than the rows removed; say so, with both numbers when they differ."""
+    given = sum(info["removed_by_reason"].values())
+    if given == info["removed_rows"]:
+        return "removed rows by reason (a row can have several reasons):"
+    return (f"removed rows by reason (a row can have several reasons: {given:,} reasons for "
+            f"{plural(info['removed_rows'], 'row')}):")
+
+
 def _print_filter(info: dict, verified: str, out: Path, url: str | None, fmt: Format) -> None:
-    """filter's result as json (the summary, the verification line, the folder and any pull request) or as
-    csv/md rows: one per count (rows read, removed, kept, removed by each reason)."""
+    """filter's result as json (exactly the filter.json written to `out`, so stdout and the folder say the
+    same thing and follow one schema; the verification line and any pull request go to stderr) or as csv/md
+    rows: one per count (rows read, removed, kept, removed by each reason)."""
     if fmt == Format.json:
-        sys.stdout.write(dumps_json({**info, "verified": verified, "out": str(out), "pull_request": url}))
+        sys.stdout.write((out / "filter.json").read_text(encoding="utf-8"))
+        typer.echo(verified, err=True)
+        if url:
+            typer.echo(f"pull request: {url}", err=True)
         return
     rows = [{"what": "rows read", "rows": info["source_rows"]}, {"what": "removed", "rows": info["removed_rows"]},
             {"what": "kept", "rows": info["kept_rows"]},
             {"what": "kept without an item", "rows": info["rows_without_item_kept"]},
             *({"what": f"removed: {reason}", "rows": count} for reason, count in info["removed_by_reason"].items())]
+    if info["removed_by_reason"]:
+        rows.append({"what": "reasons given (a row can have several)",
+                     "rows": sum(info["removed_by_reason"].values())})
     print_records(rows, fmt, title=verified)
+    if url:
+        typer.echo(f"pull request: {url}", err=True)

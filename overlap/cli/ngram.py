@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..jsonout import dumps_json
 from ..progress import RowsBar, set_quiet, status
 from ..sources.registry import is_registered
+from ..words import count, plural
 from .options import (
     DataOption,
     Engine,
@@ -114,6 +115,7 @@ def ngram(
     from ..sources.files import read_text_file
     from ..sources.load import parse_data_options
     from ..text.api import text_check
+    from ..text.engines import known_rows
 
     if not field:
         raise missing_option("--text")
@@ -139,7 +141,7 @@ def ngram(
     texts = None
     if background is not None:
         texts = read_text_file(background, "background corpus").splitlines()
-    with RowsBar(f"n-gram scan of {train_name}.{t_col}") as bar:
+    with RowsBar(f"n-gram scan of {train_name}.{t_col}", total=known_rows(train_items)) as bar:
         result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
                             boilerplate_threshold=threshold, background=texts, progress=bar.update,
                             workers=workers, engine=engine.value, ray_address=ray_address)
@@ -157,9 +159,10 @@ def ngram(
     typer.echo(f"{train_name}.{t_col} vs {bench_name}.{b_col}")
     for size, block in sorted(summary["flags"].items(), key=lambda kv: -int(kv[0])):
         short = summary["bench"]["short"].get(size, 0)
-        typer.echo(f"  {size}-gram: {block['train_items_flagged']} train items flagged by "
-                   f"{block['bench_items_hit']} bench items; {block['boilerplate']['train_items']} hit only "
-                   f"boilerplate; {short} bench items shorter than {size} words can never be flagged")
+        typer.echo(f"  {size}-gram: {plural(block['train_items_flagged'], 'train item')} flagged by "
+                   f"{plural(block['bench_items_hit'], 'bench item')}; {count(block['boilerplate']['train_items'])} "
+                   f"hit only boilerplate; {plural(short, 'bench item')} shorter than {size} words can never be "
+                   "flagged")
     if out is not None:
         typer.echo(f"written to {out}", err=True)
 

@@ -72,7 +72,7 @@ def emit_compare(result, fmt: Format, out: Path | None) -> dict:
     if out is not None:
         with status(f"writing the report to {out}"):
             write_compare_report(result, out)
-    text = render(summary, result.pairs, fmt.value)
+    text = render(summary, fmt.value)
     if text is None:
         print_table(summary, stdout_console())
     else:
@@ -82,31 +82,22 @@ def emit_compare(result, fmt: Format, out: Path | None) -> dict:
     return summary
 
 
-def _cell(value) -> str:
-    """A value as table text: null empty, booleans as JSON spells them."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def print_records(rows: list[dict], fmt: Format, title: str) -> None:
-    """Rows on stdout as a JSON list (values keep their JSON types), CSV, a Markdown table or a rich table."""
+    """Rows on stdout as a JSON list (values keep their JSON types), CSV, a Markdown table or a rich table (in
+    the text formats null is an empty cell and a boolean `true` / `false`, as JSON writes them)."""
     if fmt == Format.json:
         sys.stdout.write(dumps_json(rows))
         return
     columns = list(rows[0]) if rows else []
-    rows = [{c: _cell(row.get(c)) for c in columns} for row in rows]
     if fmt == Format.csv:
         writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({c: _cell(row[c]) for c in columns} for row in rows)
         return
     if fmt == Format.md:
         sys.stdout.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
         for row in rows:
-            sys.stdout.write("| " + " | ".join(row[c].replace("|", "\\|") for c in columns) + " |\n")
+            sys.stdout.write("| " + " | ".join(_cell(row[c]).replace("|", "\\|") for c in columns) + " |\n")
         return
     from rich.table import Table  # imported here: keeps `overlap --help` fast
 
@@ -114,8 +105,17 @@ def print_records(rows: list[dict], fmt: Format, title: str) -> None:
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*[row[c] for c in columns])
+        table.add_row(*[_cell(row[c]) for c in columns])
     stdout_console().print(table)
+
+
+def _cell(value) -> str:
+    """A record's value as a text cell: null → empty, booleans as JSON writes them."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def print_files(paths: list[Path], fmt: Format, extra: dict) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 
+from ..words import plural
 from .diff_parse import parse_patch
 from .patch_model import (
     DEFAULT_MAX_CHARS,
@@ -115,12 +116,12 @@ def relate_patches(
         else:
             code = "no_comparable_content: shared files are binary or whitespace-only without index lines"
         return PatchRelation("not_comparable", "none", code, **counts)
-    detail = f"{equal} of {n} shared file(s) equal; {sides[0]} has {len(a.files)}, "
-    detail += f"{sides[1]} has {len(b.files)} file(s)"
+    detail = f"{equal} of {plural(n, 'shared file')} equal; {sides[0]} has {len(a.files)}, "
+    detail += f"{sides[1]} has {plural(len(b.files), 'file')}"
     if undecided:
         detail += f"; {len(undecided)} undecided ({undecided[0]}{', ...' if len(undecided) > 1 else ''})"
     if same_lines_other_base:
-        detail += f"; {same_lines_other_base} file(s) differ in blobs but have the same changed lines"
+        detail += f"; {plural(same_lines_other_base, 'file')} with other blobs but the same changed lines"
     reason = f"compared: {detail}"
     if equal == 0:
         return PatchRelation("different", method, reason, **counts)

@@ -10,9 +10,9 @@ the counts, the method, the revisions, baselines when the result has them, and e
 evidence. Both are published, so they name inputs by repo id, revision and file sha256 only, never by a local
 path (`published.public_provenance`, with `published.scrub_paths` as the net under free text).
 
-The card keeps the input's line endings (a CRLF card stays CRLF), gets minimal YAML front matter when it
-has none (`---\n{}\n---`, as huggingface_hub writes it), and is written all or nothing (README.md and every
-`.overlap/<bench>.json`, or none of them), never over the input card. Bench names become file names and
+The card keeps the input's line endings (a CRLF card stays CRLF) and its front matter as it is (none is added
+to a card that has none: an empty `---\n{}\n---` block says nothing), and is written all or nothing (README.md
+and every `.overlap/<bench>.json`, or none of them), never over the input card. Bench names become file names and
 markers only through `published.safe_name`.
 """
 
@@ -30,13 +30,13 @@ from ..errors import InputError, OverlapError
 from ..jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
 from ..model import PAIR_COLUMNS
 from ..sources.files import read_text_file
+from ..words import plural, word_for
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name tests replace
 from .published import describe_source, public_provenance, safe_name, scrub_paths
 from .sections import ResultView, fmt, null_models, stage_ran
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "overlap-bench.schema.json"
-EMPTY_FRONT_MATTER = "---\n{}\n---\n"
 # Evidence columns that are not text, typed again when pairs.csv is read back (it is read as text).
 _EVIDENCE_TYPES = {"counted": "bool", "names_function": "bool", "names_file": "bool", "longest_run": "int"}
 _MARKER = re.compile(r"<!--\s*overlap:(begin|end)\s+(\S+?)\s*-->")
@@ -151,10 +151,10 @@ def render_section(view: ResultView, bench: str) -> str:
         begin_marker(bench),
         f"## Overlap with {bench}",
         "",
-        f"**{block.get('bench_items_matched', 0)} of {block.get('bench_items', 0)} {bench} tasks "
+        f"**{block.get('bench_items_matched', 0)} of {plural(block.get('bench_items', 0), f'{bench} task')} "
         f"({block.get('bench_share', 0):.1%})** share a source identity with "
-        f"{block.get('train_items_matched', 0)} rows of this dataset "
-        f"({block.get('pairs', 0)} pairs). A plain join on ids as written finds "
+        f"{plural(block.get('train_items_matched', 0), 'row')} of this dataset "
+        f"({plural(block.get('pairs', 0), 'pair')}). A plain join on ids as written finds "
         f"{plain.get('bench_items_matched', 0)} ({plain.get('bench_share', 0):.1%}).",
         "",
         *([_baseline_line(block.get("baselines")), ""] if _baseline_line(block.get("baselines")) else []),
@@ -162,7 +162,7 @@ def render_section(view: ResultView, bench: str) -> str:
         + (f" OSS-Fuzz ids translated old→new with {_where(mapping.get('provenance'))}." if mapping else ""),
         f"- Revisions: this dataset {_where(train.get('provenance'))}; {bench} "
         f"{_where((block.get('dataset') or {}).get('provenance'))}.",
-        f"- Duplicates inside this dataset: {(train.get('duplicates') or {}).get('groups', 0)} bug(s) listed "
+        f"- Duplicates inside this dataset: {plural((train.get('duplicates') or {}).get('groups', 0), 'bug')} listed "
         "more than once.",
         f"- Every pair with its keys and evidence, and the contaminated {bench} ids (`bench_ids`): "
         f"[{record_path(bench)}]({record_path(bench)}).",
@@ -288,8 +288,6 @@ def card_update(view: ResultView, text: str, benches: list[str] | None = None, w
     update = CardUpdate(benches=names, source=where)
     eol = "\r\n" if "\r\n" in text else "\n"
     text = text.replace("\r\n", "\n")
-    if not text.startswith("---\n"):
-        text = EMPTY_FRONT_MATTER + text
     records = {}
     for bench in names:
         text = update_card_text(text, bench, scrub_paths(render_section(view, bench)), where)
@@ -301,7 +299,8 @@ def card_update(view: ResultView, text: str, benches: list[str] | None = None, w
 
 def pr_description(view: ResultView, benches: list[str]) -> str:
     summary = view.summary
-    lines = [f"Adds the overlap section(s) for {', '.join(benches)} to the dataset card, and the pairs in "
+    lines = [f"Adds the overlap {word_for(len(benches), 'section')} for {', '.join(benches)} to the dataset card, "
+             "and the pairs in "
              f"{', '.join(record_path(b) for b in benches)}.", "", "Provenance:",
              f"- train: {_where(summary['train'].get('provenance'))}"]
     for bench in benches:

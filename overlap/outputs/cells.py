@@ -6,37 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# Plurals that are not the word plus "s"; anything else gets an "s".
-IRREGULAR = {"match": "matches", "query": "queries"}
-
-
-def count(n: Any) -> str:
-    """`1,507`: an integer with thousands separators; floats with one decimal unless whole; None → `n/a`."""
-    if n is None:
-        return "n/a"
-    if isinstance(n, bool):
-        return str(n)
-    if isinstance(n, float):
-        return f"{n:,.0f}" if n.is_integer() else f"{n:,.1f}"
-    try:
-        return f"{int(n):,}"
-    except (TypeError, ValueError):
-        return str(n)
-
-
-def word_for(n: Any, word: str, plural_form: str | None = None) -> str:
-    """`word` or its plural, agreeing with `n` (1 → singular, anything else → plural)."""
-    if n == 1:
-        return word
-    if plural_form:
-        return plural_form
-    head, _, last = word.rpartition(" ")
-    return f"{head} {IRREGULAR.get(last, last + 's')}".lstrip()
-
-
-def plural(n: Any, word: str, plural_form: str | None = None) -> str:
-    """`1 row`, `2 rows`, `1,507 bench items` (the last word of `word` is made plural)."""
-    return f"{count(n)} {word_for(n, word, plural_form)}"
+from ..words import IRREGULAR, count, plural, word_for  # noqa: F401 - re-exported: the cells' vocabulary
 
 
 def share(x: float | None) -> str:
@@ -100,9 +70,19 @@ def permutation_cell(check: dict[str, Any]) -> str:
             f"{verdict.get(check.get('agrees_with_exact'), '')}")
 
 
-def groups_cell(groups: Any, items: Any) -> str:
-    """Duplicate groups: `none`, or `2 items in 1 group`."""
-    return "none" if not groups else f"{plural(items, 'item')} in {plural(groups, 'group')}"
+def groups_cell(groups: Any, items: Any, repeated: Any = 0) -> str:
+    """Duplicates inside one dataset: `none`, `2 items in 1 group` (distinct items sharing a key), and the rows
+    that repeat an earlier row's id (`1 duplicate id`, as the input-problem line on stderr counts them)."""
+    parts = [f"{plural(items, 'item')} in {plural(groups, 'group')}"] if groups else []
+    if repeated:
+        parts.append(f"{plural(repeated, 'duplicate id')} ({word_for(repeated, 'a row repeats', 'rows repeat')} "
+                     "an earlier row's id)")
+    return "; ".join(parts) or "none"
+
+
+def duplicates_cell(block: dict[str, Any]) -> str:
+    """`groups_cell` of a summary's `duplicates` block (`repeated_ids` absent in summaries of older versions)."""
+    return groups_cell(block.get("groups", 0), block.get("items", 0), block.get("repeated_ids", 0))
 
 
 def title_of(summary: dict) -> str:

@@ -3,6 +3,8 @@ CSV. The rows come from `table_rows`; this module only lays them out."""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import sys
 from typing import Any
@@ -15,7 +17,6 @@ from rich.text import Text
 from ..jsonout import dumps_json
 from .cells import title_of
 from .table_rows import couple_rows, markdown_table, matrix_rows, summary_rows
-from .tables import to_csv_text
 
 # Width of stdout tables when stdout is not a terminal and COLUMNS is not set (a file, a pipe, CI): fixed,
 # so that saved output does not depend on the terminal the command happened to run from.
@@ -124,12 +125,23 @@ def _rich_table(title: str, header: list[str], rows: list[list[str]], keys: int,
     return table
 
 
-def render(summary: dict[str, Any], pairs, fmt: str) -> str | None:
-    """Text for stdout in `fmt` (json, csv, md), or None for the rich table."""
+def render_csv(summary: dict[str, Any]) -> str:
+    """The summary table as CSV: the rows the console table and the Markdown show (pairs are in pairs.csv)."""
+    header, rows = summary_rows(summary)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def render(summary: dict[str, Any], fmt: str) -> str | None:
+    """Text for stdout in `fmt` (json, csv, md), or None for the rich table. Every format says the same
+    thing: the summary (the pairs themselves are in the report folder's pairs.csv)."""
     if fmt == "json":
         return dumps_json(summary)
     if fmt == "csv":
-        return to_csv_text(pairs)
+        return render_csv(summary)
     if fmt == "md":
         return render_markdown(summary)
     return None

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..model import PAIR_KINDS
 from ..results import MatrixResult
-from .cells import count, groups_cell, null_cell, part_of, permutation_cell, plural, share
+from .cells import count, duplicates_cell, null_cell, part_of, permutation_cell, plural, share
 
 # The summary table's first header: its rows say what each benchmark column counts.
 FIRST_HEADER = "measure"
@@ -24,8 +24,7 @@ SUMMARY_ROWS = (
     ("bench items matched by a plain id join", lambda b: part_of(
         b["plain_join"]["bench_items_matched"], b["bench_items"], b["plain_join"]["bench_share"])),
     ("found only by normalisation", lambda b: plural(b["found_only_by_normalisation"]["bench_items"], "bench item")),
-    ("bench duplicates", lambda b: groups_cell(b["dataset"]["duplicates"]["groups"],
-                                               b["dataset"]["duplicates"]["items"])),
+    ("bench duplicates", lambda b: duplicates_cell(b["dataset"]["duplicates"])),
 )
 
 
@@ -63,7 +62,7 @@ def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     train = summary["train"]
     rows = [[f"train items ({train['name']})", *[count(train["items"]) for _ in summary["benches"]]]]
     rows += [[label, *[get(b) for b in summary["benches"]]] for label, get in SUMMARY_ROWS]
-    duplicates = groups_cell(train["duplicates"]["groups"], train["duplicates"]["items"])
+    duplicates = duplicates_cell(train["duplicates"])
     rows.append(["train duplicates", *[duplicates for _ in summary["benches"]]])
     for bench_index, bench in enumerate(summary["benches"]):
         for side, key in (("bench", "by_subset"), ("train", "train_by_subset")):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..words import plural
 from .strata import as_strata, check_pool
 
 LEVEL = 0.95
@@ -194,10 +195,12 @@ def stratified_baseline(strata: Any, *, level: float = LEVEL) -> dict[str, Any]:
         notes.append("no stratum has train items: nothing can be shared by chance")
     skipped = len(strata) - len(active)
     if skipped:
-        notes.append(f"{skipped} stratum(s) without train items skipped (they contribute 0 with certainty)")
+        notes.append(f"{plural(skipped, 'stratum')} without train items skipped (they contribute 0 with certainty)")
     impossible = [s.name for s in strata if s.shared > min(s.bench, s.train)]
     if impossible:
-        notes.append(f"{len(impossible)} stratum(s) share more than min(bench, train), e.g. {impossible[0]!r}")
+        verb = "shares" if len(impossible) == 1 else "share"
+        notes.append(f"{plural(len(impossible), 'stratum')} {verb} more than min(bench, train), "
+                     f"e.g. {impossible[0]!r}")
     rows = []
     for s in strata:
         s_mean, s_var = moments[s.name] if s.train > 0 else (0.0, 0.0)

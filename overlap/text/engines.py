@@ -72,6 +72,15 @@ class TrainFiles:
     def uri(self) -> bool:
         return self.source is None
 
+    def footer_rows(self) -> int | None:
+        """Rows of the files from their parquet footers (metadata only), or None when not known without
+        reading the data (JSON lines, CSV, object-store URIs)."""
+        if self.uri:
+            return None
+        from ..sources.footers import parquet_rows
+
+        return parquet_rows(self.source.files, self.source.filesystem)
+
     def data_files(self) -> list[tuple[str, str]]:
         """(path, format) of each file, in reading order; format '' when Ray cannot read it itself."""
         from ..sources.batches import data_format
@@ -100,6 +109,18 @@ def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainF
     local = source.filesystem is None
     return TrainFiles(text, source, sum(os.path.getsize(f.path) for f in source.files) if local else None,
                       id_column)
+
+
+def known_rows(train: Any) -> int | None:
+    """Rows of a train side known before the scan (a progress bar's total): a table's length, the parquet
+    footers of files; None for a stream or files whose rows only a full read counts."""
+    if isinstance(train, TrainFiles):
+        return train.footer_rows()
+    if isinstance(train, pa.Table):
+        return train.num_rows
+    if hasattr(train, "columns") and hasattr(train, "__len__"):  # a pandas DataFrame
+        return len(train)
+    return None
 
 
 def file_batches(files: TrainFiles, columns: Sequence[str], batch_rows: int,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from overlap.cli import app
 from overlap.errors import InputError
-from overlap.outputs.cards import EMPTY_FRONT_MATTER, card_update
+from overlap.outputs.cards import card_update
 from overlap.outputs.console import render_markdown
 from overlap.outputs.result_view import view_of
 from overlap.outputs.table_rows import pairs_cell
@@ -43,12 +43,13 @@ def test_crlf_card_stays_crlf(view, tmp_path):
     assert card.read_bytes() == original
 
 
-def test_lf_card_stays_lf_and_a_card_without_front_matter_gets_one(view):
+def test_lf_card_stays_lf_and_a_card_without_front_matter_gets_none(view):
     update = card_update(view, "# Title\n\ntext\n", None, "x")
     readme = update.files["README.md"]
-    assert readme.startswith(EMPTY_FRONT_MATTER + "# Title\n") and "\r" not in readme
+    assert readme.startswith("# Title\n\ntext\n\n<!-- overlap:begin cybergym -->") and "\r" not in readme
+    assert "---" not in readme.split("<!-- overlap:begin")[0]
     empty = card_update(view, "", None, "x").files["README.md"]
-    assert empty.startswith("---\n{}\n---\n\n<!-- overlap:begin cybergym -->")
+    assert empty.startswith("<!-- overlap:begin cybergym -->")
     kept = card_update(view, "---\nlicense: mit\n---\nbody\n", None, "x").files["README.md"]
     assert kept.startswith("---\nlicense: mit\n---\nbody\n")
 

@@ -69,3 +69,22 @@ def test_scrub_paths_and_safe_name():
         safe = safe_name(name)
         assert "/" not in safe and "\\" not in safe and not safe.startswith(".") and 0 < len(safe) <= 100
     assert safe_name("a/b") != safe_name("a_b")
+
+
+def test_scrub_paths_keeps_closing_html_tags():
+    assert scrub_paths("<sub>Written by overlap 0.1.0</sub>") == "<sub>Written by overlap 0.1.0</sub>"
+    assert scrub_paths("<a href='x'>y</a> and </sub >") == "<a href='x'>y</a> and </sub >"
+    # a path is still cut to its name, inside a tag or between angle brackets
+    assert scrub_paths("</home/me/x> <a href=/home/me/y.csv>") == "<x> <a href=y.csv>"
+
+
+def test_published_card_keeps_its_html_and_adds_no_front_matter(demo_copy, tmp_path):
+    data = [a for name, path in demo_copy.items() for a in ("--data", f"{name}={path}")]
+    run("compare", "mimo-cyber", "cybergym", *data, "--text", "none", "--out", tmp_path / "res")
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "README.md").write_text("# My set\n\nRows.\n")
+    run("card", tmp_path / "res", "--card", tmp_path / "ds" / "README.md", "--out", tmp_path / "card")
+    readme = (tmp_path / "card" / "README.md").read_text()
+    assert readme.startswith("# My set\n\nRows.\n\n<!-- overlap:begin cybergym -->")
+    assert "---\n{}\n---" not in readme
+    assert readme.count("<sub>") == readme.count("</sub>") == 1

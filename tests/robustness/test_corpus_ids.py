@@ -68,8 +68,9 @@ def coerced(text: str) -> int | None:
     return abs(int(value)) if abs(value) < 1e15 else None
 
 
-def _pairs(stdout: str) -> list[dict]:
-    return list(csv.DictReader(io.StringIO(stdout)))
+def _pairs(run) -> list[dict]:
+    """The pairs a compare run wrote to its report folder (stdout holds the summary, in every format)."""
+    return list(csv.DictReader(io.StringIO((run.out / "pairs.csv").read_text(encoding="utf-8"))))
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -91,10 +92,10 @@ def test_generated_cybergym_task_ids(ids, tmp_path):
     from fixtures import write_mimo
 
     write_mimo(paths["mimo-cyber"], ids=["arvo_10288", *(f"arvo_{n}" for n in lenient)])
-    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--no-report", "--format", "csv", *FAST]
+    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--out", "report", "--format", "csv", *FAST]
     run = run_checked("ids:cybergym-generated", args, root=root)
     if run.code == 0:
-        for pair in _pairs(run.stdout):
+        for pair in _pairs(run):
             number_text = pair["bench_id"].split(":", 1)[-1] if ":" in pair["bench_id"] else pair["bench_id"]
             if pair["bench_id"] == "arvo:10288":
                 continue
@@ -150,7 +151,7 @@ def _seed_cybergym(tmp_path, seeds):
 def test_task_id_without_prefix(tmp_path):
     """`10340` (no `arvo:`): a bench item outside both subsets; the compare must not crash on it."""
     paths = _seed_cybergym(tmp_path, ["10340", "arvo:10288"])
-    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--no-report", "--format", "csv", *FAST]
+    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--out", "report", "--format", "csv", *FAST]
     run_checked("ids:seed:no-prefix", args, root=tmp_path, expect=0)
 
 
@@ -166,14 +167,14 @@ def test_seed_ids_in_cybergym_compare_and_filter(tmp_path):
 
     write_mimo(paths["mimo-cyber"], ids=["arvo_10055", "arvo_10340", "arvo_100000", "arvo_1", "arvo_1234",
                                          "arvo_10", "arvo_16"])
-    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--no-report", "--format", "csv", *FAST]
+    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--out", "report", "--format", "csv", *FAST]
     run = run_checked("ids:seed:compare", args, root=tmp_path, expect=0)
-    matched = {p["bench_id"] for p in _pairs(run.stdout)}
+    matched = {p["bench_id"] for p in _pairs(run)}
     assert matched <= {"ARVO:10340"}, f"malformed ids matched: {sorted(matched - {'ARVO:10340'})}"
     # The subset of ARVO:10340 follows the key's case rule: it is in `arvo`.
-    sub = ["compare", "mimo-cyber", "cybergym:arvo", *data_args(paths), "--no-report", "--format", "csv", *FAST]
+    sub = ["compare", "mimo-cyber", "cybergym:arvo", *data_args(paths), "--out", "report", "--format", "csv", *FAST]
     run = run_checked("ids:seed:subset-case", sub, root=tmp_path, expect=0)
-    assert "ARVO:10340" in {p["bench_id"] for p in _pairs(run.stdout)}
+    assert "ARVO:10340" in {p["bench_id"] for p in _pairs(run)}
     out = tmp_path / "filtered"
     run_checked("ids:seed:filter", ["filter", "mimo-cyber", "cybergym", *data_args(paths), "--out", out],
                 root=tmp_path, expect=0)
@@ -205,10 +206,10 @@ def test_fractional_float_ids_are_refused_or_unmatched(tmp_path):
     for row, value in zip(rows, [10288.5, float("inf"), 1e300], strict=True):
         row["extra_info"]["instance_id"] = value
     pq.write_table(pa.Table.from_pylist(rows), paths["mimo-cyber"] / "cyber.parquet")
-    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--no-report", "--format", "csv", *FAST]
+    args = ["compare", "mimo-cyber", "cybergym", *data_args(paths), "--out", "report", "--format", "csv", *FAST]
     run = run_checked("ids:fractional-parquet", args, root=tmp_path)
     if run.code == 0:
-        assert _pairs(run.stdout) == [], "a fractional id was rounded into a match"
+        assert _pairs(run) == [], "a fractional id was rounded into a match"
 
 
 def test_cybergym_numeric_task_ids(tmp_path):
@@ -252,10 +253,11 @@ def test_generated_polybench_pull_numbers(prs, tmp_path):
     paths = swe_data(root / "data")
     rows = [poly_row(f"keras-team__keras-{p}", "keras-team/keras", p, sha(f"P{i}")) for i, p in enumerate(prs)]
     write_csv(paths["swe-polybench"] / "test.csv", rows)
-    args = ["compare", "swe-rebench-v2", "swe-polybench", *data_args(paths), "--no-report", "--format", "csv", *FAST]
+    args = ["compare", "swe-rebench-v2", "swe-polybench", *data_args(paths), "--out", "report", "--format", "csv",
+            *FAST]
     run = run_checked("ids:polybench-generated", args, root=root)
     if run.code == 0:
-        for pair in _pairs(run.stdout):
+        for pair in _pairs(run):
             if "repo_pr" in pair["kinds"] and pair["bench_id"].startswith("keras-team__keras-"):
                 tail = pair["bench_id"].rsplit("-", 1)[-1]
                 assert strict_number(tail.removesuffix(".0")) is not None, pair

@@ -21,6 +21,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from ...words import plural
 from ..content.archives import GZIP_MAGIC, has_zip_directory, is_archive, members
 from ..content.matchers import holds, stripped_lines
 from ..content.reference import blob_id
@@ -134,7 +135,7 @@ class Caches:
         if hits["equals_fixed"]:
             what = f"holds the fixed {hits['equals_fixed'][0]}"
         elif hits["hunks"]:
-            what = f"holds {len(hits['hunks'])} reference hunk(s)"
+            what = f"holds {plural(len(hits['hunks']), 'reference hunk')}"
         elif hits["tokens"]:
             what = f"holds strings only the fix adds ({cut(hits['tokens'][0], 40)})"
         else:

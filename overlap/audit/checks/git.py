@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ...words import plural, verb
 from ..context import Ctx, Incomplete, capped, cut, iso, short
 from ..git import files as gf
 from ..git.entries import LABELS
@@ -65,7 +66,7 @@ def check_g1(ctx: Ctx) -> list[Finding]:
         where = ctx.gp("packed-refs") if all(r["packed_only"] for r in recs) else ctx.gp(ns)
         out.append(ctx.finding(
             "G1", ns, sev, _content_class(sev, present),
-            f"{len(recs)} ref(s) in {ns} point beyond the base", where,
+            f"{plural(len(recs), 'ref')} in {ns} {verb(len(recs), 'points', 'point')} beyond the base", where,
             {"namespace": ns, **capped(recs, ctx.max_items)}, cmd,
             related=[f"G6:{repo.labels.get(bytes.fromhex(r['target']), 'refs')}" for r in recs if r["object_present"]
                      and repo.type_of(repo.peel(r["target"])) == "commit"]))
@@ -96,7 +97,8 @@ def check_g2(ctx: Ctx) -> list[Finding]:
         where = ctx.gp(rel)
         out.append(ctx.finding(
             "G2", rel, sev, _content_class(sev, any(h["object_present"] for h in hits)),
-            f"{len(hits)} reflog line(s) name objects outside base history", where,
+            f"{plural(len(hits), 'reflog line')} {verb(len(hits), 'names', 'name')} objects outside base history",
+            where,
             {"file": where, **capped(hits, ctx.max_items)}, f"cat {ctx.q(where)}"))
     return out
 
@@ -190,7 +192,7 @@ def check_g4(ctx: Ctx) -> list[Finding]:
         where = ctx.gp(rel)
         present = any(r["object_present"] for r in recs)
         absent = [r for r in recs if not r["object_present"]]
-        title = (f"{rel} names {len(recs)} object(s) outside base history"
+        title = (f"{rel} names {plural(len(recs), 'object')} outside base history"
                  + (f", {len(absent)} absent (fetchable with network)" if absent else ""))
         out.append(ctx.finding("G4", rel, sev, "content" if present else "metadata", title, where,
                                {"file": where, **capped(recs, ctx.max_items)}, f"cat {ctx.q(where)}"))
@@ -211,7 +213,7 @@ def _g4_state(ctx: Ctx) -> list[Finding]:
             continue
         where = ctx.gp(d)
         out.append(ctx.finding(
-            "G4", d, "medium", "content", f"{d}/ left in the git folder ({len(files)} file(s))", where,
+            "G4", d, "medium", "content", f"{d}/ left in the git folder ({plural(len(files), 'file')})", where,
             {"folder": where, **capped(files, ctx.max_items)}, f"ls -R {ctx.q(where)}",
             hint="operation state can hold patch text or conflict content"))
     texts = {}
@@ -290,7 +292,7 @@ def check_g5(ctx: Ctx) -> list[Finding]:
         sev = worst(sevs)
         kind = where.split(":", 1)[0] if ":" in where else where
         out.append(ctx.finding(
-            "G5", where, sev, "content", f"{len(oids)} unreachable object(s) outside base history ({kind})",
+            "G5", where, sev, "content", f"{plural(len(oids), 'unreachable object')} outside base history ({kind})",
             _storage_name(where),
             {"storage": where, "counts": dict(sorted(counts.items())),
              "commits": capped(sorted(commits), ctx.max_items), "tags": capped(sorted(tags), ctx.max_items),
@@ -320,7 +322,7 @@ def check_g6(ctx: Ctx) -> list[Finding]:
         first = recs[0]
         out.append(ctx.finding(
             "G6", label, sev, "content",
-            f"{len(recs)} commit(s) outside base history, reachable from {label}"
+            f"{plural(len(recs), 'commit')} outside base history, reachable from {label}"
             + (f": {short(first['sha'])} \"{first.get('subject', '')}\"" if len(recs) == 1 else ""),
             where, {"label": label, **capped(recs, ctx.max_items)}, f"git cat-file -p {short(first['sha'])}"))
     return out

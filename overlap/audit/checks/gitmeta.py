@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ...words import plural
 from ..context import Ctx, Incomplete, NotApplicable, capped, cut, iso, short
 from ..git import binary as gb
 from ..git import files as gf
@@ -42,7 +43,7 @@ def check_g9(ctx: Ctx) -> list[Finding]:
         sev = worst(sevs) or "info"
         out.append(ctx.finding(
             "G9", line, sev, "content" if oids else "hygiene",
-            f"alternate object store {cut(line, 80)}: {len(oids)} object(s) outside base history", where,
+            f"alternate object store {cut(line, 80)}: {plural(len(oids), 'object')} outside base history", where,
             {"file": where, "path": line, "exists": True, "objects": repo.dir_counts.get(key, 0),
              "nonbase_objects": len(oids)}, f"cat {ctx.q(where)}", related=["G5:" + key] if oids else []))
     for line in ctx.dropped_alternates:
@@ -138,21 +139,21 @@ def check_g11(ctx: Ctx) -> list[Finding]:
         sevs.append(sev)
     if pairs:
         out.append(ctx.finding("G11", "refs/replace", worst(sevs), "content",
-                               f"{len(pairs)} replace ref(s): git shows replaced content by default",
+                               f"{plural(len(pairs), 'replace ref')}: git shows replaced content by default",
                                ctx.gp("refs/replace"), capped(pairs, ctx.max_items),
                                f"git cat-file -p {short(pairs[0]['replacement'])}",
                                hint="the audit runs with replacements off; the agent's git does not"))
     grafts = repo.parse(gf.parse_grafts, "info/grafts", common=True)
     if grafts:
         where = ctx.gp("info/grafts")
-        out.append(ctx.finding("G11", "info/grafts", "medium", "hygiene", f"{len(grafts)} graft line(s)", where,
+        out.append(ctx.finding("G11", "info/grafts", "medium", "hygiene", f"{plural(len(grafts), 'graft line')}", where,
                                capped([{"commit": c, "parents": p} for c, p in grafts], ctx.max_items),
                                f"cat {ctx.q(where)}"))
     shallow = repo.parse(gf.parse_shallow, "shallow", common=True)
     if shallow:
         where = ctx.gp("shallow")
         out.append(ctx.finding("G11", "shallow", "info", "hygiene",
-                               f"shallow repository ({len(shallow)} boundary commit(s))", where,
+                               f"shallow repository ({plural(len(shallow), 'boundary commit')})", where,
                                capped(sorted(shallow), ctx.max_items), f"cat {ctx.q(where)}",
                                hint="a shallow clone at the base is normal"))
     return out
@@ -190,7 +191,7 @@ def check_g12(ctx: Ctx) -> list[Finding]:
         where = ctx.gp(rel)
         out.append(ctx.finding(
             "G12", rel, ctx.sha_only(), "metadata",
-            f"{rel.rsplit('/', 1)[-1]} lists {len(recs)} object ID(s) absent from the store",
+            f"{rel.rsplit('/', 1)[-1]} lists {plural(len(recs), 'object ID')} absent from the store",
             where, {"file": where, **capped(recs, ctx.max_items)},
             f"git cat-file -e {short(recs[0]['sha'])}; echo $?",
             hint="metadata only: with network, git fetch origin <sha> or the forge serves the commit"))
@@ -256,7 +257,7 @@ def check_g14(ctx: Ctx) -> list[Finding]:
         sev = "high" if any(x["touches_reference"] for x in recs) else "info"
         out.append(ctx.finding(
             "G14", "setup_commits", sev, "content" if sev == "high" else "hygiene",
-            f"{len(recs)} setup commit(s) between base and HEAD"
+            f"{plural(len(recs), 'setup commit')} between base and HEAD"
             + (" touch the reference paths" if sev == "high" else ""), ctx.gp("HEAD"),
             {"base": repo.base, "head": repo.head.oid if repo.head else None, **capped(recs, ctx.max_items)},
             f"git --no-pager log --oneline {short(repo.base)}..{short(repo.head.oid if repo.head else '')}"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ...words import plural
 from ..content.reference import blob_id
 from ..context import Ctx, NotApplicable, capped, cut
 from ..image.layers import read_members
@@ -59,7 +60,7 @@ def check_t3(ctx: Ctx) -> list[Finding]:
     sev, cmp = _grade(ctx, group, set(layer_of))
     ev = {"bulk_layer": bulk, "k_max": k_max, **capped(items, ctx.max_items), **cmp}
     return [ctx.finding("T3", "layers", sev, "location",
-                        f"{len(group)} tracked file(s) rewritten in a later layer than the bulk ({bulk})",
+                        f"{plural(len(group), 'tracked file')} rewritten in a later layer than the bulk ({bulk})",
                         f"layer {layers[0]}", ev, "docker history --no-trunc IMAGE", run_on="host")]
 
 

@@ -14,6 +14,7 @@ import re
 import stat
 from collections import defaultdict
 
+from ...words import plural
 from ..content import pyc
 from ..content.archives import ARCHIVE_SUFFIXES
 from ..content.matchers import (
@@ -230,7 +231,8 @@ class _Scan(Compiled, Caches):
             held = [h for h in mine if holds(lines, h)]
             if held:
                 sev = "critical" if len(held) == len(mine) else "high"
-                self.add("F3", shown, sev, "content", f"{shown} holds {len(held)} of {len(mine)} {kind} hunk(s)",
+                self.add("F3", shown, sev, "content",
+                         f"{shown} holds {len(held)} of {plural(len(mine), f'{kind} hunk')}",
                          {"kind": kind, "hunks": [f"{h.path} {h.header}" for h in held],
                           "lines": [cut(x, 120) for h in held for x in h.lines][: self.ctx.max_items]},
                          f"cat {self.ctx.q(shown)}")
@@ -389,7 +391,7 @@ def image_sha_findings(ctx: Ctx) -> list[Finding]:
 def check_l3(ctx: Ctx) -> list[Finding]:
     s = scan(ctx)
     if getattr(s, "unreadable_pyc", 0):
-        raise Incomplete(f"{s.unreadable_pyc} pyc file(s) could not be read", s.out.get("L3", []))
+        raise Incomplete(f"{plural(s.unreadable_pyc, 'pyc file')} could not be read", s.out.get("L3", []))
     return s.out.get("L3", [])
 
 

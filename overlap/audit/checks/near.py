@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...words import plural, verb
 from ..content.matchers import holds, stripped_lines
 from ..context import Ctx, NotApplicable, capped
 from ..model import Finding, worst
@@ -39,6 +40,7 @@ def _store_near_copies(ctx: Ctx, s: _Scan) -> list[Finding]:
     if not hits:
         return []
     return [ctx.finding("F3", "store", worst(h["severity"] for h in hits), "content",
-                        f"{len(hits)} non-base blob(s) hold reference hunks", "object store",
+                        f"{plural(len(hits), 'non-base blob')} {verb(len(hits), 'holds', 'hold')} reference hunks",
+                        "object store",
                         capped(hits, ctx.max_items), f"git cat-file -p {hits[0]['blob'][:12]}")]
 

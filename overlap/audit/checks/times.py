@@ -13,6 +13,7 @@ import os
 import stat
 import statistics
 
+from ...words import plural
 from ..context import Ctx, Incomplete, NotApplicable, capped, iso
 from ..model import Finding
 from ..tree import TooLarge, read_regular
@@ -137,7 +138,7 @@ def check_t1(ctx: Ctx) -> list[Finding]:
         raise NotApplicable(f"{res['reason']} ({res['n']} candidate files)")
     if not res["flagged"]:
         return []
-    title = f"{res['k']} file(s) set apart by {res['gap']:.0f} s from the rest (ratio {res['ratio']:.0f})"
+    title = f"{plural(res['k'], 'file')} set apart by {res['gap']:.0f} s from the rest (ratio {res['ratio']:.0f})"
     return [_group_finding(ctx, "T1", "worktree", res, set(times), title, "worktree")]
 
 
@@ -154,7 +155,7 @@ def check_t2(ctx: Ctx) -> list[Finding]:
     res = newest_group({e.path: e.mtime for e in tracked})
     if res["status"] == "ran" and res["flagged"]:
         out.append(_group_finding(ctx, "T2", "index-times", res, {e.path for e in tracked},
-                                  f"index stat data sets {res['k']} file(s) apart by {res['gap']:.0f} s",
+                                  f"index stat data sets {plural(res['k'], 'file')} apart by {res['gap']:.0f} s",
                                   ctx.gp("index")))
     if ctx.root is None:
         return out
@@ -186,7 +187,8 @@ def check_t2(ctx: Ctx) -> list[Finding]:
         sev, cmp = _grade(ctx, paths, {e.path for e in tracked})
         out.append(ctx.finding(
             "T2", "stat-dirty", sev, "location",
-            f"{len(dirty)} file(s) rewritten with identical content after the last index refresh", ctx.gp("index"),
+            f"{plural(len(dirty), 'file')} rewritten with identical content after the last index refresh",
+            ctx.gp("index"),
             {"k_max": k_cap, **capped(dirty, ctx.max_items), **cmp},
             f"git -c core.fsmonitor=false ls-files --debug -- {ctx.q(paths[0])}"))
     elif dirty:
