@@ -197,12 +197,14 @@ def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping
 
 def _by_subset(dataset: Dataset, matched: set[str], plain: set[str], side: str) -> dict[str, Any]:
     """Per subset of one side: items, items matched by the normalised and by the plain join."""
-    subset_of = dataset.items.set_index("item_id")["subset"]
+    # An item outside every subset (a null subset, e.g. a CyberGym id with no `kind:` prefix) is in none.
+    subset_of = {i: s for i, s in zip(dataset.items["item_id"], dataset.items["subset"], strict=True)
+                 if isinstance(s, str)}
     out = {}
     for subset in dataset.subsets():
-        total = int((dataset.items["subset"] == subset).sum())
-        found = sum(1 for i in matched if subset_of[i] == subset)
-        found_plain = sum(1 for i in plain if subset_of[i] == subset)
+        total = int((dataset.items["subset"] == subset).fillna(False).sum())
+        found = sum(1 for i in matched if subset_of.get(i) == subset)
+        found_plain = sum(1 for i in plain if subset_of.get(i) == subset)
         out[subset] = {
             f"{side}_items": total,
             f"{side}_items_matched": found,
