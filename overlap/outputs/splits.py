@@ -242,16 +242,21 @@ def _split_rows(split: Path, cache: Path):
     import datasets  # imported here: heavy, needed only to publish
 
     files = sorted(p for p in (split / SHARD_FOLDER).rglob("*") if p.is_file())
-    parquet = [str(p) for p in files if p.suffix == ".parquet"]
-    lines = [str(p) for p in files if p.suffix == ".jsonl"]
-    if parquet and lines:
-        raise InputError(f"{split}: the split mixes parquet and JSON-lines shards; push it by hand")
-    if not parquet and not lines:
+    kinds = {"parquet": [], "jsonl": [], "csv": []}
+    for path in files:
+        name = path.name.lower().removesuffix(".gz").removesuffix(".zst")
+        kinds.setdefault(name.rpartition(".")[2], []).append(str(path))
+    present = [k for k in ("parquet", "jsonl", "csv") if kinds[k]]
+    if len(present) > 1:
+        raise InputError(f"{split}: the split mixes {' and '.join(present)} shards; push it by hand")
+    if not present:
         raise InputError(f"{split}: no shards under {SHARD_FOLDER}/ to push")
     try:
-        if parquet:
-            return datasets.Dataset.from_parquet(parquet, cache_dir=str(cache))
-        return datasets.Dataset.from_json(lines, cache_dir=str(cache))
+        if present == ["parquet"]:
+            return datasets.Dataset.from_parquet(kinds["parquet"], cache_dir=str(cache))
+        if present == ["csv"]:
+            return datasets.Dataset.from_csv(kinds["csv"], cache_dir=str(cache))
+        return datasets.Dataset.from_json(kinds["jsonl"], cache_dir=str(cache))
     except Exception as exc:  # datasets raises many kinds for unreadable shards
         raise InputError(f"{split}: the split cannot be loaded for the push ({first_line(exc)})") from None
 
