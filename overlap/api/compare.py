@@ -24,6 +24,7 @@ from ..stats.attach import attach_baselines
 from ..text.attach import attach_text, text_field
 from ..text.engines import ENGINES
 from .filtered import FilteredSplit
+from .text_columns import with_text_column
 
 
 def canonical_ossfuzz_ids(datasets: list[Dataset], data: dict[str, Path],
@@ -254,6 +255,7 @@ def filter_train(
     id_column: str | None = None,
     columns: Mapping[str, str] | None = None,
     split: str | None = None,
+    text: str | list[str | tuple[str, str]] | None = None,
     engine: str = "local",
     ray_address: str | None = None,
     workers: int | None = None,
@@ -261,30 +263,37 @@ def filter_train(
     """Write the training set without the rows that overlap the benchmarks into the folder `out`, checked.
 
     Runs the compare stages the `reasons` need (ids always; evidence for `fix` and `spec:*`; the text check
-    for `ngram:<n>`), decides which rows go (`overlap.outputs.filter_plan`), writes the split and proves it:
-    the kept split, read back through the same adapter and compared again the same way, matches nothing
-    (`overlap.outputs.splits.write_split`). Returns (CompareResult, FilterResult, SplitReport). `engine`,
-    `ray_address` and `workers`: the text scan's, as for `compare`.
+    for `ngram:<n>`, on the `text` fields "TRAIN_FIELD:BENCH_FIELD", None: each dataset's default; a training
+    set read by its columns may name a column of its own as TRAIN_FIELD), decides which rows go
+    (`overlap.outputs.filter_plan`), writes the split and proves it: the kept split, read back by a verifier
+    that shares no code with the filter (plain readers, the id parsers, set intersection with the benchmarks'
+    ids), holds no key an asked reason removes (`overlap.outputs.splits.write_split`). An asked `ngram:<n>`
+    whose text check cannot run is an InputError, never a check recorded as passed. Returns (CompareResult,
+    FilterResult, SplitReport). `engine`, `ray_address` and `workers`: the text scan's, as for `compare`.
     """
     asked = check_reasons(reasons)
     ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))
+    if id_column is not None:
+        columns = {**dict(columns or {}), "id": id_column}
+    columns, text = with_text_column(columns, _text_pairs(text))
     options: dict[str, Any] = {
         "pool": None,  # chance baselines do not decide what a filter drops
         "seed": seed,
         "evidence": any(r == "fix" or r.startswith("spec:") for r in asked),
-        "text": None if ns else [],
+        "text": text if ns else [],
         "ngram_ns": ns or (13,),
-        "engine": engine, "ray_address": ray_address, "workers": workers,  # the text scan, and its recheck
+        "engine": engine, "ray_address": ray_address, "workers": workers,  # the text scan
     }
-    result = compare(train, benches, data=data, mapping=mapping, id_column=id_column, columns=columns, split=split,
-                     **options)
+    result = compare(train, benches, data=data, mapping=mapping, columns=columns, split=split, **options)
+    for comparison in result.benches if ns and not (flagged and all(f"ngram:{n}" in flagged for n in ns)) else ():
+        block = comparison.sections.get("text") or {}
+        if block.get("status") != "ran":
+            why = block.get("reason") or "the text check did not run"
+            raise InputError(f"drop reason 'ngram:{ns[0]}' asked for, but the text check cannot run against "
+                             f"{comparison.bench.name}: {why}; name the training set's text field (CLI: --text "
+                             "TRAIN_FIELD:BENCH_FIELD; library: text=...), or leave the reason out")
     decision = filter_split(result, asked, flagged=flagged)
-    bench_sets = [b.bench for b in result.benches]
-
-    def recheck(kept: Dataset) -> CompareResult:
-        return compare(kept, bench_sets, mapping=result.mapping, **options)
-
-    report = write_split(result, decision, out, recheck=None if flagged else recheck)
+    report = write_split(result, decision, out)
     return FilteredSplit(result, decision, report)
 
 

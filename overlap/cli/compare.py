@@ -40,7 +40,15 @@ from .options import (
     column_options,
     out_option,
 )
-from .shared import check_out, emit_compare, report_problems, report_recognition, result_datasets, result_problems
+from .shared import (
+    check_out,
+    emit_compare,
+    output_label,
+    report_problems,
+    report_recognition,
+    result_datasets,
+    result_problems,
+)
 
 
 class Strata(StrEnum):
@@ -156,13 +164,13 @@ def compare(
     Example: overlap compare mimo-cyber cybergym sec-bench --data arvo=./ARVO --data arvo-meta=./ARVO-Meta
     """
     from ..api import compare as run_compare  # imported here: keeps `overlap --help` fast
+    from ..api.text_columns import with_text_column
     from ..outputs.published import safe_name
     from ..sources.load import parse_data_options
-    from ..sources.registry import selection_label
     from ..text.attach import parse_text_options
 
     if out is None and not no_report:
-        out = Path("reports") / safe_name("__".join(selection_label(name) for name in (train, *bench)))
+        out = Path("reports") / safe_name("__".join(output_label(name) for name in (train, *bench)))
     if not no_report:
         check_out(out, "compare", train, *bench, pool, *([reference] if reference else []), data=data)
     if fmt == Format.json:
@@ -171,11 +179,12 @@ def compare(
     columns = column_options(id_column=id_column, repo_column=repo_column, pr_column=pr_column,
                              base_column=base_column, patch_column=patch_column, text_column=text_column,
                              project_column=project_column, id_scheme=id_scheme)
+    columns, text_pairs = with_text_column(columns, parse_text_options(text))
     with status(f"comparing {train} with {', '.join(bench)} (loading, joining, baselines, evidence, text)"):
         result = run_compare(train, bench, data=parse_data_options(data), pool=pool,
                              strata=None if strata == Strata.none else strata.value, permutations=permutations,
                              seed=seed, reference=reference, reference_range=reference_range, evidence=evidence,
-                             fix_join=fix_join.value, text=parse_text_options(text),
+                             fix_join=fix_join.value, text=text_pairs,
                              ngram_ns=tuple(ngram_n or (13, 8)), columns=columns, split=split,
                              engine=engine.value, ray_address=ray_address, workers=workers)
     if result.sections.get("baselines", {}).get("status") == "not_run":

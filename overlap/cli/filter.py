@@ -15,7 +15,6 @@ import typer
 from ..outputs.cells import plural
 from ..outputs.published import safe_name
 from ..progress import set_quiet, status
-from ..sources.registry import selection_label
 from .options import (
     BaseColumnOption,
     DataOption,
@@ -33,6 +32,7 @@ from .options import (
     RepoColumnOption,
     SplitOption,
     TextColumnOption,
+    TextOption,
     WorkersOption,
     column_options,
     out_option,
@@ -40,6 +40,7 @@ from .options import (
 )
 from .shared import (
     check_out,
+    output_label,
     print_records,
     report_problems,
     report_recognition,
@@ -67,6 +68,7 @@ def filter_cmd(
         "--drop", metavar="REASON",
         help="Reasons that drop a row (repeatable): id, id:<kind>, fix, dup, ngram:<n>, spec:harness "
              "[default: id, fix, dup].")] = None,
+    text: TextOption = None,
     engine: EngineOption = Engine.local,
     ray_address: RayAddressOption = None,
     workers: WorkersOption = None,
@@ -94,6 +96,7 @@ def filter_cmd(
     from ..api import filter_train  # imported here: keeps `overlap --help` fast
     from ..outputs import splits
     from ..sources.load import parse_data_options
+    from ..text.attach import parse_text_options
 
     if push_to_hub and repo and push_to_hub != repo:
         raise typer.BadParameter(f"{push_to_hub} and --repo {repo}: give the repo once", param_hint="--push-to-hub")
@@ -103,7 +106,7 @@ def filter_cmd(
     if fmt == Format.json:
         set_quiet()
     reasons = splits.check_reasons(drop or splits.DEFAULT_REASONS)
-    names = [selection_label(t) for t in (train, *bench)]
+    names = [output_label(t) for t in (train, *bench)]
     out = out or Path("filtered") / safe_name(f"{names[0]}-minus-{'-'.join(names[1:])}")
     check_out(out, "filter", train, *bench, data=data)
     api = None
@@ -118,7 +121,8 @@ def filter_cmd(
                              project_column=project_column, id_scheme=id_scheme)
     with status(f"filtering {train}: compare with {', '.join(bench)}, write {out}, verify it"):
         result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data),
-                                                 columns=columns, split=split, engine=engine.value,
+                                                 columns=columns, split=split, text=parse_text_options(text),
+                                                 engine=engine.value,
                                                  ray_address=ray_address, workers=workers)
     info = filtered.summary()
     report_recognition(result_datasets(result))

@@ -36,6 +36,22 @@ def check_out(out: Path, command: str, *inputs: str | Path, data: list[str] | No
     check_out_folder(out, command, inputs=[*map(str, inputs), *(d.partition("=")[2] for d in data or [])])
 
 
+def output_label(text: str) -> str:
+    """A dataset argument as a short label for a default output name. A registered name keeps its selection
+    (`cybergym:arvo`, `@REV`); anything else (a local file, folder or glob, or a Hub id `owner/name[:config]
+    [@rev]` read by its columns) is labelled by what was typed, without asking the registry about it."""
+    from ..sources.registry import is_registered, selection_label  # imported here: reads the declarations
+
+    if is_registered(text):
+        return selection_label(text)
+    path = Path(text)
+    if path.exists():
+        return path.name.split(".", 1)[0] or path.name  # `train.jsonl.gz` → train
+    name, _, revision = text.strip().partition("@")
+    label = name.rstrip("/").replace(":", "-")
+    return f"{label}@{revision[:12]}" if revision else label
+
+
 def report_recognition(datasets) -> None:
     """For each dataset read by its columns, one stderr line: how many ids each scheme took, with an example,
     and the values none took (`overlap.ids.recognise`)."""

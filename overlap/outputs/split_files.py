@@ -6,8 +6,10 @@ Each input file of the training set becomes one shard under `data/`, named like 
   the input's schema, so a 40-shard, 2.7 GB input stays 40 shards and memory stays one row group;
 - JSON lines stay JSON lines: the kept lines are copied byte for byte (a malformed line made no item and
   is kept as it was);
-- a JSON array becomes JSON lines (`.jsonl`, one element a line) and a CSV becomes parquet with every column
-  as text (as the adapters read CSV), since neither can be cut into pieces and stay the same format.
+- CSV stays CSV: the header and the kept records are copied byte for byte (a record may span lines);
+- a JSON array becomes JSON lines (`.jsonl`, one element a line), since it cannot be cut into pieces and stay
+  one array;
+- a `.gz` / `.zst` compressed JSON-lines, JSON or CSV file gives a shard compressed the same way.
 
 A row's position is the one the adapters count: the row index for parquet, CSV and JSON arrays, the index
 among non-blank lines for JSON lines. Shards whose column types drift (int64 in one, string in another)
@@ -16,6 +18,8 @@ are written with one unified schema; a drift that cannot be unified is refused n
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,13 +27,34 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..sources.files import first_line, read_json_rows
 
 SHARD_FOLDER = "data"
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
+
+
+def compression_of(path: Path) -> str | None:
+    return COMPRESSIONS.get(path.suffix.lower())
+
+
+def _plain_suffix(path: Path) -> str:
+    """The format suffix under any compression suffix: `x.csv.gz` → `.csv`."""
+    return Path(path.stem).suffix.lower() if compression_of(path) else path.suffix.lower()
+
+
+def open_bytes(path: Path):
+    """A binary reader of a file, decompressed when its name ends in `.gz` / `.zst`."""
+    codec = compression_of(path)
+    return io.BufferedReader(pa.input_stream(str(path), compression=codec)) if codec else open(path, "rb")
+
+
+def _create(path: Path, like: Path):
+    """A binary writer of `path`, compressed as `like` is (gzip output holds no time: reruns are identical)."""
+    codec = compression_of(like)
+    return pa.output_stream(str(path), compression=codec) if codec else open(path, "wb")
 
 
 @dataclass(frozen=True)
@@ -42,7 +67,7 @@ class Shard:
 
     @property
     def kind(self) -> str:
-        suffix = self.source.suffix.lower()
+        suffix = _plain_suffix(self.source)
         if suffix == ".json" and _is_json_array(self.source):
             return "json"
         return {".parquet": "parquet", ".csv": "csv"}.get(suffix, "jsonl")
@@ -54,14 +79,15 @@ def shard_for(label: str, source: Path) -> Shard:
     parts = [p for p in name.parts if p not in ("", ".", "..", "/")] or [source.name]
     target = PurePosixPath(*parts)
     probe = Shard(label, source, "")
-    suffix = {"json": ".jsonl", "csv": ".parquet"}.get(probe.kind)
-    if suffix:
-        target = target.with_suffix(suffix)
+    if probe.kind == "json":  # x.json → x.jsonl, x.json.gz → x.jsonl.gz
+        codec = target.suffix if compression_of(Path(target.name)) else ""
+        plain = target.with_suffix("") if codec else target
+        target = plain.with_name(plain.stem + ".jsonl" + codec)
     return Shard(label, source, f"{SHARD_FOLDER}/{target.as_posix()}")
 
 
 def _is_json_array(path: Path) -> bool:
-    with open(path, "rb") as handle:
+    with open_bytes(path) as handle:
         head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     return head.startswith(b"[")
 
@@ -69,21 +95,8 @@ def _is_json_array(path: Path) -> bool:
 # --- reading a file as positioned pieces -----------------------------------------------------------------
 
 
-def _csv_table(path: Path) -> pa.Table:
-    try:
-        header = pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 16)).column_names
-        options = pcsv.ConvertOptions(column_types={c: pa.string() for c in header},
-                                      strings_can_be_null=False, quoted_strings_can_be_null=False)
-        return pcsv.read_csv(path, convert_options=options)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(f"{path}: cannot read CSV ({first_line(exc)})") from None
-
-
 def table_pieces(shard: Shard, schema: pa.Schema | None = None) -> Iterator[tuple[int, pa.Table]]:
-    """(position of the first row, rows) of a parquet or CSV input, one row group at a time."""
-    if shard.kind == "csv":
-        yield 0, _csv_table(shard.source)
-        return
+    """(position of the first row, rows) of a parquet input, one row group at a time."""
     handle = pq.ParquetFile(shard.source)
     offset = 0
     for index in range(handle.num_row_groups):
@@ -99,12 +112,51 @@ def line_rows(shard: Shard) -> Iterator[tuple[int, bytes]]:
             yield position, (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
         return
     position = 0
-    with open(shard.source, "rb") as handle:
+    with open_bytes(shard.source) as handle:
         for raw in handle:
             if not raw.strip():
                 continue  # not a row: the adapters skip blank lines too
             yield position, raw if raw.endswith(b"\n") else raw + b"\n"
             position += 1
+
+
+def csv_records(path: Path) -> tuple[bytes, Iterator[tuple[int, bytes]]]:
+    """(header, iterator of (position, record as written)) of a CSV file. The csv module pulls exactly the
+    lines of one record at a time, so each record's text, quoted newlines included, is copied as written;
+    blank lines are no rows (the adapters' CSV reader skips them too)."""
+    handle = io.TextIOWrapper(open_bytes(path), encoding="utf-8", newline="")
+    consumed: list[str] = []
+
+    def lines() -> Iterator[str]:
+        for line in handle:
+            consumed.append(line)
+            yield line
+
+    reader = csv.reader(lines())
+    try:
+        next(reader, None)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        handle.close()
+        raise InputError(f"{path}: cannot read CSV ({first_line(exc)})") from None
+    header = "".join(consumed).encode("utf-8")
+    consumed.clear()
+
+    def records() -> Iterator[tuple[int, bytes]]:
+        position = 0
+        try:
+            for record in reader:
+                text = "".join(consumed)
+                consumed.clear()
+                if not record:
+                    continue
+                yield position, (text if text.endswith(("\n", "\r")) else text + "\n").encode("utf-8")
+                position += 1
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: cannot read CSV ({first_line(exc)})") from None
+        finally:
+            handle.close()
+
+    return header, records()
 
 
 # --- the schema every parquet shard is written with --------------------------------------------------------
@@ -172,10 +224,12 @@ def write_shard(shard: Shard, root: Path, positions: set[int], keep_listed: bool
     `positions` to `root / shard.relpath`; returns the number of rows read."""
     target = root / shard.relpath
     target.parent.mkdir(parents=True, exist_ok=True)
-    if shard.kind in ("jsonl", "json"):
+    if shard.kind in ("jsonl", "json", "csv"):
         read = 0
-        with open(target, "wb") as out:
-            for position, line in line_rows(shard):
+        header, rows = csv_records(shard.source) if shard.kind == "csv" else (b"", line_rows(shard))
+        with _create(target, shard.source) as out:
+            out.write(header)
+            for position, line in rows:
                 read += 1
                 if (position in positions) == keep_listed:
                     out.write(line)
@@ -206,12 +260,15 @@ def same_rows(shard: Shard, root: Path, positions: set[int], keep_listed: bool,
     """Read the written shard back and compare it with the input rows it should hold; None when equal,
     else where they first differ."""
     written = root / shard.relpath
-    if shard.kind in ("jsonl", "json"):
-        with open(written, "rb") as handle:
-            for position, line in line_rows(shard):
-                if (position in positions) == keep_listed and handle.readline() != line:
+    if shard.kind in ("jsonl", "json", "csv"):
+        header, rows = csv_records(shard.source) if shard.kind == "csv" else (b"", line_rows(shard))
+        with open_bytes(written) as handle:
+            if header and handle.read(len(header)) != header:
+                return f"{shard.relpath}: the header differs from {shard.label}'s"
+            for position, line in rows:
+                if (position in positions) == keep_listed and handle.read(len(line)) != line:
                     return f"{shard.relpath}: the row from {shard.label} position {position} differs"
-            return f"{shard.relpath}: holds rows the input has not" if handle.readline() else None
+            return f"{shard.relpath}: holds rows the input has not" if handle.read(1) else None
     out_groups = pq.ParquetFile(written)
     listed = as_array(positions)
     group = 0

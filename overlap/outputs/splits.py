@@ -7,8 +7,10 @@ them and, before it reports success, proves the promise on what it wrote:
 1. every written row is byte-equal (parquet: equal values and types) to the input row at its position;
 2. kept + removed = rows read, file by file;
 3. each removed row, read back through the dataset's own adapter, has the id `removed.csv` gives it;
-4. the kept split, read back through the same adapter and joined with the benchmark(s) again, gives no row
-   that any asked reason drops (`verified: 0 of N rows match <bench>`).
+4. the kept split, read back by a verifier that shares no code with the filter (`verify_split`: plain file
+   readers, the id parsers, set intersection with the benchmarks' raw ids), holds no key an asked reason
+   promised to remove (`verified: 0 of N rows match <bench>`). A re-run of the compare on the kept rows is
+   not done: it would share the filter's mistakes.
 
 Any failure is an InputError naming the first offending row, and the output folder is not left behind.
 """
@@ -18,7 +20,6 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,6 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError, OverlapError
-from ..ids.ossfuzz import canonicalize_keys
-from ..join import duplicates, join
 from ..jsonout import dumps_json, versioned
 from ..progress import stage
 from ..sources.files import SingleFile, SplitSource, first_line, sha256_of
@@ -40,6 +39,7 @@ from .hub import hub_api as _hub_api  # the name the CLI calls and tests replace
 from .published import describe_source, public_provenance
 from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_schema, write_shard
 from .tables import bench_lists, to_csv_text
+from .verify_split import BenchRows, KeyColumns, SplitFile, verify_split
 
 __all__ = ["DEFAULT_REASONS", "REMOVED_COLUMNS", "FilterResult", "SplitReport", "bench_lists", "check_reasons",
            "filter_split", "push_split", "write_split"]
@@ -59,11 +59,6 @@ class SplitReport:
     def verified_line(self) -> str:
         v = self.verification
         return f"verified: {v['rows_matching']} of {v['kept_rows']:,} rows match {', '.join(v['benches'])}"
-
-
-# A recheck re-runs the compare of the original result with the kept split as the training set and returns
-# a result `filter_split` can decide on (api.filter passes one that runs every check the reasons need).
-Recheck = Callable[[Any], Any]
 
 
 def _source_of(dataset):
@@ -138,47 +133,37 @@ def _check_removed_ids(dataset, filtered: FilterResult, shards: list[Shard], roo
                                  f"source holds {held!r} there; nothing was written")
 
 
-def _join_check(result, kept, reasons: tuple[str, ...], recheck: Recheck | None) -> tuple[int, list[str]]:
-    """Rows of the kept split that an asked reason would still drop (0 when the split is right), and the
-    reasons checked."""
-    if kept is None:
-        return 0, list(reasons)
-    checked = reasons if recheck is not None else tuple(r for r in reasons if r == "dup" or r.startswith("id"))
-    again = (recheck or _rejoin(result))(kept)
-    still = filter_split(again, checked).removed if checked else pd.DataFrame(columns=REMOVED_COLUMNS)
-    if len(still):
-        first = still.iloc[0]
-        raise InputError(f"filter check failed: kept row {first['file']} row {first['row']} ({first['item_id']}) "
-                         f"still matches ({first['reasons']}); nothing was written")
-    return 0, list(checked)
+def _key_columns(dataset, role: str) -> KeyColumns:
+    """Which cells hold the dataset's identity, from the user's column options or its declaration (never
+    from a table the filter computed)."""
+    columns = getattr(dataset, "generic_columns", None)
+    if columns is not None:
+        values = {"id": columns.id, "repo": columns.repo, "pr": columns.pr, "base": columns.base,
+                  "fix": columns.fix, "cve": columns.cve, "scheme": columns.scheme}
+        return KeyColumns.of(values, f"{role} {dataset.name}")
+    spec = get_spec(dataset.provenance.adapter or dataset.name)
+    if spec.columns:
+        return KeyColumns.of(spec.columns, spec.origin or spec.name)
+    return KeyColumns.of(spec.extra.get("key_columns") or {}, spec.origin or spec.name)
 
 
-@dataclass
-class _Rejoined:
-    """The little of a CompareResult that `filter_split` reads, for a re-join without the compare stages."""
-
-    train: Any
-    pairs: pd.DataFrame
-    benches: list
-    train_duplicates: pd.DataFrame
-
-
-def _rejoin(result) -> Recheck:
-    def run(kept):
-        if result.mapping is not None:
-            kept.keys = canonicalize_keys(kept.keys, result.mapping)
-        frames = [join(kept, b.bench, on="value") for b in result.benches]
-        return _Rejoined(kept, pd.concat(frames, ignore_index=True), result.benches, duplicates(kept))
-
-    return run
+def _bench_rows(bench) -> BenchRows:
+    """A benchmark as the raw identity cells of its items (`item_id`, and repo / PR / base commit where its
+    declaration or column options name them), read by the same parsers as the split."""
+    declared = _key_columns(bench, "benchmark")
+    fields = {"repo": "repo", "pr": "pr", "base": "base_commit"}
+    named = {k: v for k, v in fields.items() if (getattr(declared, k) or (k == "repo" and declared.owner))}
+    present = [c for c in ("item_id", *named.values()) if c in bench.items.columns]
+    frame = bench.items[present].astype(object)
+    rows = frame.where(frame.notna(), None).to_dict(orient="records")  # pandas' missing values as None
+    columns = KeyColumns(id="item_id", scheme=declared.scheme,
+                         **{k: v for k, v in named.items() if v in present})
+    return BenchRows(bench.name, columns, rows)
 
 
-def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck | None = None) -> SplitReport:
+def write_split(result, filtered: FilterResult, out: Path) -> SplitReport:
     """Write the kept rows (one shard per input file under `data/`), `removed.csv`, `filter.json` and the
-    bench id lists into the folder `out`, atomically, after checking them (see the module docstring).
-
-    `recheck` re-runs the compare on the kept split (api.filter gives one); without it the check re-joins
-    the ids and checks the `id` and `dup` reasons only, and says so in `filter.json`."""
+    bench id lists into the folder `out`, atomically, after checking them (see the module docstring)."""
     train = result.train
     inputs = _input_shards(train)
     shards = [s for s, _ in inputs]
@@ -209,18 +194,23 @@ def write_split(result, filtered: FilterResult, out: Path, *, recheck: Recheck |
             write_shard(shard, scratch, drops.get(shard.label, set()), keep_listed=True, schema=schema)
         _check_removed_ids(train, filtered, shards, scratch)
         _remove_tree(scratch)
-        stage("checking the kept split against the benchmarks")
-        kept = _reread(train, shards, tmp)
-        matching, checked = _join_check(result, kept, filtered.reasons_asked, recheck)
+        stage("checking the kept split against the benchmarks (independent read-back)")
+        files = [SplitFile(tmp / s.relpath, s.relpath, s.label, frozenset(drops.get(s.label, ()))) for s in shards]
+        old_to_new = result.mapping.old_to_new if result.mapping is not None else {}
+        independent = verify_split(files, _key_columns(train, "training set"),
+                                   [_bench_rows(b.bench) for b in result.benches], filtered.reasons_asked,
+                                   old_to_new, kept_rows)
+        not_checked = [n["reason"] for n in independent["not_checked"]]
         verification = {
             "status": "passed",
             "benches": [b.bench.name for b in result.benches],
             "kept_rows": kept_rows,
-            "rows_matching": matching,
-            "reasons_checked": checked,
-            "reasons_not_checked": [r for r in filtered.reasons_asked if r not in checked],
+            "rows_matching": 0,
+            "reasons_checked": [r for r in filtered.reasons_asked if r not in not_checked],
+            "reasons_not_checked": not_checked,
             "rows_equal_to_input": True,
             "removed_ids_confirmed": True,
+            **independent,
         }
         info = filtered.summary() | {
             "provenance": train.provenance.to_dict(),
@@ -252,16 +242,21 @@ def _split_rows(split: Path, cache: Path):
     import datasets  # imported here: heavy, needed only to publish
 
     files = sorted(p for p in (split / SHARD_FOLDER).rglob("*") if p.is_file())
-    parquet = [str(p) for p in files if p.suffix == ".parquet"]
-    lines = [str(p) for p in files if p.suffix == ".jsonl"]
-    if parquet and lines:
-        raise InputError(f"{split}: the split mixes parquet and JSON-lines shards; push it by hand")
-    if not parquet and not lines:
+    kinds = {"parquet": [], "jsonl": [], "csv": []}
+    for path in files:
+        name = path.name.lower().removesuffix(".gz").removesuffix(".zst")
+        kinds.setdefault(name.rpartition(".")[2], []).append(str(path))
+    present = [k for k in ("parquet", "jsonl", "csv") if kinds[k]]
+    if len(present) > 1:
+        raise InputError(f"{split}: the split mixes {' and '.join(present)} shards; push it by hand")
+    if not present:
         raise InputError(f"{split}: no shards under {SHARD_FOLDER}/ to push")
     try:
-        if parquet:
-            return datasets.Dataset.from_parquet(parquet, cache_dir=str(cache))
-        return datasets.Dataset.from_json(lines, cache_dir=str(cache))
+        if present == ["parquet"]:
+            return datasets.Dataset.from_parquet(kinds["parquet"], cache_dir=str(cache))
+        if present == ["csv"]:
+            return datasets.Dataset.from_csv(kinds["csv"], cache_dir=str(cache))
+        return datasets.Dataset.from_json(kinds["jsonl"], cache_dir=str(cache))
     except Exception as exc:  # datasets raises many kinds for unreadable shards
         raise InputError(f"{split}: the split cannot be loaded for the push ({first_line(exc)})") from None
 

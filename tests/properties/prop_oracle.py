@@ -142,9 +142,7 @@ def read_input(layout: Layout) -> dict[str, list]:
         if fmt == "parquet":
             rows = pq.read_table(path).to_pylist()
         elif fmt == "csv":
-            header = next(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-            options = pcsv.ConvertOptions(column_types=dict.fromkeys(header, "string"))
-            rows = pcsv.read_csv(path, convert_options=options).to_pylist()
+            rows = _read_csv(path)
         elif path.suffix == ".json":
             rows = json.loads(path.read_text(encoding="utf-8"))
         else:
@@ -178,9 +176,17 @@ def _json_lines(text: str) -> list:
     return rows
 
 
+def _read_csv(path: Path) -> list:
+    header = next(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    options = pcsv.ConvertOptions(column_types=dict.fromkeys(header, "string"))
+    return pcsv.read_csv(path, convert_options=options).to_pylist()
+
+
 def _read_shard(path: Path) -> list:
     if path.suffix == ".parquet":
         return pq.read_table(path).to_pylist()
+    if path.suffix == ".csv":
+        return _read_csv(path)
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
         return json.loads(text)
@@ -188,10 +194,11 @@ def _read_shard(path: Path) -> list:
 
 
 def read_output(out: Path) -> Output:
-    """Kept rows: every parquet file under `out` (and JSON-lines / JSON shards, for a writer that keeps a
-    JSON source's format), in path order."""
-    paths = sorted(p for p in out.rglob("*") if p.is_file() and p.suffix in (".parquet", ".jsonl")
-                   or p.suffix == ".json" and p.name != "filter.json")
+    """Kept rows: every parquet, JSON-lines, JSON and CSV shard under `out`'s `data/` (each format stays
+    itself), in path order."""
+    paths = sorted(p for p in (out / "data").rglob("*") if p.is_file() and p.suffix in (".parquet", ".jsonl",
+                                                                                         ".json", ".csv"))
+    paths = paths if (out / "data").is_dir() else []
     shards = {p.relative_to(out).as_posix(): _read_shard(p) for p in paths}
     text = (out / "removed.csv").read_text(encoding="utf-8")
     removed = list(csv.DictReader(io.StringIO(text)))
