@@ -259,7 +259,7 @@ def filter_train(
     engine: str = "local",
     ray_address: str | None = None,
     workers: int | None = None,
-):
+) -> FilteredSplit:
     """Write the training set without the rows that overlap the benchmarks into the folder `out`, checked.
 
     Runs the compare stages the `reasons` need (ids always; evidence for `fix` and `spec:*`; the text check
@@ -268,8 +268,8 @@ def filter_train(
     (`overlap.outputs.filter_plan`), writes the split and proves it: the kept split, read back by a verifier
     that shares no code with the filter (plain readers, the id parsers, set intersection with the benchmarks'
     ids), holds no key an asked reason removes (`overlap.outputs.splits.write_split`). An asked `ngram:<n>`
-    whose text check cannot run is an InputError, never a check recorded as passed. Returns (CompareResult,
-    FilterResult, SplitReport). `engine`, `ray_address` and `workers`: the text scan's, as for `compare`.
+    whose text check cannot run is an InputError, never a check recorded as passed. Returns a FilteredSplit
+    (`comparison`, `decision`, `report`; it unpacks as those three). `engine`, `ray_address` and `workers`: the text scan's, as for `compare`.
     """
     asked = check_reasons(reasons)
     ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))
