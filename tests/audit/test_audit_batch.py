@@ -190,3 +190,30 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tasks, tmp_path, arg
     assert len(lines) == 1 and needle in lines[0], res.stderr
     assert res.stdout == "" and list(tmp_path.iterdir()) == []
     assert sorted(p.name for p in tasks.iterdir()) == before and not (tasks / "leaky" / "out").exists()
+
+
+def _finding(check: str, severity: str, subject: str = "x", **evidence) -> dict:
+    return {"check": check, "key": f"{check}:{subject}", "severity": severity, "evidence": evidence}
+
+
+def test_finding_codes_feed_their_columns():
+    from overlap.audit.study.summary import columns_of
+
+    def cols(*findings, tests=("tests/test_calc.py",), fix=("calc.py",)):
+        report = {"inputs": {"tests": [{"paths": list(tests)}], "fix": [{"paths": list(fix)}]},
+                  "targets": [{"findings": list(findings)}]}
+        return columns_of(report)
+
+    assert cols(_finding("G6", "high", "refs"))["git_log_all"]
+    assert cols(_finding("G6", "high", "stash#2"))["git_log_all"]
+    assert cols(_finding("G6", "medium", "unreachable"))["hidden_history"]
+    assert cols(_finding("G2", "critical"))["hidden_history"] and cols(_finding("G1", "high"))["git_log_all"]
+    assert cols(_finding("F2", "critical"))["reference_stored"]
+    # low and info findings count nowhere; leftovers and G10 are in no column
+    assert not any(v for k, v in cols(_finding("G1", "info"), _finding("G10", "medium"),
+                                      _finding("L1", "critical")).items() if k != "newest_files")
+    group = [{"path": "tests/test_calc.py"}, {"path": "README"}]
+    t1 = cols(_finding("T1", "high", group=group, reference_paths=["calc.py", "tests/test_calc.py"]))
+    assert t1["newest_files"] == {"any": True, "tests": True, "fix": False}
+    t2 = cols(_finding("T2", "medium", "stat-dirty", items=[{"path": "calc.py"}]))
+    assert t2["newest_files"] == {"any": True, "tests": False, "fix": True}
