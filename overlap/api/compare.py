@@ -269,7 +269,8 @@ def filter_train(
     that shares no code with the filter (plain readers, the id parsers, set intersection with the benchmarks'
     ids), holds no key an asked reason removes (`overlap.outputs.splits.write_split`). An asked `ngram:<n>`
     whose text check cannot run is an InputError, never a check recorded as passed. Returns a FilteredSplit
-    (`comparison`, `decision`, `report`; it unpacks as those three). `engine`, `ray_address` and `workers`: the text scan's, as for `compare`.
+    (`comparison`, `decision`, `report`; it unpacks as those three). `engine`, `ray_address` and `workers`:
+    the text scan's, as for `compare`.
     """
     asked = check_reasons(reasons)
     ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))

@@ -19,7 +19,7 @@ import typer
 from ..errors import InputError
 from ..outputs.atomic import write_text_atomic
 from ..progress import progress_enabled
-from .options import OUT_NAMES, Format, FormatOption
+from .options import OUT_NAMES, DataOption, Engine, Format, FormatOption, RayAddressOption, RegistryOption
 from .shared import print_records
 
 
@@ -34,11 +34,11 @@ class FailOn(StrEnum):
 
 
 def audit(
-    path: Annotated[str, typer.Argument(
+    path: Annotated[str | None, typer.Argument(
         metavar="PATH", show_default=False,
         help="What to audit: a repository folder (or a folder of repositories, or a git folder), an image "
              "archive (docker save, OCI layout tar) or its unpacked folder, a rootfs tar (docker export), or "
-             "with --rootfs an unpacked root filesystem.")],
+             "with --rootfs an unpacked root filesystem. Not with --targets or --benchmark.")] = None,
     base: Annotated[str | None, typer.Option(
         "--base", metavar="REV", help="The task's base commit B (hex or ref name). Default: HEAD.")] = None,
     fix: Annotated[list[str] | None, typer.Option(
@@ -69,7 +69,8 @@ def audit(
     fmt: FormatOption = Format.table,
     output: Annotated[str | None, typer.Option(
         *OUT_NAMES, "--output", metavar="FILE",
-        help="Also write the JSON report to FILE (--output: the older spelling).")] = None,
+        help="Also write the JSON report to FILE (--output: the older spelling); with --targets or "
+             "--benchmark a folder for every result.")] = None,
     fail_on: Annotated[FailOn | None, typer.Option(
         "--fail-on", metavar="leak|suspect",
         help="Exit 1 when the verdict reaches this level (for CI).")] = None,
@@ -77,6 +78,39 @@ def audit(
         "--limit", metavar="NAME=VALUE", help="Override a safety limit, e.g. git_timeout=600. Repeatable.")] = None,
     git: Annotated[str | None, typer.Option(
         "--git", metavar="PATH", help="The git binary to use (default: git on PATH).")] = None,
+    targets: Annotated[str | None, typer.Option(
+        "--targets", metavar="FILE", rich_help_panel="Image sets",
+        help="Audit many targets: a CSV or JSON-lines file with a column image (docker://HOST/REPO:TAG) or path, "
+             "and optionally set, instance_id, base_commit, patch, test_patch, fix_commit.")] = None,
+    benchmark: Annotated[list[str] | None, typer.Option(
+        "--benchmark", metavar="NAME", rich_help_panel="Image sets",
+        help="Audit a registered benchmark's task images (its declaration's [audit] table). Repeatable.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(
+        "--tag", metavar="TAG", rich_help_panel="Image sets",
+        help="--benchmark: the image tag (default: the first declared); each tag is one image set. Repeatable.")]
+    = None,
+    sample: Annotated[int | None, typer.Option(
+        "--sample", metavar="N", min=1, rich_help_panel="Image sets",
+        help="--benchmark: audit N instances drawn with --seed (default: all).")] = None,
+    seed: Annotated[int, typer.Option(
+        "--seed", metavar="N", rich_help_panel="Image sets",
+        help="--sample: random.Random(seed).sample over the sorted instance ids.")] = 0,
+    set_name: Annotated[str | None, typer.Option(
+        "--set", metavar="NAME", rich_help_panel="Image sets",
+        help="--targets: the image set of rows without a set column (default: the file's name).")] = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", metavar="N", min=1, rich_help_panel="Image sets",
+        help="Targets audited at once, each in its own process (default: one per core).")] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", metavar="SECONDS", rich_help_panel="Image sets",
+        help="A target still running after this is stopped and reported as failed [default: 3600].")] = None,
+    engine: Annotated[Engine, typer.Option(
+        "--engine", rich_help_panel="Image sets",
+        help="Image sets: local (processes on this machine) or ray (one Ray task per target); the same results.")]
+    = Engine.local,
+    ray_address: RayAddressOption = None,
+    data: DataOption = None,
+    registry: RegistryOption = None,
 ) -> None:
     """Find the reference fix leaking from a task environment: git objects and metadata beyond the base,
     the fixed content anywhere in the store, and file times that point at the touched files.
@@ -93,6 +127,23 @@ def audit(
     for item in limit or []:
         if "=" not in item:
             raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
+    batch = {"targets": targets, "benchmark": benchmark, "tag": tag, "sample": sample, "set_name": set_name,
+             "jobs": jobs, "timeout": timeout, "ray_address": ray_address, "data": data,
+             "seed": seed if seed != 0 else None, "engine": engine.value if engine != Engine.local else None}
+    if targets is not None or benchmark:
+        from .audit_batch import run_batch_command  # imported here: keeps `overlap --help` fast
+
+        single = {"PATH": path, "--base": base, "--fix": fix, "--tests": tests, "--test-id": test_id,
+                  "--fix-commit": fix_commit, "--instance": instance, "--image": image, "--platform": platform,
+                  "--rootfs": rootfs}
+        code = run_batch_command(batch, single, network=network.value, repo_path=repo_path, limit=limit or [],
+                                 git=git, fmt=fmt, out=output, fail_on=fail_on)
+        raise typer.Exit(code)
+    if path is None:
+        raise InputError("give what to audit: PATH, --targets FILE or --benchmark NAME")
+    given = [f"--{k.replace('_name', '').replace('_', '-')}" for k, v in batch.items() if v]
+    if given:
+        raise InputError(f"{given[0]}: only with --targets or --benchmark")
 
     if output:
         _check_output(output, path, [*(fix or ()), *(tests or ()), *([instance] if instance else [])])

@@ -47,6 +47,9 @@ class DatasetSpec:
     columns: dict[str, str] = field(default_factory=dict)
     path: str | None = None  # a local file, folder or glob (a user's dataset), relative to the declaration
     split: str | None = None  # the Hub split to read (columns adapter)
+    # How `overlap audit --benchmark` names each instance's image and which record fields are its reference
+    # (the `[audit]` table; read by overlap.audit.study.naming, listed in AUDIT_FIELDS).
+    audit: dict = field(default_factory=dict)
     declaration: str = field(default="", compare=False)  # the TOML text, shown by `overlap datasets --show`
 
     @property
@@ -73,10 +76,14 @@ def _frozen(value: Any) -> Any:
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?", re.ASCII)
 _REQUIRED = ("name", "title", "revision", "adapter", "files", "extracts")
 _KNOWN = (*_REQUIRED, "repo", "aliases", "host", "role", "default_subsets", "detect", "notes", "extra", "columns",
-          "path", "split")
+          "path", "split", "audit")
 _TEXT_FIELDS = ("name", "title", "revision", "adapter", "extracts", "repo", "host", "role", "notes", "path", "split")
 _LIST_FIELDS = ("aliases", "default_subsets", "detect")
-_TABLE_FIELDS = ("files", "extra", "columns")
+_TABLE_FIELDS = ("files", "extra", "columns", "audit")
+# The fields of an `[audit]` table: the image template, the instance-name rule, the tags, where the repository
+# sits in the image, and the record columns of the id and the reference (docs/audit.md, "Auditing an image set").
+AUDIT_FIELDS = ("image", "lower", "replace", "tags", "repo_path", "id", "base_commit", "patch", "test_patch",
+                "fix_commit")
 # The column roles a `[columns]` table may name (overlap.sources.generic.GenericColumns).
 COLUMN_ROLES = ("id", "repo", "pr", "base", "patch", "text", "project", "fix", "cve", "scheme")
 
@@ -150,6 +157,7 @@ def spec_from_table(table: dict[str, Any], origin: str, text: str = "") -> Datas
         raise InputError(f"{origin}: unknown field {unknown[0]!r}; a declaration has {', '.join(_KNOWN)}")
     if not isinstance(table["files"], dict) or not all(isinstance(v, str) for v in table["files"].values()):
         raise InputError(f"{origin}: files must be a table subset = \"path\" (\"\" for a one-file dataset)")
+    _check_audit(table.get("audit", {}), origin)
     for key, allowed in (("role", ROLES), ("host", HOSTS)):
         if table.get(key, allowed[0]) not in allowed:
             raise InputError(f"{origin}: {key} {table[key]!r}; use one of {', '.join(allowed)}")
@@ -166,7 +174,19 @@ def spec_from_table(table: dict[str, Any], origin: str, text: str = "") -> Datas
         default_subsets=tuple(values.get("default_subsets", ())), detect=tuple(values.get("detect", ())),
         notes=_terminal_safe(values.get("notes", ""), "\n"), extra=dict(values.get("extra", {})), origin=origin,
         columns=dict(values.get("columns", {})), path=values.get("path"), split=values.get("split"),
-        declaration=text)
+        audit=dict(values.get("audit", {})), declaration=text)
+
+
+def _check_audit(table: Any, origin: str) -> None:
+    """The shape of an `[audit]` table (its template is checked when a benchmark is audited)."""
+    if not isinstance(table, dict):
+        raise InputError(f"{origin}: audit must be a table ([audit] image = \"…\")")
+    unknown = sorted(set(table) - set(AUDIT_FIELDS))
+    if unknown:
+        raise InputError(f"{origin}: [audit] has an unknown field {unknown[0]!r}; use {', '.join(AUDIT_FIELDS)}")
+    if table and not isinstance(table.get("image"), str):
+        raise InputError(f"{origin}: [audit] needs image = \"<template>\" "
+                         "(e.g. \"registry/name.{instance}:{tag}\")")
 
 
 def read_declarations(text: str, origin: str) -> list[DatasetSpec]:
@@ -208,7 +228,7 @@ def declaration_text(spec: DatasetSpec) -> str:
                 "revision": spec.revision, "path": spec.path, "split": spec.split, "adapter": spec.adapter,
                 "default_subsets": list(spec.default_subsets), "detect": list(spec.detect),
                 "extracts": spec.extracts, "notes": spec.notes, "files": spec.files, "columns": spec.columns,
-                "extra": spec.extra}
+                "extra": spec.extra, "audit": spec.audit}
     table |= {k: v for k, v in optional.items() if v not in (None, "", [], {})}
     return tomli_w.dumps(_plain(table))
 

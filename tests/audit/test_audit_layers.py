@@ -9,7 +9,8 @@ import pytest
 grimp = pytest.importorskip("grimp")
 
 # top to bottom; a module may import its own layer's modules and any layer below
-LAYERS = (("run", "report"), ("checks",), ("context",), ("content", "image"), ("git", "targets"), ("tree", "model"))
+LAYERS = (("study",), ("run", "report"), ("checks",), ("context",), ("content", "image"), ("git", "targets"),
+          ("tree", "model"))
 RANK = {part: i for i, parts in enumerate(LAYERS) for part in parts}
 
 

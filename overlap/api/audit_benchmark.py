@@ -1,0 +1,97 @@
+"""A benchmark's tasks as audit targets (`overlap audit --benchmark NAME --tag TAG --sample N --seed S`).
+
+The benchmark is loaded through the registry (`load_dataset`, honouring `--data NAME=PATH`); its declaration's
+`[audit]` table says how an instance maps to an image and which record columns are its reference. Items keep
+no test patch, so the reference columns are read from the same files the items came from, by instance id.
+
+The sample is `random.Random(seed).sample(sorted(instance_ids), N)`: the same ids for a given benchmark
+version, seed and N, whatever the tags. Each (benchmark, tag) is one image set, named `NAME:TAG` (`NAME` when
+the image is named by the record, as in SWE-bench Pro).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from ..audit.study.naming import ImageNaming
+from ..audit.study.targets import BatchTarget
+from ..errors import InputError
+from ..sources.files import read_records
+from ..sources.load import load_dataset
+from ..sources.registry import get_spec, parse_selection, selection_label
+from ..sources.swe_tasks import str_or_none
+
+
+def draw(ids: list[str], sample: int | None, seed: int) -> list[str]:
+    """The instance ids to audit: all of them, or a reproducible sample of the sorted ids."""
+    if sample is not None and sample < 1:
+        raise InputError(f"--sample {sample}: give 1 or more")
+    ids = sorted(ids)
+    if sample is None or sample >= len(ids):
+        return ids
+    return sorted(random.Random(seed).sample(ids, sample))
+
+
+def _records(dataset, naming: ImageNaming) -> dict[str, dict]:
+    """Instance id -> the record's columns the naming needs, read from the files the items came from."""
+    id_col = naming.columns["id"]
+    columns = [id_col, *naming.record_columns()]
+    out: dict[str, dict] = {}
+    labels = sorted({str(f) for f in dataset.items.get("file", []) if isinstance(f, str)})
+    for label in labels:
+        for row in read_records(dataset.source.fetch(label), columns):
+            key = str_or_none(row.get(id_col))
+            if key is not None:
+                out.setdefault(key, row)
+    return out
+
+
+def _declaration_folder(spec) -> Path:
+    origin = Path(spec.origin) if spec.origin else None
+    return origin.resolve().parent if origin is not None and origin.is_file() else Path.cwd()
+
+
+def benchmark_targets(names: list[str], tags: list[str] | None = None, sample: int | None = None, seed: int = 0,
+                      data: dict[str, Path] | None = None) -> list[BatchTarget]:
+    """The targets of every (benchmark, tag): a sample of its instances, each with its image and reference."""
+    out: list[BatchTarget] = []
+    for text in names:
+        selection = parse_selection(text)
+        if selection.path is not None:
+            raise InputError(f"--benchmark {text}: name a registered benchmark (its local copy: -d NAME=PATH); "
+                             "a file of targets is --targets")
+        spec = get_spec(selection.name)
+        if not spec.audit:
+            raise InputError(f"--benchmark {text}: {spec.name} declares no [audit] table (how its instances map to "
+                             "images); add one to its declaration (docs/audit.md) or give --targets")
+        naming = ImageNaming.from_table(spec.audit, spec.origin or spec.name)
+        if tags and not naming.uses_tag:
+            raise InputError(f"--tag: {spec.name} names each image by its record ({naming.image}); drop --tag")
+        chosen_tags = list(tags or naming.tags[:1]) if naming.uses_tag else [None]
+        if not chosen_tags:
+            raise InputError(f"--benchmark {text}: its declaration lists no tags; give --tag")
+        dataset = load_dataset(text, data)
+        ids = [str(i) for i in dataset.items["item_id"].tolist() if str_or_none(i) is not None]
+        records = _records(dataset, naming)
+        base = _declaration_folder(spec)
+        label = selection_label(text)
+        for tag in chosen_tags:
+            set_name = f"{label}:{tag}" if tag else label
+            for iid in draw(ids, sample, seed):
+                out.append(_target(naming, records.get(iid), iid, tag, base, set_name))
+    return out
+
+
+def _target(naming: ImageNaming, record: dict | None, iid: str, tag: str | None, base: Path,
+            set_name: str) -> BatchTarget:
+    if record is None:
+        return BatchTarget(set_name, "", "image", instance_id=iid,
+                           error=f"no record with {naming.columns['id']} = {iid} in the benchmark's files")
+    ref = {role: str_or_none(record.get(naming.columns[role])) for role in ("base_commit", "patch", "test_patch",
+                                                                             "fix_commit") if role in naming.columns}
+    try:
+        kind, target = naming.target(record, iid, tag, base)
+    except InputError as exc:
+        return BatchTarget(set_name, "", "image", instance_id=iid, error=str(exc), **ref)
+    return BatchTarget(set_name, target, kind, instance_id=iid, repo_path=naming.repo_path, **ref)

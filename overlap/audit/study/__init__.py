@@ -1,0 +1,12 @@
+"""Auditing an image set: many targets in one run, each against its own reference (``overlap audit --targets``,
+``--benchmark``).
+
+Layout, top to bottom (a module imports only the rows below it)::
+
+    run.py                 ``run_batch``: skip what is done, run the rest, write each result, the document
+    execute.py, render.py  one target's audit in a child process or a Ray task; the table as text, CSV, MD, HTML
+    summary.py             per-target entries and the per-set table (finding codes behind each column)
+    targets.py, naming.py  the targets file and each target's key; a benchmark's image names
+
+The package sits above ``overlap.audit.run`` and calls ``audit()`` once per target, in a worker.
+"""

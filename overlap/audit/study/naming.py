@@ -1,0 +1,121 @@
+"""A benchmark's image names, from its declaration's ``[audit]`` table (data, never code).
+
+``image`` is a template: ``{instance}`` is the instance id after the naming rule (``lower``, then each
+``replace`` pair in order), ``{id}`` the id as written, ``{tag}`` one of ``tags`` (or ``--tag``), and any
+other ``{name}`` the record's column of that name (e.g. SWE-bench Pro's ``{dockerhub_tag}``). The result is
+a registry reference (``docker://`` is added when missing), or with a leading ``path:`` a local target
+(relative to the declaration's folder), which keeps a declared benchmark testable offline.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import InputError
+from .targets import image_reference
+
+ROLES = ("id", "base_commit", "patch", "test_patch", "fix_commit")
+# the same names as overlap.sources.spec.AUDIT_FIELDS (the audit layer reads no dataset module)
+KNOWN = ("image", "lower", "replace", "tags", "repo_path", *ROLES)
+BUILTIN = ("instance", "id", "tag")
+
+
+@dataclass(frozen=True)
+class ImageNaming:
+    image: str
+    lower: bool = False
+    replace: tuple[tuple[str, str], ...] = ()
+    tags: tuple[str, ...] = ()
+    repo_path: str | None = None
+    columns: dict[str, str] = field(default_factory=dict)  # role -> record column
+
+    @classmethod
+    def from_table(cls, table: dict, origin: str) -> ImageNaming:
+        where = f"{origin}: [audit]"
+        if not isinstance(table, dict):
+            raise InputError(f"{where} must be a table")
+        unknown = sorted(set(table) - set(KNOWN))
+        if unknown:
+            raise InputError(f"{where}: unknown field {unknown[0]!r}; known: {', '.join(KNOWN)}")
+        image = table.get("image")
+        if not isinstance(image, str) or not image.strip():
+            raise InputError(f"{where}: image = \"<template>\" is required "
+                             "(e.g. \"registry/name.{instance}:{tag}\")")
+        pairs = table.get("replace", ())
+        if not isinstance(pairs, list | tuple) or not all(
+                isinstance(p, list | tuple) and len(p) == 2 and all(isinstance(s, str) for s in p) and p[0]
+                for p in pairs):
+            raise InputError(f"{where}: replace must be a list of [\"from\", \"to\"] pairs")
+        tags = table.get("tags", ())
+        if not isinstance(tags, list | tuple) or not all(isinstance(t, str) and t for t in tags):
+            raise InputError(f"{where}: tags must be a list of tag names")
+        if not isinstance(table.get("lower", False), bool):
+            raise InputError(f"{where}: lower must be true or false")
+        columns = {}
+        for role in ROLES:
+            value = table.get(role, "instance_id" if role == "id" else None)
+            if value is not None and not (isinstance(value, str) and value):
+                raise InputError(f"{where}: {role} must name a record column")
+            if value:
+                columns[role] = value
+        repo_path = table.get("repo_path")
+        if repo_path is not None and not isinstance(repo_path, str):
+            raise InputError(f"{where}: repo_path must be a path in the image")
+        naming = cls(image.strip(), bool(table.get("lower", False)), tuple((a, b) for a, b in pairs), tuple(tags),
+                     repo_path, columns)
+        naming.fields()  # the template is checked now, not per record
+        return naming
+
+    def fields(self) -> list[str]:
+        """The template's placeholders; a malformed template is an InputError."""
+        out = []
+        try:
+            parsed = list(string.Formatter().parse(self.image))
+        except ValueError as exc:
+            raise InputError(f"[audit] image {self.image!r}: {exc}") from None
+        for _, name, spec, conv in parsed:
+            if name is None:
+                continue
+            if not name or spec or conv or not name.replace("_", "").replace("-", "").isalnum():
+                raise InputError(f"[audit] image {self.image!r}: placeholders are plain names such as {{instance}}, "
+                                 "{tag} or a record column")
+            out.append(name)
+        return out
+
+    @property
+    def uses_tag(self) -> bool:
+        return "tag" in self.fields()
+
+    def record_columns(self) -> list[str]:
+        """Columns a record must be read for: the roles and the template's own column placeholders."""
+        return sorted({*self.columns.values(), *(f for f in self.fields() if f not in BUILTIN)})
+
+    def instance_name(self, instance_id: str) -> str:
+        name = instance_id.lower() if self.lower else instance_id
+        for old, new in self.replace:
+            name = name.replace(old, new)
+        return name
+
+    def target(self, record: dict, instance_id: str, tag: str | None, base: Path) -> tuple[str, str]:
+        """(kind, target) of one record: ``image`` and a ``docker://`` reference, or ``path`` and a local path.
+        A record lacking a column the template names is an InputError (the target fails, not the run)."""
+        values = {"instance": self.instance_name(instance_id), "id": instance_id, "tag": tag or ""}
+        for name in self.fields():
+            if name in BUILTIN:
+                continue
+            value = record.get(name)
+            if value is None or not str(value).strip():
+                raise InputError(f"the record has no {name} (named by the image template)")
+            values[name] = str(value).strip()
+        if "tag" in values and self.uses_tag and not tag:
+            raise InputError("the image template needs a tag: give --tag or declare tags")
+        text = self.image.format(**values)
+        if text.startswith("path:"):
+            local = text[5:]
+            return "path", os.path.abspath(local if os.path.isabs(local) else base / local)
+        if "://" in text and not text.startswith("docker://"):
+            raise InputError(f"image {text}: only docker:// references and path: targets are audited")
+        return "image", image_reference(text)

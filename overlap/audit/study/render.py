@@ -1,0 +1,100 @@
+"""The per-set table of a batch audit as console text, CSV, Markdown and HTML, each with the task ids behind
+every cell (control characters of ids escaped, as in the single-target table)."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+
+from ..report import escape
+from .summary import COLUMNS
+
+HEAD = ("image set", "tasks", *(title for _, title, _ in COLUMNS), "leak", "failed")
+SHORT = ("image set", "tasks", "git log --all", "hidden history", "reference stored", "newest: tests / fix",
+         "leak", "failed")
+
+
+def _cells(s: dict) -> list[tuple[str, str, list[str]]]:
+    """(column, shown value, ids behind it) of one set's row."""
+    c = s["columns"]
+    newest = c["newest_files"]
+    return [("tasks", str(s["tasks"]), []),
+            *((title, str(c[cid]["count"]), c[cid]["ids"]) for cid, title, _ in COLUMNS[:-1]),
+            (COLUMNS[-1][1] + ": tests", f"{newest['tests']['count']} / {newest['fix']['count']}",
+             newest["tests"]["ids"]),
+            (COLUMNS[-1][1] + ": fix", "", newest["fix"]["ids"]),
+            ("leak", str(s["verdicts"]["leak"]["count"]), s["verdicts"]["leak"]["ids"]),
+            ("failed", str(s["failed"]["count"]), s["failed"]["ids"])]
+
+
+def _row(s: dict) -> list[str]:
+    return [escape(s["set"]), *(v for name, v, _ in _cells(s) if not name.endswith(": fix"))]
+
+
+def render_console(doc: dict) -> str:
+    rows = [list(SHORT), *(_row(s) for s in doc["sets"])]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(SHORT))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for s in doc["sets"]:
+        for name, _, ids in _cells(s):
+            if ids:
+                lines.append(escape(f"{s['set']} / {name}: {' '.join(ids)}"))
+    for e in doc["targets"]:
+        if e["status"] != "ok":
+            lines.append(escape(f"failed: {e['set']} / {e['instance_id'] or e.get('image') or e.get('path')}: "
+                                f"{e['error']}"))
+    c = doc["counts"]
+    lines.append(f"VERDICT: {(doc['verdict'] or 'none').upper()}  ({c['targets']} targets, {c['ok']} audited, "
+                 f"{c['error']} failed)")
+    return "\n".join(lines) + "\n"
+
+
+def render_csv(doc: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    cells = [_cells(s) for s in doc["sets"]]
+    names = [n for n, _, _ in cells[0]] if cells else []
+    w.writerow(["image set", *(n for n in names if not n.endswith(": fix")), *(f"{n} ids" for n in names[1:])])
+    for s, row in zip(doc["sets"], cells, strict=True):
+        shown = [v for n, v, _ in row if not n.endswith(": fix")]
+        w.writerow([s["set"], *shown, *(" ".join(ids) for _, _, ids in row[1:])])
+    return buf.getvalue()
+
+
+def _md(text: str) -> str:
+    return escape(text).replace("|", "\\|")
+
+
+def render_md(doc: dict) -> str:
+    out = ["| " + " | ".join(_md(h) for h in HEAD) + " |", "|" + "---|" * len(HEAD)]
+    out += ["| " + " | ".join(_md(c) for c in _row(s)) + " |" for s in doc["sets"]]
+    out.append("")
+    for s in doc["sets"]:
+        for name, _, ids in _cells(s):
+            if ids:
+                out.append(f"- **{_md(s['set'])} / {_md(name)}**: " + ", ".join(f"`{_md(i)}`" for i in ids))
+    return "\n".join(out) + "\n"
+
+
+def render_html(doc: dict) -> str:
+    def td(value: str, ids: list[str]) -> str:
+        if not ids:
+            return f"<td>{html.escape(value)}</td>"
+        items = "".join(f"<li>{html.escape(escape(i))}</li>" for i in ids)
+        return f"<td><details><summary>{html.escape(value)}</summary><ul>{items}</ul></details></td>"
+
+    rows = []
+    for s in doc["sets"]:
+        cells = _cells(s)
+        tests, fix = cells[4], cells[5]
+        tds = [f"<td>{html.escape(escape(s['set']))}</td>", td(cells[0][1], [])]
+        tds += [td(v, ids) for _, v, ids in cells[1:4]]
+        tds.append(f"<td>{td(str(len(tests[2])), tests[2])[4:-5]} / {td(str(len(fix[2])), fix[2])[4:-5]}</td>")
+        tds += [td(v, ids) for _, v, ids in cells[6:]]
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEAD)
+    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>overlap audit: image sets</title></head>\n"
+            f"<body><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows)
+            + "\n</tbody></table></body></html>\n")

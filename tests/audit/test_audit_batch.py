@@ -1,0 +1,219 @@
+"""``overlap audit --targets``: many targets in one run, each against its own reference; the document, the
+per-set table, re-runs, failures, ``--jobs`` and ``--engine ray`` giving the same bytes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import pytest
+from audit_helpers import run_cli
+from batch_helpers import repo, write_jsonl
+
+from overlap.audit.study import run as study_run
+from overlap.audit.study.render import render_console, render_csv, render_html, render_md
+from overlap.audit.study.run import BatchOptions, run_batch
+from overlap.audit.study.targets import read_targets
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    root = tmp_path_factory.mktemp("batch")
+    base_l, patch_l = repo(root / "leaky", leak=True)
+    base_c, patch_c = repo(root / "clean", leak=False)
+    (root / "fix.patch").write_text(patch_c)
+    rows = [{"path": "leaky", "set": "old", "instance_id": "o__leaky-1", "base_commit": base_l, "patch": patch_l},
+            {"path": "clean", "set": "new", "instance_id": "o__clean-2", "base_commit": base_c, "patch": "fix.patch"}]
+    write_jsonl(root / "targets.jsonl", rows)
+    write_jsonl(root / "with-bad.jsonl", [*rows, {"path": "no-such-folder", "set": "new", "instance_id": "o__gone-3"},
+                                          {"image": "docker://registry.invalid/none:v1", "instance_id": "o__img-4"}])
+    return root
+
+
+def by_id(doc: dict) -> dict:
+    return {e["instance_id"]: e for e in doc["targets"]}
+
+
+@pytest.fixture(scope="module")
+def doc(tasks):
+    return run_batch(read_targets(tasks / "targets.jsonl"), BatchOptions(jobs=2))
+
+
+def test_fix_as_unreachable_commit_leaks_single_commit_does_not(doc):
+    got = by_id(doc)
+    leaky, clean = got["o__leaky-1"], got["o__clean-2"]
+    assert leaky["status"] == clean["status"] == "ok"
+    assert leaky["verdict"] == "leak" and clean["verdict"] != "leak"
+    assert leaky["columns"]["hidden_history"] and leaky["columns"]["reference_stored"]
+    assert not leaky["columns"]["git_log_all"]  # the fix is in no ref: `git log --all` does not show it
+    assert {f["check"] for f in leaky["findings"]} >= {"G5", "G6", "F1"}
+    # the clean build shows nothing in any column
+    assert clean["columns"] == {"git_log_all": False, "hidden_history": False, "reference_stored": False,
+                                "newest_files": {"any": False, "tests": False, "fix": False}}
+    # the patch is the reference (given inline or as a file), base_commit the base
+    assert leaky["reference"]["patch_sha256"] and clean["reference"]["patch_sha256"]
+
+
+def test_document_shape(doc):
+    assert doc["schema"] == "overlap.audit.batch/1"
+    assert doc["verdict"] == "leak" and doc["exit_code"] == 0
+    assert doc["counts"] == {"targets": 2, "ok": 2, "error": 0}
+    assert [c["id"] for c in doc["columns"]] == ["git_log_all", "hidden_history", "reference_stored", "newest_files"]
+    for e in doc["targets"]:
+        assert {"key", "set", "instance_id", "path", "status", "error", "verdict", "findings", "columns"} <= set(e)
+        assert len(e["key"]) == 64
+    sets = {s["set"]: s for s in doc["sets"]}
+    assert sorted(sets) == ["new", "old"]
+    assert sets["old"]["columns"]["hidden_history"] == {"count": 1, "ids": ["o__leaky-1"]}
+    assert sets["new"]["columns"]["hidden_history"] == {"count": 0, "ids": []}
+    assert sets["old"]["verdicts"]["leak"]["ids"] == ["o__leaky-1"]
+    json.dumps(doc)  # plain JSON
+
+
+def test_per_set_table_in_every_form(doc):
+    console = render_console(doc)
+    head, rule, old = console.splitlines()[0], console.splitlines()[1], console.splitlines()[3]
+    assert head.split()[:3] == ["image", "set", "tasks"] and set(rule) <= {"-", " "}
+    assert old.split() == ["old", "1", "0", "1", "1", "0", "/", "0", "1", "0"]
+    assert "old / history a reference walk misses (reflog, unreachable): o__leaky-1" in console
+    rows = list(csv.DictReader(io.StringIO(render_csv(doc))))
+    assert [r["image set"] for r in rows] == ["new", "old"]
+    old_row = rows[1]
+    assert old_row["fixed files or hidden tests stored"] == "1"
+    assert old_row["fixed files or hidden tests stored ids"] == "o__leaky-1"
+    md = render_md(doc)
+    assert md.startswith("| image set | tasks | commits outside the base's history visible to `git log --all` |")
+    assert "`o__leaky-1`" in md
+    page = render_html(doc)
+    assert "<details><summary>1</summary><ul><li>o__leaky-1</li></ul></details>" in page
+
+
+def test_rerun_skips_targets_already_done(tasks, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    targets = read_targets(tasks / "targets.jsonl")
+    first = run_batch(targets, BatchOptions(jobs=2), out)
+    files = sorted(p.name for p in (out / "targets").iterdir())
+    assert len(files) == 2 and all(f.endswith(".json") for f in files)
+    ran: list = []
+    monkeypatch.setattr(study_run, "run_local", lambda jobs, *a: ran.extend(jobs))
+    again = run_batch(targets, BatchOptions(jobs=1), out)
+    assert ran == [] and again == first
+    # another option that changes a result is another key: audited again
+    run_batch(targets, BatchOptions(network="none"), out)
+    assert len(ran) == 2
+
+
+def test_a_failed_target_does_not_stop_the_others(tasks, tmp_path):
+    out = tmp_path / "out"
+    res = run_cli("--targets", str(tasks / "with-bad.jsonl"), "--out", str(out), "--format", "json", cwd=tmp_path,
+                  timeout=120)
+    assert res.code == 2, res.stderr
+    assert res.stderr.strip().splitlines() == ["overlap: 2 of 4 targets failed (status error in the report)"]
+    got = by_id(json.loads(res.stdout))
+    assert got["o__leaky-1"]["verdict"] == "leak" and got["o__clean-2"]["status"] == "ok"
+    gone = got["o__gone-3"]
+    assert gone["status"] == "error" and "no such file or folder" in gone["error"] and "\n" not in gone["error"]
+    assert got["o__img-4"]["status"] == "error"
+    assert (out / "audit.json").read_text() == res.stdout
+    assert {p.name for p in out.iterdir()} == {"targets", "audit.json", "sets.csv", "sets.md", "sets.html"}
+    # --fail-on leak still says 1 when a target leaks
+    res = run_cli("--targets", str(tasks / "with-bad.jsonl"), "--fail-on", "leak", cwd=tmp_path, timeout=120)
+    assert res.code == 1
+    assert "new / failed: o__gone-3" in res.stdout and "with-bad / failed: o__img-4" in res.stdout
+
+
+def test_jobs_do_not_change_a_byte(tasks, tmp_path):
+    outs = []
+    for jobs in ("1", "2"):
+        res = run_cli("--targets", str(tasks / "targets.jsonl"), "--jobs", jobs, "--format", "json",
+                      "--out", str(tmp_path / jobs), cwd=tmp_path, timeout=120)
+        assert res.code == 0, res.stderr
+        outs.append(res.stdout)
+    assert outs[0] == outs[1]
+    assert (tmp_path / "1" / "sets.csv").read_bytes() == (tmp_path / "2" / "sets.csv").read_bytes()
+
+
+def test_a_target_past_its_timeout_is_stopped_and_reported(tasks):
+    doc = run_batch(read_targets(tasks / "targets.jsonl"), BatchOptions(jobs=2, timeout=0.01))
+    assert {e["status"] for e in doc["targets"]} == {"error"}
+    assert all("timed out after 0.01 s" in e["error"] for e in doc["targets"])
+    assert doc["exit_code"] == 2
+
+
+def test_ray_engine_gives_the_same_document(tasks, doc, monkeypatch):
+    ray = pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        on_ray = run_batch(read_targets(tasks / "targets.jsonl"), BatchOptions(engine="ray", jobs=2))
+    finally:
+        ray.shutdown()
+    assert study_run.document_json(on_ray) == study_run.document_json(doc)
+
+
+def test_csv_targets_with_patch_text_in_a_cell(tasks, tmp_path):
+    rows = [json.loads(line) for line in (tasks / "targets.jsonl").read_text().splitlines()]
+    path = tmp_path / "t.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["path", "instance_id", "base_commit", "patch"])
+        w.writeheader()
+        w.writerow({"path": str(tasks / "leaky"), "instance_id": rows[0]["instance_id"],
+                    "base_commit": rows[0]["base_commit"], "patch": rows[0]["patch"]})
+    (t,) = read_targets(path, "mine")
+    assert t.set == "mine" and t.patch == rows[0]["patch"] and t.kind == "path"
+    doc = run_batch([t], BatchOptions(jobs=1))
+    assert doc["targets"][0]["verdict"] == "leak"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--targets", "{T}/missing.jsonl"], "no such file"),
+    (["{T}/leaky", "--targets", "{T}/targets.jsonl"], "PATH: not with --targets"),
+    (["--targets", "{T}/targets.jsonl", "--base", "HEAD"], "--base: not with --targets"),
+    (["--targets", "{T}/targets.jsonl", "--sample", "3"], "--sample: only with --benchmark"),
+    (["{T}/leaky", "--jobs", "2"], "--jobs: only with --targets or --benchmark"),
+    (["--targets", "{T}/targets.jsonl", "--limit", "bogus=1"], "unknown limit"),
+    (["--targets", "{T}/targets.jsonl", "--out", "{T}/leaky/out"], "inside the audited"),
+    (["--targets", "{T}/fix.patch"], "no image or path column"),
+    (["--benchmark", "swe-bench-verified", "--targets", "{T}/targets.jsonl"], "give one"),
+    (["--benchmark", "cybergym"], "declares no [audit] table"),
+    ([], "give what to audit"),
+])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tasks, tmp_path, args, needle):
+    before = sorted(p.name for p in tasks.iterdir())
+    res = run_cli(*[a.format(T=tasks) for a in args], cwd=tmp_path, timeout=60)
+    assert res.code == 2, (res.stdout, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], res.stderr
+    assert res.stdout == "" and list(tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tasks.iterdir()) == before and not (tasks / "leaky" / "out").exists()
+
+
+def _finding(check: str, severity: str, subject: str = "x", **evidence) -> dict:
+    return {"check": check, "key": f"{check}:{subject}", "severity": severity, "evidence": evidence}
+
+
+def test_finding_codes_feed_their_columns():
+    from overlap.audit.study.summary import columns_of
+
+    def cols(*findings, tests=("tests/test_calc.py",), fix=("calc.py",)):
+        report = {"inputs": {"tests": [{"paths": list(tests)}], "fix": [{"paths": list(fix)}]},
+                  "targets": [{"findings": list(findings)}]}
+        return columns_of(report)
+
+    assert cols(_finding("G6", "high", "refs"))["git_log_all"]
+    assert cols(_finding("G6", "high", "stash#2"))["git_log_all"]
+    assert cols(_finding("G6", "medium", "unreachable"))["hidden_history"]
+    assert cols(_finding("G2", "critical"))["hidden_history"] and cols(_finding("G1", "high"))["git_log_all"]
+    assert cols(_finding("F2", "critical"))["reference_stored"]
+    # low and info findings count nowhere; leftovers and G10 are in no column
+    assert not any(v for k, v in cols(_finding("G1", "info"), _finding("G10", "medium"),
+                                      _finding("L1", "critical")).items() if k != "newest_files")
+    group = [{"path": "tests/test_calc.py"}, {"path": "README"}]
+    t1 = cols(_finding("T1", "high", group=group, reference_paths=["calc.py", "tests/test_calc.py"]))
+    assert t1["newest_files"] == {"any": True, "tests": True, "fix": False}
+    t2 = cols(_finding("T2", "medium", "stat-dirty", items=[{"path": "calc.py"}]))
+    assert t2["newest_files"] == {"any": True, "tests": False, "fix": True}
