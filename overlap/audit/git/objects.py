@@ -236,6 +236,17 @@ class ObjectReader:
             stack.extend(self.commits[c].commit.parents)
         return out
 
+    def predates_base(self, commit: str) -> bool:
+        """A loaded commit dated (author and committer) before B that does not descend from B: history an
+        upstream clone carries from before the task (old release branches), not the task's future."""
+        info, base = self.commits.get(commit), self.commits.get(self.base or "")
+        if info is None or base is None or base.commit.committer_time is None:
+            return False
+        c, limit = info.commit, base.commit.committer_time
+        if c.committer_time is None or c.author_time is None:
+            return False
+        return c.committer_time < limit and c.author_time < limit and commit not in self.descends_from_base()
+
     def descends_from_base(self) -> set[str]:
         """NONBASE commits that have B (or a setup commit) among their ancestors."""
         if hasattr(self, "_desc"):
