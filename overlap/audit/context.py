@@ -233,7 +233,21 @@ class Ctx:
 
     # -------------------------------------------------------------------------------- grading
     def sha_only(self) -> str:
-        return "high" if self.network == "any" else "low"
+        """The grade of an object ID whose object the store does not hold.
+
+        The ID gives the agent nothing to read here; it adds only what the declared network already
+        allows. Offline it is nothing (info). Online it is a pointer the agent could fetch from the forge
+        only if it knows the repository's URL (low), unless a remote is configured: then the URL is handed
+        over too, and the ID is worth what the remote is (medium). So an absent ID never outranks the
+        configured remote that would fetch it.
+        """
+        if self.network != "any":
+            return "info"
+        return "medium" if self.remote_configured() else "low"
+
+    def remote_configured(self) -> bool:
+        """Whether the store's config names a way to fetch (a remote URL, a promisor, a partial clone)."""
+        return self._repo is not None and gf.fetch_configured(self._repo.config)
 
     def fixed_blobs(self) -> dict[str, Any]:
         return self.reference.fixed_blobs() if self.reference.given else {}
@@ -255,6 +269,10 @@ class Ctx:
             return "high"
         if not self.reference.given and commit in self.repo.descends_from_base():
             return "high"
+        if self.repo.predates_base(commit):
+            # old release branches of a full clone: no fixed blob, no reference path (when a reference says
+            # so) and no way to build on B; without a reference the content is unchecked, hence low
+            return "info" if self.reference.given else "low"
         return "medium"
 
     def grade_oid(self, oid: str, depth: int = 0) -> str | None:

@@ -25,8 +25,17 @@ def escape(text: str) -> str:
 
 
 def _first(f: Finding) -> dict[str, Any] | None:
+    """The item the row shows: the first one as severe as the finding (checks list items worst first, but a
+    row must never show a medium item while the high one that graded it hides in "+N more")."""
     items = f.evidence.get("items")
-    return items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else None
+    if not (isinstance(items, list) and items and isinstance(items[0], dict)):
+        return None
+    return next((i for i in items if isinstance(i, dict) and i.get("severity") == f.severity), items[0])
+
+
+def _jaccard(ev: dict[str, Any]) -> str:
+    """J of the time checks: Jaccard index of the set-apart files and the reference's files (1.00: the same)."""
+    return f"Jaccard {ev['jaccard']:.2f} with the reference's files" if "jaccard" in ev else ""
 
 
 def evidence_cell(f: Finding) -> str:
@@ -41,16 +50,26 @@ def evidence_cell(f: Finding) -> str:
     if f.check == "G2" and first:
         return f"line {first['line']}: {first['old'][:7]}->{first['new'][:7]} \"{first['message']}\"{tail}"
     if f.check in ("G4", "G12") and first and "sha" in first:
-        state = "present" if first.get("object_present") else "object absent; fetchable with network"
+        present = f.check == "G4" and first.get("object_present")  # G12 lists only IDs the store lacks
+        state = "present" if present else "object absent: an ID only"
         return f"{first['sha'][:7]} ({state}){tail}"
     if f.check in ("T1", "T2") and ev.get("items") is None and ev.get("group"):
         paths = ", ".join(g["path"] for g in ev["group"])
-        j = f", J={ev['jaccard']:.2f}" if "jaccard" in ev else ""
+        j = f"; {_jaccard(ev)}" if "jaccard" in ev else ""
         return f"{paths} (gap {ev['gap']:.0f} s{j})"
     if f.check == "T2" and first:
-        j = f", J={ev['jaccard']:.2f}" if "jaccard" in ev else ""
+        j = f" ({_jaccard(ev)})" if "jaccard" in ev else ""
         return ", ".join(i["path"] for i in ev["items"]) + j
     return f.title
+
+
+def _base_cell(base: dict[str, Any]) -> str:
+    """The header's base: the commit audited against and where it came from; a given base that is not in
+    the store is named as given (the HEAD used instead is not the argument)."""
+    sha = (base.get("sha") or "?")[:7]
+    if base.get("missing"):
+        return f"{base['missing'][:7]} ({base.get('source')}, not in store) -> HEAD {sha}"
+    return f"{sha} ({base.get('source')})"
 
 
 def _cut(text: str, width: int) -> str:
@@ -71,9 +90,13 @@ def render_table(r: AuditReport, width: int | None = None) -> str:
         base = t.base or {}
         head = (f"VERDICT: {t.verdict.upper()}  ({summary or 'no findings'})   target={t.path}"
                 + (f"  repo={t.repo_path}" if t.repo_path else "")
-                + (f"  base={(base.get('sha') or '?')[:7]} ({base.get('source')})" if base else "")
+                + (f"  base={_base_cell(base)}" if base else "")
                 + f"  network={r.inputs.get('network')}")
         lines.append(escape(head))
+        if base.get("missing"):
+            lines.append(escape(f"notice: input error: base {base['missing'][:12]} ({base.get('source')}) is not in "
+                                f"this repository's store; the git route was audited against HEAD "
+                                f"{(base.get('sha') or '?')[:12]}. Check --base; this is not a leak finding."))
         lines.append("routes: " + "  ".join(f"{k}={v}" for k, v in t.routes.items() if k in ROUTES))
         rows = [("SEV", "CHECK", "WHERE", "EVIDENCE", "SEE IT")]
         for f in sorted(t.findings, key=Finding.sort_key):

@@ -23,9 +23,10 @@ def R(gitfix) -> list[str]:
 
 
 def test_exit_codes(gitfix):
-    assert run(gitfix.path("swb5"), *R(gitfix)).exit_code == 0
-    assert run(gitfix.path("swb5"), *R(gitfix), "--fail-on", "leak").exit_code == 1
-    assert run(gitfix.path("swb5"), *R(gitfix), "--network", "none", "--fail-on", "suspect").exit_code == 0
+    assert run(gitfix.path("swb4"), *R(gitfix)).exit_code == 0
+    assert run(gitfix.path("swb4"), *R(gitfix), "--fail-on", "leak").exit_code == 1
+    assert run(gitfix.path("swb5"), *R(gitfix), "--fail-on", "suspect").exit_code == 0  # an absent ID only
+    assert run(gitfix.path("remote"), *R(gitfix), "--network", "none", "--fail-on", "suspect").exit_code == 0
     assert run(gitfix.path("remote"), *R(gitfix), "--fail-on", "suspect").exit_code == 1
     assert run(gitfix.path("remote"), *R(gitfix), "--fail-on", "leak").exit_code == 0
     res = run(gitfix.path("reftable"), *R(gitfix), "--format", "json")

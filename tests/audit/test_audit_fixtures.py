@@ -18,7 +18,7 @@ EXPECTED: dict[str, tuple[str, dict[str, str], dict]] = {
     "swb4": ("leak", {"G1:refs/tags": "critical", "G2:logs/HEAD": "critical", "G2:logs/refs/heads/main": "critical",
                       "G4:ORIG_HEAD": "critical", "G6:refs": "critical", "F1:src/calc.py": "critical",
                       "F2:tests/test_calc.py": "critical", "G14:setup_commits": "info", FIXC: "critical"}, {}),
-    "swb5": ("leak", {"G4:ORIG_HEAD": "high"}, {}),
+    "swb5": ("clean", {"G4:ORIG_HEAD": "low"}, {}),
     "ctl-swb5": ("clean", {}, {}),
     "ctl-fresh": ("clean", {}, {"base": "HEAD"}),
     "reflog": ("leak", {"G2:logs/HEAD": "critical", "G6:reflog": "critical", "G5:pack:*": "critical",
@@ -33,7 +33,7 @@ EXPECTED: dict[str, tuple[str, dict[str, str], dict]] = {
     "stash-drop": ("leak", {"G5:loose": "critical", "G6:unreachable": "critical", "F1:src/calc.py": "critical"}, {}),
     "packed-tag": ("leak", {"G1:refs/tags": "critical", "G4:FETCH_HEAD": "critical", "G6:refs": "critical",
                             "F1:src/calc.py": "critical", "F2:tests/test_calc.py": "critical", FIXC: "critical"}, {}),
-    "pseudo": ("leak", {"G4:ORIG_HEAD": "high", "G4:FETCH_HEAD": "high"}, {}),
+    "pseudo": ("clean", {"G4:ORIG_HEAD": "low", "G4:FETCH_HEAD": "low"}, {}),
     "worktree": ("leak", {"G8:worktrees/worktree-wt": "critical", "G1:worktrees/worktree-wt": "critical",
                           "G6:worktree": "critical", "F1:src/calc.py": "critical", "F2:tests/test_calc.py": "critical",
                           FIXC: "critical"}, {}),
@@ -48,7 +48,7 @@ EXPECTED: dict[str, tuple[str, dict[str, str], dict]] = {
     "backdated": ("leak", {"G1:refs/heads": "critical", "G2:logs/HEAD": "critical",
                            "G2:logs/refs/heads/pr42": "critical", "G6:refs": "critical",
                            "F1:src/calc.py": "critical"}, {}),
-    "graph": ("leak", {"G12:objects/info/commit-graph": "high"}, {}),
+    "graph": ("clean", {"G12:objects/info/commit-graph": "low"}, {}),
     "replace": ("leak", {"G11:refs/replace": "critical", "F1:src/calc.py": "critical"}, {}),
     "remote": ("suspect", {"G10:remote.origin": "medium"}, {}),
     "nested": ("leak", {"G13:vendor/up.git": "critical", "F1:src/calc.py": "critical",
@@ -58,7 +58,7 @@ EXPECTED: dict[str, tuple[str, dict[str, str], dict]] = {
     "ctl-shallow": ("clean", {"G11:shallow": "info"}, {}),
     "smith": ("suspect", {"F1:src/calc.py": "medium"}, {"smith": True}),
     "reftable": ("incomplete", {"G15:format": "info"}, {}),
-    "hostile": ("leak", {"G1:refs/heads": "high", "G10:remote.origin": "medium"}, {}),
+    "hostile": ("suspect", {"G1:refs/heads": "medium", "G10:remote.origin": "medium"}, {}),
     "t-fresh": ("clean", {}, {}),
     "t-validate": ("leak", {"T1:worktree": "high", "T2:stat-dirty": "high"}, {}),
     "t-hostcopy": ("clean", {}, {}),
@@ -66,10 +66,10 @@ EXPECTED: dict[str, tuple[str, dict[str, str], dict]] = {
     "t-index": ("leak", {"T2:index-times": "high", "T2:stat-dirty": "high"}, {}),
 }
 
-OFFLINE = {  # --network none: SHA-only findings drop to low
-    "swb5": ("clean", {"G4:ORIG_HEAD": "low"}),
-    "pseudo": ("clean", {"G4:ORIG_HEAD": "low", "G4:FETCH_HEAD": "low"}),
-    "graph": ("clean", {"G12:objects/info/commit-graph": "low"}),
+OFFLINE = {  # --network none: an absent object's ID gives nothing (info); a remote drops to low
+    "swb5": ("clean", {"G4:ORIG_HEAD": "info"}),
+    "pseudo": ("clean", {"G4:ORIG_HEAD": "info", "G4:FETCH_HEAD": "info"}),
+    "graph": ("clean", {"G12:objects/info/commit-graph": "info"}),
     "remote": ("clean", {"G10:remote.origin": "low"}),
 }
 
@@ -174,7 +174,7 @@ def test_swb4_without_reference_grades_future_history_high(gitfix):
 def test_base_missing_is_reported_and_audit_continues(gitfix):
     t = audit(gitfix.path("ctl-fresh"), base="1234567890abcdef1234567890abcdef12345678").targets[0]
     keys = {f.key: f.severity for f in t.findings}
-    assert keys.get("G14:base_missing") == "medium"
+    assert keys.get("G14:base_missing") == "info"  # an input mismatch, not a leak
     assert t.base["missing"] == "1234567890abcdef1234567890abcdef12345678"
 
 
@@ -206,8 +206,8 @@ ROOT_EXPECTED = {
     "F2:tests/test_calc.py": "critical", "L2:/root/r2e_tests/test_calc.py": "critical",
     "L3:/testbed/src/__pycache__/calc.*.pyc": "critical", "F1:src/calc.py": "critical",
     "L4:/testbed/.pytest_cache/v/cache/nodeids": "high", "L5:/testbed/build/_calc.so": "high",
-    "L6:/tmp/test_output.log": "high", "L7:/root/.bash_history": "high", "L9:/etc/hostname": "high",
-    "L9:/.build_env/parsed_commit.json": "high", "L10:/.build_env/parsed_commit.json": "high",
+    "L6:/tmp/test_output.log": "high", "L7:/root/.bash_history": "high", "L9:/etc/hostname": "low",
+    "L9:/.build_env/parsed_commit.json": "low", "L10:/.build_env/parsed_commit.json": "high",
 }
 
 
@@ -231,10 +231,10 @@ def test_root_filesystem_control_is_clean(gitfix):
     assert report.targets[0].repo_path == "/testbed" and report.verdict == "clean"
 
 
-def test_root_filesystem_offline_grades_ids_low(gitfix):
+def test_root_filesystem_offline_grades_ids_info(gitfix):
     t = audit(gitfix.path("root"), rootfs=True, network="none", **gitfix.R).targets[0]
     sev = {f.key: f.severity for f in t.findings}
-    assert sev["L9:/etc/hostname"] == "low" and sev["L9:/.build_env/parsed_commit.json"] == "low"
+    assert sev["L9:/etc/hostname"] == "info" and sev["L9:/.build_env/parsed_commit.json"] == "info"
 
 
 def test_gitfile_in_a_root_filesystem_is_resolved_inside_it(gitfix, tmp_path):
@@ -259,8 +259,8 @@ def test_a_folder_of_repositories_gives_one_target_each(gitfix, tmp_path):
         shutil.copytree(gitfix.L / name, tmp_path / "many" / name, symlinks=True)
     report = audit(str(tmp_path / "many"))
     assert [t.path.rsplit("/", 1)[1] for t in report.targets] == ["ctl-swb5", "remote", "swb5"]
-    assert [t.verdict for t in report.targets] == ["clean", "suspect", "leak"]
-    assert report.verdict == "leak"  # the worst target decides
+    assert [t.verdict for t in report.targets] == ["clean", "suspect", "clean"]
+    assert report.verdict == "suspect"  # the worst target decides
 
 
 def test_object_sets_match_dulwich_on_every_git_fixture(gitfix):
@@ -304,7 +304,7 @@ def test_commit_ids_in_the_target_name(gitfix, tmp_path):
     repo = tmp_path / f"calc-{gitfix.fix[:7]}"
     shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
     t = audit(str(repo), base="HEAD", fix_commit=gitfix.fix).targets[0]
-    assert {f.key: f.severity for f in t.findings} == {f"L9:target:calc-{gitfix.fix[:7]}": "high"}
+    assert {f.key: f.severity for f in t.findings} == {f"L9:target:calc-{gitfix.fix[:7]}": "low"}
     t = audit(str(repo), base="HEAD").targets[0]  # unresolved without --fix-commit: info only
     assert {f.key: f.severity for f in t.findings} == {f"L9:target:calc-{gitfix.fix[:7]}": "info"}
 

@@ -23,7 +23,7 @@ from overlap.audit.image.layers import merge
 from overlap.errors import InputError
 
 VALIDATE = {"T1:worktree": "high", "T3:layers": "high", "L8:config.Env.0": "high",
-            "L9:tag:task/calc:fix-9130aa3": "high", "L11:/tmp/fix.patch": "info"}
+            "L9:tag:task/calc:fix-9130aa3": "low", "L11:/tmp/fix.patch": "info"}
 
 
 @pytest.mark.parametrize("name", ["img-validate.tar", "img-validate-oci.tar"])
@@ -358,7 +358,7 @@ def test_git_findings_name_the_layer_that_wrote_the_file(gitfix, tmp_path):
                     "RUN git reset --hard BASE"], check=True)
     t = audit(str(tmp_path / "img.tar"), base=gitfix.base).targets[0]
     g4 = next(f for f in t.findings if f.key == "G4:ORIG_HEAD")
-    assert g4.severity == "high" and g4.evidence["layer"] == {"index": 1, "created_by": "RUN git reset --hard BASE"}
+    assert g4.severity == "low" and g4.evidence["layer"] == {"index": 1, "created_by": "RUN git reset --hard BASE"}
 
 
 def test_symlinked_objects_folder_makes_the_git_route_incomplete(gitfix, tmp_path):

@@ -17,16 +17,16 @@ The rules it applies:
 - OSS-Fuzz ids are canonical after the old→new mapping; CVE ids upper-case; repos lower-case after the
   renames; base commits lower-case hex; fix commits the sha lower-cased.
 - PR keys: `repo_pr` (canonical repo + PR), `base_pr` (base commit + PR), `base` (base commit alone); the repo
-  and PR come from their columns when those are given, else from the id; rows whose id is not a PR still
+  and PR come from their columns where a cell has one, else from the id; rows whose id is not a PR still
   get the PR keys their columns give.
-- With the scheme forced to `ossfuzz`, the issue is the trailing integer after a word and one separator (or
-  the bare number); a GitHub URL is another scheme's id, never an OSS-Fuzz issue.
+- A forced scheme (`ossfuzz`) reads only the values no specific form takes: there the issue is the trailing
+  integer after a word and one separator (or the bare number); a PR URL stays a PR, a CVE a CVE.
 - A pair (train item, bench item) counts when it shares an OSS-Fuzz, CVE or fix-commit key, or the same PR at
   the same base (`base_pr`), or the same canonical repo + PR (`repo_pr`). A shared base commit alone is
   reported, not counted (these mixes carry no patches, so no fix is ever identical). Nothing is decided per
   dataset: the other keys of either dataset do not matter.
 - Filter with `id` and `dup`: every row of a train item in a counted pair with any benchmark goes; of each
-  group of train items sharing an OSS-Fuzz, CVE or canonical repo+PR key (transitively), the first in source
+  group of train items sharing an OSS-Fuzz, CVE, fix-commit or canonical repo+PR key (transitively), the first in source
   order that nothing else drops stays and the others go; a row repeating an id goes unless its item goes
   anyway (then it goes with it).
 """
@@ -54,7 +54,7 @@ EXACT_FLOAT = 2**53
 
 # Key kinds whose match alone makes a pair count, and the ones that name one task inside a dataset.
 COUNTING_KINDS = frozenset({"ossfuzz", "cve", "fix_commit", "repo_pr", "base_pr"})
-TASK_KINDS = frozenset({"ossfuzz", "cve", "repo_pr"})
+TASK_KINDS = frozenset({"ossfuzz", "cve", "fix_commit", "repo_pr"})
 
 
 # --- shipped identity data ------------------------------------------------------------------------------
@@ -281,10 +281,7 @@ def row_keys(row: Mapping, columns: Columns) -> frozenset[tuple[str, str]]:
     number = pr_number(row.get(columns.pr)) if columns.pr else None
     base = row.get(columns.base) if columns.base else None
     column_keys = pr_keys(repo, number, base)
-    if columns.scheme == "ossfuzz":
-        key = forced_ossfuzz_key(text)
-        return frozenset(column_keys | ({("ossfuzz", key)} if key else set()))
-    assert columns.scheme is None, columns.scheme
+    assert columns.scheme in (None, "ossfuzz"), columns.scheme
     key = ossfuzz_key(text)
     if key:
         return frozenset(column_keys | {("ossfuzz", key)})
@@ -294,12 +291,15 @@ def row_keys(row: Mapping, columns: Columns) -> frozenset[tuple[str, str]]:
     parsed = parse_pr_id(text)
     if parsed:
         written, id_number = parsed
-        repo = repo if columns.repo else written
-        number = number if columns.pr else id_number
+        repo = repo if canonical_repo(repo) is not None else written
+        number = number if number is not None else id_number
         return frozenset(pr_keys(repo, number, base))
     match = COMMIT_URL.fullmatch(text)
     if match:
         return frozenset(column_keys | {("fix_commit", match.group("sha").lower())})
+    if columns.scheme == "ossfuzz":  # the looser form, for what no specific form took
+        key = forced_ossfuzz_key(text)
+        return frozenset(column_keys | ({("ossfuzz", key)} if key else set()))
     return frozenset(column_keys)
 
 

@@ -19,6 +19,7 @@ from ..git.files import unhex
 from ..git.guard import link_problem
 from ..model import Finding, worst
 from ..tree import TooLarge, read_regular
+from .rank import worst_first
 
 
 def _hash_file(ctx: Ctx, path, size: int, hexlen: int) -> str | None:
@@ -126,6 +127,7 @@ def _check(ctx: Ctx, kind: str, check: str) -> list[Finding]:
         places = _places(ctx, ff, problems)
         if not places:
             continue
+        places = worst_first(places)
         sev = worst(p["severity"] for p in places)
         top = next(p for p in places if p["severity"] == sev)
         in_base = all(p.get("in_base_history") for p in places)

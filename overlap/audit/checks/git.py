@@ -15,7 +15,8 @@ from ..git import files as gf
 from ..git.entries import LABELS
 from ..model import SEVERITY_RANK, Finding, worst
 from ..targets import checkout_exists
-from ..tree import walk
+from .gitstate import check_g4  # noqa: F401  (registered from here by the run)
+from .rank import worst_first
 
 
 def _content_class(sev: str, present: bool) -> str:
@@ -58,15 +59,18 @@ def check_g1(ctx: Ctx) -> list[Finding]:
     out = []
     for ns, items in sorted(groups.items()):
         sev = worst(s for s, _ in items)
-        recs = sorted((r for _, r in items), key=lambda r: r["ref"])
+        recs = worst_first(sorted((r for _, r in items), key=lambda r: r["ref"]))
         present = any(r["object_present"] for r in recs)
         first = recs[0]
         cmd = (f"git cat-file -p {short(first['target'])}" if first["object_present"]
                else "cat .git/packed-refs; find .git/refs -type f")
         where = ctx.gp("packed-refs") if all(r["packed_only"] for r in recs) else ctx.gp(ns)
+        old = sev in ("low", "info") and all(r["object_present"] for r in recs)
         out.append(ctx.finding(
             "G1", ns, sev, _content_class(sev, present),
-            f"{plural(len(recs), 'ref')} in {ns} {verb(len(recs), 'points', 'point')} beyond the base", where,
+            f"{plural(len(recs), 'ref')} in {ns} " + (
+                f"{verb(len(recs), 'names', 'name')} only side history dated before the base" if old
+                else f"{verb(len(recs), 'points', 'point')} beyond the base"), where,
             {"namespace": ns, **capped(recs, ctx.max_items)}, cmd,
             related=[f"G6:{repo.labels.get(bytes.fromhex(r['target']), 'refs')}" for r in recs if r["object_present"]
                      and repo.type_of(repo.peel(r["target"])) == "commit"]))
@@ -94,6 +98,7 @@ def check_g2(ctx: Ctx) -> list[Finding]:
         if not hits:
             continue
         sev = worst(sevs)
+        hits = worst_first(hits)
         where = ctx.gp(rel)
         out.append(ctx.finding(
             "G2", rel, sev, _content_class(sev, any(h["object_present"] for h in hits)),
@@ -130,132 +135,11 @@ def check_g3(ctx: Ctx) -> list[Finding]:
     if not recs:
         return []
     sev = worst(sevs)
+    recs = worst_first(recs)
     return [ctx.finding("G3", "refs/stash", sev, _content_class(sev, True),
                         f"{len(recs)} stash entr{'y' if len(recs) == 1 else 'ies'} outside base history",
                         ctx.gp("refs/stash"), capped(recs, ctx.max_items), "git --no-pager stash list",
                         related=["G6:stash"])]
-
-
-MESSAGE_FILES = ("COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG")
-
-
-def _norm_message(text: str) -> str:
-    lines = [ln.rstrip() for ln in text.splitlines() if not ln.startswith("#")]
-    return "\n".join(lines).strip()
-
-
-def check_g4(ctx: Ctx) -> list[Finding]:
-    """Pseudo-refs and operation state: ORIG_HEAD, FETCH_HEAD, MERGE_HEAD…, rebase/sequencer folders, messages."""
-    repo = ctx.repo
-    by_file: dict[str, list[str]] = defaultdict(list)
-    for e in repo.entries:
-        if e.group == "pseudo-ref":
-            by_file[e.source.split(":", 1)[0]].append(e.oid)
-    fetch_desc: dict[str, list[gf.FetchHeadLine]] = {}
-    for rel in [f for f in by_file if f.endswith("FETCH_HEAD")]:
-        data = repo.read(rel, common=rel.startswith("worktrees/"))
-        try:
-            fetch_desc[rel] = gf.parse_fetch_head(data or b"", rel)
-        except gf.ParseError:
-            fetch_desc[rel] = []
-    heads = {"": repo.head.oid if repo.head else None}
-    for w in repo.worktrees:
-        ref = repo.refs.get(f"worktrees/{w}/HEAD")
-        heads[f"worktrees/{w}/"] = ref.oid if ref else None
-    out = []
-    for rel, oids in sorted(by_file.items()):
-        recs, sevs = [], []
-        folder = "/".join(rel.split("/")[:2]) + "/" if rel.startswith("worktrees/") else ""
-        for oid in dict.fromkeys(oids):
-            if repo.in_hist(oid):
-                continue
-            sev = ctx.grade_oid(oid)
-            if sev is None:
-                continue
-            if oid == heads.get(folder):
-                sev = "info"  # the same object as that folder's HEAD: nothing beyond G1/G8
-            peeled = repo.peel(oid)
-            rec = {"sha": oid, "object_present": repo.has(oid), "is_fix_commit": ctx.is_fix_commit(peeled),
-                   "severity": sev}
-            for line in fetch_desc.get(rel, []):
-                if line.oid == oid:
-                    rec["description"] = cut(line.description)
-                    rec["not_for_merge"] = line.not_for_merge
-            info = repo.commits.get(peeled)
-            if info is not None:
-                rec["subject"] = cut(info.commit.subject)
-            recs.append(rec)
-            sevs.append(sev)
-        if not recs:
-            continue
-        sev = worst(sevs)
-        where = ctx.gp(rel)
-        present = any(r["object_present"] for r in recs)
-        absent = [r for r in recs if not r["object_present"]]
-        title = (f"{rel} names {plural(len(recs), 'object')} outside base history"
-                 + (f", {len(absent)} absent (fetchable with network)" if absent else ""))
-        out.append(ctx.finding("G4", rel, sev, "content" if present else "metadata", title, where,
-                               {"file": where, **capped(recs, ctx.max_items)}, f"cat {ctx.q(where)}"))
-    out += _g4_state(ctx)
-    return out
-
-
-def _g4_state(ctx: Ctx) -> list[Finding]:
-    """Operation folders, rr-cache, lost-found and commit messages that no HIST commit carries."""
-    repo = ctx.repo
-    out = []
-    for d in ("rebase-apply", "rebase-merge", "sequencer", "rr-cache", "lost-found"):
-        folder = (repo.common if d in ("rr-cache", "lost-found") else repo.gitdir) / d
-        if not folder.is_dir() or folder.is_symlink():
-            continue
-        files = [fe.rel for fe in walk(folder)]
-        if not files:
-            continue
-        where = ctx.gp(d)
-        out.append(ctx.finding(
-            "G4", d, "medium", "content", f"{d}/ left in the git folder ({plural(len(files), 'file')})", where,
-            {"folder": where, **capped(files, ctx.max_items)}, f"ls -R {ctx.q(where)}",
-            hint="operation state can hold patch text or conflict content"))
-    texts = {}
-    for name in MESSAGE_FILES:
-        data = repo.read(name)
-        if data and _norm_message(data.decode("utf-8", "backslashreplace")):
-            texts[name] = _norm_message(data.decode("utf-8", "backslashreplace"))
-    if not texts:
-        return out
-    hist = _hist_messages(ctx)
-    nonbase = {_norm_message(i.commit.message): o for o, i in repo.commits.items() if not repo.in_hist(o)}
-    for name, text in sorted(texts.items()):
-        if hist is not None and text in hist:
-            continue
-        where = ctx.gp(name)
-        match = nonbase.get(text)
-        sev = "info" if match else "medium"
-        out.append(ctx.finding(
-            "G4", name, sev, "metadata",
-            f"{name} holds a message " + (f"of non-base commit {short(match)}" if match
-                                            else "that no base-history commit carries"),
-            where, {"file": where, "text": cut(text), "matches_commit": match}, f"cat {ctx.q(where)}"))
-    return out
-
-
-def _hist_messages(ctx: Ctx) -> set[str] | None:
-    repo = ctx.repo
-    tips = [t for t in repo.hist_tips if t]
-    if not tips:
-        return set()
-    res = repo.runner.run(["rev-list", *tips], git_dir=repo.gitdir)
-    ids = res.stdout.decode().split()
-    if len(ids) > 200_000:
-        return None
-    msgs = set()
-    for _, (typ, data) in repo.read_objects(ids).items():
-        if typ == "commit":
-            try:
-                msgs.add(_norm_message(gf.parse_commit(data).message))
-            except gf.ParseError:
-                pass
-    return msgs
 
 
 def _storage_name(where: str) -> str:
@@ -313,7 +197,12 @@ def check_g6(ctx: Ctx) -> list[Finding]:
         oids = by_label.get(label)
         if not oids:
             continue
-        recs = [ctx.commit_record(o) for o in oids]
+        # side history dated before the base is graded info by its entry point (G1, G2, G5): listing it
+        # here again would report one old tag twice
+        recs = [r for r in (ctx.commit_record(o) for o in oids)
+                if not (r.get("severity") in ("info", "low") and ctx.repo.predates_base(r["sha"]))]
+        if not recs:
+            continue
         for r in recs:
             r["storage"] = _storage_name(repo.storage.get(bytes.fromhex(r["sha"]), "unknown"))
         recs.sort(key=lambda r: (SEVERITY_RANK[r["severity"]], r.get("committer_date") or "", r["sha"]))
@@ -367,6 +256,7 @@ def check_g7(ctx: Ctx) -> list[Finding]:
     if not recs:
         return []
     sev = worst(x["severity"] for x in recs)
+    recs = worst_first(recs)
     first = recs[0]
     return [ctx.finding("G7", "index", sev, "content",
                         f"{len(recs)} index entr{'y' if len(recs) == 1 else 'ies'} differ from HEAD",

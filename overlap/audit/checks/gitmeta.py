@@ -233,12 +233,15 @@ def check_g14(ctx: Ctx) -> list[Finding]:
     """HEAD vs base: setup commits in B..HEAD (high when one touches R), base missing, HEAD not descending."""
     repo = ctx.repo
     out = []
-    if repo.base_missing:
-        out.append(ctx.finding("G14", "base_missing", "medium", "hygiene",
-                               f"base {short(repo.base_missing)} is not in the store; audited against HEAD",
+    if repo.base_missing:  # an input mismatch (wrong repository or a pruned base), not something leaked
+        out.append(ctx.finding("G14", "base_missing", "info", "hygiene",
+                               f"input: base {short(repo.base_missing)} is not in this store; audited against "
+                               f"HEAD {short(repo.head.oid if repo.head else None)} instead",
                                ctx.gp("HEAD"),
-                               {"base": repo.base_missing, "head": repo.head.oid if repo.head else None},
-                               f"git cat-file -t {short(repo.base_missing)}"))
+                               {"base": repo.base_missing, "head": repo.head.oid if repo.head else None,
+                                "input_error": True},
+                               f"git cat-file -t {short(repo.base_missing)}",
+                               hint="check --base (or the record's base_commit) against this repository"))
     if not repo.head_descends and repo.head and repo.head.oid:
         out.append(ctx.finding("G14", "head_not_descendant", "medium", "hygiene",
                                "HEAD does not descend from the base", ctx.gp("HEAD"),

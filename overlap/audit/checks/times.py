@@ -123,7 +123,13 @@ def _group_finding(ctx: Ctx, check: str, subject: str, res: dict, candidates: se
                                     "params")}
     ev["group"] = [{"path": g["path"], "time": iso(g["time"])} for g in res["group"]][: ctx.max_items]
     ev.update(cmp)
-    cmd = f"find . -path ./.git -prune -o -type f -newermt '{iso(oldest)}' -print"
+    if check == "T1":
+        # -newermt keeps only files strictly newer than the time: at the group's own oldest time a file
+        # with a whole-second mtime is left out. A second earlier is still inside the gap (>= 60 s) that
+        # sets the group apart, so the command lists the group and nothing of the bulk.
+        cmd = f"find . -path ./.git -prune -o -type f -newermt '@{math.floor(oldest) - 1}' -print"
+    else:  # index stat data, not the worktree's times
+        cmd = f"git -c core.fsmonitor=false ls-files --debug -- {ctx.q(paths[0])}"
     return ctx.finding(check, subject, sev, "location", title, where, ev, cmd,
                        hint="sed -i in a build step or a harness checkout of the tests can also set files apart")
 

@@ -211,6 +211,16 @@ def parse_config_list(data: bytes) -> list[tuple[str, str]]:
     return out
 
 
+def fetch_configured(config: list[tuple[str, str]]) -> bool:
+    """Whether a parsed config names a way to fetch: a remote URL, a promisor, a partial clone."""
+    for key, value in config:
+        k = key.lower()
+        if (k.startswith("remote.") and k.endswith((".url", ".pushurl", ".promisor")) and value) \
+                or k == "extensions.partialclone":
+            return True
+    return False
+
+
 # -------------------------------------------------------------------------------------------- objects
 @dataclass
 class Commit:

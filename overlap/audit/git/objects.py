@@ -8,6 +8,7 @@ A mixin of ``repo.GitRepo``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from . import files as gf
@@ -30,30 +31,44 @@ class ObjectReader:
 
     def read_objects(self, oids: list[str], *, max_size: int = 16 << 20) -> dict[str, tuple[str, bytes]]:
         """Raw content of the given objects (``cat-file --batch``); larger or absent ones are left out."""
-        want = []
+        return {o: (t, d) for o, t, d in self.iter_objects(oids, max_size=max_size, budget=256 << 20)}
+
+    def iter_objects(self, oids: list[str], *, max_size: int = 16 << 20,
+                     budget: int = 64 << 20) -> Iterator[tuple[str, str, bytes]]:
+        """``(oid, type, data)`` of the given objects in the given order, read in ``cat-file --batch`` calls
+        of at most ``budget`` content bytes each (by the sizes the store listed), so memory holds one
+        call's output however many objects there are. Larger or absent objects are left out, as in
+        ``read_objects``."""
+        chunk: list[str] = []
+        size = 0
         for o in dict.fromkeys(oids):
             t = self.all.get(unhex(o)) if re.fullmatch(r"[0-9a-f]+", o or "") else None
-            if t and t[1] <= max_size:
-                want.append(o)
-        out: dict[str, tuple[str, bytes]] = {}
-        for i in range(0, len(want), BATCH):
-            chunk = want[i : i + BATCH]
-            res = self.runner.run(["cat-file", "--batch"], git_dir=self.gitdir,
-                                  input="".join(f"{o}\n" for o in chunk).encode())
-            data = res.stdout
-            pos = 0
-            while pos < len(data):
-                nl = data.find(b"\n", pos)
-                if nl < 0:
-                    break
-                header = data[pos:nl].split(b" ")
-                pos = nl + 1
-                if len(header) != 3:
-                    continue
-                size = int(header[2])
-                out[header[0].decode()] = (header[1].decode(), data[pos : pos + size])
-                pos += size + 1
-        return out
+            if not t or t[1] > max_size:
+                continue
+            if chunk and (size + t[1] > budget or len(chunk) >= BATCH):
+                yield from self._batch(chunk)
+                chunk, size = [], 0
+            chunk.append(o)
+            size += t[1]
+        if chunk:
+            yield from self._batch(chunk)
+
+    def _batch(self, chunk: list[str]) -> Iterator[tuple[str, str, bytes]]:
+        res = self.runner.run(["cat-file", "--batch"], git_dir=self.gitdir,
+                              input="".join(f"{o}\n" for o in chunk).encode())
+        data = memoryview(res.stdout)
+        pos = 0
+        while pos < len(data):
+            nl = res.stdout.find(b"\n", pos)
+            if nl < 0:
+                break
+            header = res.stdout[pos:nl].split(b" ")
+            pos = nl + 1
+            if len(header) != 3:
+                continue
+            size = int(header[2])
+            yield header[0].decode(), header[1].decode(), bytes(data[pos : pos + size])
+            pos += size + 1
 
     def _load_commits(self) -> None:
         nonbase_commits = [o.hex() for o in self.nonbase if self.all[o][0] == "commit"]
@@ -220,6 +235,17 @@ class ObjectReader:
             out.add(c)
             stack.extend(self.commits[c].commit.parents)
         return out
+
+    def predates_base(self, commit: str) -> bool:
+        """A loaded commit dated (author and committer) before B that does not descend from B: history an
+        upstream clone carries from before the task (old release branches), not the task's future."""
+        info, base = self.commits.get(commit), self.commits.get(self.base or "")
+        if info is None or base is None or base.commit.committer_time is None:
+            return False
+        c, limit = info.commit, base.commit.committer_time
+        if c.committer_time is None or c.author_time is None:
+            return False
+        return c.committer_time < limit and c.author_time < limit and commit not in self.descends_from_base()
 
     def descends_from_base(self) -> set[str]:
         """NONBASE commits that have B (or a setup commit) among their ancestors."""
