@@ -85,7 +85,13 @@ def test_a_repo_named_oss_fuzz_is_a_pr_not_an_ossfuzz_issue():
     ("CVE-2023-50246", None), (0, None), ("1234567890123", None),
 ])
 def test_forced_ossfuzz_scheme(value, expected):
-    assert keys(value, FORCED) == ([("ossfuzz", expected)] if expected else [])
+    """The looser form reads only what no specific form takes: a PR URL stays a PR, a CVE a CVE."""
+    found = keys(value, FORCED)
+    assert [k for k in found if k[0] == "ossfuzz"] == ([("ossfuzz", expected)] if expected else [])
+    if isinstance(value, str) and "/pull/" in value:
+        assert [k[0] for k in found] == ["repo_pr"]
+    if value == "CVE-2023-50246":
+        assert found == [("cve", "CVE-2023-50246")]
 
 
 def test_cybergym_as_the_oracle_reads_it():
