@@ -9,10 +9,9 @@ and what is not cached is one line saying the network is down.
 from __future__ import annotations
 
 import os
-import socket
-from urllib.parse import urlsplit
 
-CONNECT_SECONDS = 3.0
+from ..reach import probe
+
 _ANSWERS: dict[str, str | None] = {}
 
 
@@ -32,25 +31,6 @@ def unreachable() -> str | None:
     if url not in _ANSWERS:
         _ANSWERS[url] = probe(url)
     return _ANSWERS[url]
-
-
-def probe(url: str, timeout: float = CONNECT_SECONDS) -> str | None:
-    """None when a TCP connection to the host of `url` opens within `timeout` seconds, else why not."""
-    parts = urlsplit(url if "://" in url else f"https://{url}")
-    host = parts.hostname or ""
-    try:
-        port = parts.port or (80 if parts.scheme == "http" else 443)
-    except ValueError:
-        return f"{url} is not a valid address"
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return None
-    except socket.gaierror:
-        return f"cannot resolve {host} (no network or no DNS)"
-    except TimeoutError:
-        return f"no answer from {host}:{port} within {timeout:g} s"
-    except OSError as exc:
-        return f"cannot connect to {host}:{port} ({exc.strerror or type(exc).__name__})"
 
 
 def down_hint(reason: str) -> str:

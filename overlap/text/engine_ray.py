@@ -17,7 +17,6 @@ Progress comes from Ray Data's own progress bars on stderr.
 
 from __future__ import annotations
 
-import os
 import pickle
 from collections.abc import Callable, Iterable, Sequence
 from types import SimpleNamespace
@@ -25,12 +24,12 @@ from types import SimpleNamespace
 import pyarrow as pa
 
 from ..errors import InputError
+from ..reach import import_ray, ray_session
 from .cells import CellCounts
 from .identifiers import Targets
 from .ngram_index import BenchIndex
 from .ngram_scan import LONG_ROW_BYTES, ScanResult, _Collector, _has_text, _TaskSource
 from .ngram_workers import scan_task
-from .remote import check_ray_address, env_address
 from .text_inputs import IdentifierTee
 
 RAY_FORMATS = ("parquet", "json")  # read by Ray itself (json: uncompressed JSON lines); other inputs
@@ -39,22 +38,12 @@ RAY_FORMATS = ("parquet", "json")  # read by Ray itself (json: uncompressed JSON
 MIN_BLOCK_BYTES, MAX_BLOCK_BYTES = 4 << 20, 128 << 20
 
 
-def import_ray():
-    """Ray, or a one-line error saying how to install it."""
-    try:
-        import ray  # optional extra: pip install 'overlap[ray]'
-        import ray.data  # noqa: F401
-    except ImportError:
-        raise InputError("the ray engine needs Ray: pip install 'overlap[ray]'") from None
-    return ray
-
-
 class BatchScanner:
     """An actor of the pool: holds the bench index, scans one train batch per call."""
 
     def __init__(self, index, pairs, id_col: str, text_col: str, ident_col: str | None, limits: tuple,
                  cap: int | None = None):
-        ray = import_ray()
+        ray = import_ray(data=True)
         # the index and the pairs come as object refs: fetched once per actor, zero-copy for the arrays
         self.index: BenchIndex = ray.get(index) if isinstance(index, ray.ObjectRef) else index
         self.pairs: dict[str, list[int]] = ray.get(pairs) if isinstance(pairs, ray.ObjectRef) else pairs
@@ -91,20 +80,7 @@ def scan_ray(index: BenchIndex, files, stream: Callable[[], Iterable[pa.RecordBa
     ``workers``: actors in the pool (None: one per CPU of the cluster). ``scanner``: the actor class
     (tests give a subclass that fails on purpose).
     """
-    address, where = env_address(address)
-    ray = import_ray()
-
-    started = False
-    if not ray.is_initialized():
-        check_ray_address(address, where)  # before ray.init, which retries for minutes where nothing answers
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            # The local Ray this scan starts sends no usage statistics unless the user asked for them.
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(address="local", num_cpus=workers or None, include_dashboard=False, log_to_driver=False)
-        started = True
-    try:
+    with ray_session(address, workers, data=True) as ray:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         n_actors = workers or cpus
         # CPUs an actor asks for: one, less when the actors would leave none to list and read the files
@@ -130,9 +106,6 @@ def scan_ray(index: BenchIndex, files, stream: Callable[[], Iterable[pa.RecordBa
             return _merge(scanned, index, cells, progress)
         finally:
             ctx.execution_options.preserve_order, ctx.target_max_block_size = keep
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def block_bytes(nbytes: int | None, n_actors: int) -> int:

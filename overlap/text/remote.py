@@ -1,44 +1,20 @@
-"""Reaching other machines from a scan without hanging: a Ray cluster's address, checked before `ray.init`,
-and object-store URIs (`s3://`, `gs://`) opened with short timeouts.
+"""Object-store URIs (`s3://`, `gs://`) read by a scan without hanging (a Ray cluster's address is checked in
+`overlap.reach`).
 
-Ray, given an address where nothing listens, retries for minutes; pyarrow's cloud clients retry for up to
-15 minutes when the network is down, inside C++ code where a SIGTERM is not seen. So:
-
-- a Ray address is checked for its form (`HOST:PORT`, `ray://HOST:PORT`, `auto`, `local`) and its port
-  probed with one TCP connect of a few seconds; either failing is one line;
-- an object store is opened with a retry limit of seconds, and listed in a helper thread while the main
-  thread waits: a signal (SIGTERM, Ctrl-C) ends the run at once, whatever the listing is doing.
+pyarrow's cloud clients retry for up to 15 minutes when the network is down, inside C++ code where a SIGTERM
+is not seen. So an object store is opened with a retry limit of seconds, and listed in a helper thread while
+the main thread waits: a signal (SIGTERM, Ctrl-C) ends the run at once, whatever the listing is doing.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 from datetime import timedelta
 from typing import Any
 
-from ..errors import HubUnavailableError, InputError
-from ..sources.hub_net import probe
+from ..reach import CONNECT_SECONDS
 
-CONNECT_SECONDS = 3.0
 RETRY_SECONDS = 10
-_ADDRESS = re.compile(r"^(?:ray://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):\d{1,5}$")
-
-
-def check_ray_address(address: str | None, where: str = "--ray-address") -> None:
-    """One InputError line when `address` is not a Ray address, or nothing answers at it."""
-    if address is None or address in ("auto", "local"):
-        return
-    text = address.strip()
-    if not _ADDRESS.match(text) or not 0 < int(text.rsplit(":", 1)[1]) < 65536:
-        raise InputError(f"{where} {address!r}: not a Ray address; give HOST:PORT (the head's GCS, e.g. "
-                         "10.0.0.5:6379) or ray://HOST:PORT (Ray Client, e.g. ray://head:10001), or leave it out "
-                         "for a local Ray")
-    why = probe(text if text.startswith("ray://") else f"ray://{text}", timeout=CONNECT_SECONDS)
-    if why is not None:
-        raise HubUnavailableError(f"{where} {address}: no Ray cluster answers there ({why}); start it "
-                                  "(`ray start --head`) or check the address")
 
 
 def uri_filesystem(uri: str) -> tuple[Any, str]:
@@ -77,9 +53,3 @@ def interruptible(work, what: str):
     return box.get("value")
 
 
-def env_address(address: str | None) -> tuple[str | None, str]:
-    """The Ray address to use (the option, else RAY_ADDRESS) and where it came from, for messages."""
-    if address:
-        return address, "--ray-address"
-    env = os.environ.get("RAY_ADDRESS") or None
-    return env, "RAY_ADDRESS"

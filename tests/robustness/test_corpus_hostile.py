@@ -238,7 +238,7 @@ def test_a_lone_surrogate_escape_in_a_text_field_is_read(work):
 
 @pytest.mark.parametrize("address", ["not an address", "127.0.0.1:1", "ray://127.0.0.1:1", "host:99999"])
 def test_a_bad_or_dead_ray_address_is_one_line_in_seconds(address):
-    from overlap.text.remote import check_ray_address
+    from overlap.reach import check_ray_address
 
     started = time.monotonic()
     with pytest.raises(OverlapError, match="ray-address"):

@@ -24,6 +24,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from ...errors import InputError
+from ...reach import ray_session
 
 Job = tuple[str, dict]  # (key, payload)
 Done = Callable[[str, dict], None]
@@ -123,14 +124,6 @@ def _read_result(out: str, exitcode: int | None) -> dict:
         return {"status": "error", "error": f"the audit process ended without a result ({how})"}
 
 
-def import_ray():
-    try:
-        import ray  # optional extra: pip install 'overlap[ray]'
-    except ImportError:
-        raise InputError("--engine ray needs Ray: pip install 'overlap[ray]'") from None
-    return ray
-
-
 def run_ray(jobs: Iterable[Job], workers: int | None, timeout: float, done: Done, address: str | None = None) -> None:
     """Run each job as a Ray task (one CPU each); the same results as ``run_local``.
 
@@ -139,17 +132,7 @@ def run_ray(jobs: Iterable[Job], workers: int | None, timeout: float, done: Done
     At most ``workers`` tasks (default: the cluster's CPUs) are in flight, so a task's timeout counts from
     its start, not from a queue.
     """
-    ray = import_ray()
-    started = False
-    if not ray.is_initialized():
-        address = address or os.environ.get("RAY_ADDRESS") or None
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(address="local", num_cpus=workers or None, include_dashboard=False, log_to_driver=False)
-        started = True
-    try:
+    with ray_session(address, workers) as ray:
         limit = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         task = ray.remote(num_cpus=1, max_retries=0)(audit_target)
         pending: deque[Job] = deque(jobs)
@@ -173,6 +156,3 @@ def run_ray(jobs: Iterable[Job], workers: int | None, timeout: float, done: Done
                     ray.cancel(ref, force=True)
                     del running[ref]
                     done(key, {"status": "error", "error": f"timed out after {timeout:g} s (--timeout)"})
-    finally:
-        if started:
-            ray.shutdown()
