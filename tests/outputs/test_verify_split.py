@@ -51,7 +51,7 @@ def _cybergym_rows() -> BenchRows:
 
 
 def test_a_broken_pair_classification_fails_the_filter_naming_the_row(monkeypatch, tmp_path):
-    monkeypatch.setattr(compare_module, "_attach_swe", _drop_non_pr_pairs)
+    monkeypatch.setattr(compare_module, "_attach_pair_kinds", _drop_non_pr_pairs)
     out = tmp_path / "out"
     with pytest.raises(InputError) as caught:
         filter_train("mimo-cyber", ["cybergym"], out, data=demo_data())
@@ -62,7 +62,7 @@ def test_a_broken_pair_classification_fails_the_filter_naming_the_row(monkeypatc
 
 
 def test_the_cli_exits_2_with_one_line_and_no_folder(monkeypatch, tmp_path):
-    monkeypatch.setattr(compare_module, "_attach_swe", _drop_non_pr_pairs)
+    monkeypatch.setattr(compare_module, "_attach_pair_kinds", _drop_non_pr_pairs)
     monkeypatch.chdir(tmp_path)
     mix = _mixed_jsonl(tmp_path)
     done = CliRunner().invoke(app, ["filter", str(mix), "cybergym", "--id-column", "id", "--out", "out",
@@ -75,7 +75,7 @@ def test_the_cli_exits_2_with_one_line_and_no_folder(monkeypatch, tmp_path):
 def test_a_planted_row_of_a_mixed_jsonl_is_caught(monkeypatch, tmp_path):
     """A right decision (the pair classification left out: no pair here is a pull request), then one
     contaminated row put back into the kept split by hand: the verifier finds it from the file alone."""
-    monkeypatch.setattr(compare_module, "_attach_swe", lambda result: None)
+    monkeypatch.setattr(compare_module, "_attach_pair_kinds", lambda result: None)
     mix = _mixed_jsonl(tmp_path)
     result = compare_module.compare(mix, ["cybergym"], data={"cybergym": DEMO["cybergym"], "arvo": DEMO["arvo"]},
                                     id_column="id", pool=None, evidence=False, text=[])
