@@ -18,7 +18,6 @@ import subprocess
 import tarfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -61,10 +60,9 @@ class Registry:
                                      stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 15
         while True:
-            try:
-                with urllib.request.urlopen(f"http://{self.host}/v2/", timeout=1) as r:
-                    if r.status == 200:
-                        break
+            try:  # http.client, not urllib: no proxy from the environment may stand in between
+                if self._req("GET", "/v2/", timeout=1)[0].status == 200:
+                    break
             except OSError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -83,8 +81,8 @@ class Registry:
         self.log.close()
 
     # raw pushes, for manifests no builder would write
-    def _req(self, method: str, path: str, body: bytes = b"", headers: dict | None = None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+    def _req(self, method: str, path: str, body: bytes = b"", headers: dict | None = None, timeout: float = 30):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         conn.request(method, path, body=body, headers=headers or {})
         r = conn.getresponse()
         data = r.read()
