@@ -259,8 +259,7 @@ def open_registry_image(ref: str, *, platform: str | None = None, insecure_regis
         {"mediaType": media, "digest": pulled.digest, "size": 0}]}).encode()
     source = _CacheSource(pulled.cache, index, pulled.ref.given)
     img = _oci(source, pulled.ref.given, None, None)
-    pinned = f"{pulled.ref.host}/{pulled.ref.repo}@{pulled.index_digest or pulled.digest}"
-    tags = [pulled.ref.canonical()] + ([pinned] if pinned != pulled.ref.canonical() else [])
-    img.kind, img.tags, img.platform = "registry", tags, pulled.platform
+    # the reference as given, normalised (not the resolved digest: L9 would read its hex as a commit id)
+    img.kind, img.tags, img.platform = "registry", [pulled.ref.canonical()], pulled.platform
     finish_image(img, source)
     return img, pulled

@@ -70,7 +70,9 @@ class Client:
     def __init__(self, ref: RegistryRef, insecure: Iterable[str] = (), log: Callable[[str, str], None] | None = None):
         self.ref = ref
         insecure = {h.strip().lower() for h in insecure if h and h.strip()}
-        self.insecure = {ref.host.lower(), ref.api_host.lower(), ref.hostname.lower()} & insecure
+        names = {ref.host.lower(), ref.api_host.lower(), ref.hostname.lower()}
+        # named as HOST or HOST:PORT, the host is then known by every form (URLs are compared by hostname)
+        self.insecure = names if names & insecure else set()
         self.plain_ok = is_loopback(ref.hostname) or bool(self.insecure)
         self.timeout = timeouts()
         self.pools: dict[str, urllib3.PoolManager] = {}

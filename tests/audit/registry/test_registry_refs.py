@@ -76,3 +76,28 @@ def test_auth_file_order(tmp_path, monkeypatch):
     (tmp_path / "run" / "containers").mkdir(parents=True)
     (tmp_path / "run" / "containers" / "auth.json").write_text(json.dumps({"auths": {"h.io": {"auth": "cjpy"}}}))
     assert authfile.lookup(parse_ref("docker://h.io/a"))[0] == ("r", "r")
+
+
+def test_plain_http_only_for_loopback_or_named_hosts(tmp_path, monkeypatch):
+    from overlap.audit.image.registry import Client, parse_challenge
+
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", str(tmp_path / "none.json"))
+    assert Client(parse_ref("docker://127.0.0.5:5000/a")).plain_ok
+    assert not Client(parse_ref("docker://registry.test:5000/a")).plain_ok
+    named = Client(parse_ref("docker://registry.test:5000/a"), insecure=["registry.test:5000"])
+    assert named.plain_ok and not named._verify("https://registry.test:5000/v2/")
+    assert Client(parse_ref("docker://registry.test/a")).base_url() == "https://registry.test"  # no request made
+    assert parse_challenge('Bearer realm="https://a/token",service="s",scope="repository:x:pull"') == \
+        ("bearer", {"realm": "https://a/token", "service": "s", "scope": "repository:x:pull"})
+
+
+def test_missing_tools_fail_in_ci_and_skip_locally(monkeypatch):
+    import regkit
+
+    monkeypatch.setattr(regkit.shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must install them"):
+        regkit.need_tools()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install docker-registry skopeo umoci"):
+        regkit.need_tools()
