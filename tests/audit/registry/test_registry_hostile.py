@@ -264,3 +264,25 @@ def test_layer_with_escaping_names_is_a_counted_skip(images, cache, tmp_path):
     assert skipped and len(skipped[0]["evidence"]["items"]) == 3
     for parent in (tmp_path, tmp_path.parent, cache.parent):
         assert not list(parent.glob("escaped-*"))
+
+
+def test_slow_drip_is_cut(images, cache, proxy, monkeypatch):
+    """A blob that trickles in (each read well inside the read timeout) is cut by the average-rate floor."""
+    from overlap.audit.image import registry
+
+    monkeypatch.setattr(registry, "RATE_GRACE", 1.0)
+    _, doc = images.registry.manifest("task/leak", "1")
+    fake = "sha256:" + "cd" * 32
+    doc["layers"][0] = {"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": fake, "size": 1 << 20}
+    _serve_manifest(proxy, "drip", doc)
+
+    def drip():
+        for _ in range(100):  # 30 s at most: the test must end even if the client doesn't
+            time.sleep(0.3)
+            yield b"x"
+
+    proxy.rules.append(rule(fake, lambda h: stream(h, 200, {}, drip())))
+    start = time.monotonic()
+    one_line_error(f"docker://{proxy.addr}/task/leak:drip", "too slow")
+    assert time.monotonic() - start < 10
+    nothing_cached(cache, fake)
