@@ -8,11 +8,13 @@ Library entry points (modules load lazily; importing this package costs nothing)
     report.to_dict()  # the JSON report, schema "overlap.audit/1"
 
 ``audit(path, *, base=None, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None,
-network="any", repo_path=None, image=None, platform=None, rootfs=False, limits=None, git=None)``
-returns an ``AuditReport`` (``help(audit)`` describes each option; ``fix`` and ``tests`` take one path or a
-list). ``path`` is a repository folder (or a folder of repositories, or a git folder), a ``docker save``
-archive, an OCI layout (tar or folder), a rootfs tar, or with ``rootfs=True`` an unpacked root filesystem.
-User mistakes raise ``overlap.errors.InputError``.
+network="any", repo_path=None, image=None, platform=None, rootfs=False, limits=None, git=None,
+insecure_registries=(), stage=None)`` returns an ``AuditReport`` (``help(audit)`` describes each option;
+``fix`` and ``tests`` take one path or a list). ``path`` is a repository folder (or a folder of
+repositories, or a git folder), a ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar,
+with ``rootfs=True`` an unpacked root filesystem, or a ``docker://HOST/REPO:TAG`` (or ``@sha256:…``)
+reference, pulled without Docker into the blob cache (``image/pull.py``; ``stage(text)`` hears of its
+progress). User mistakes and registry failures raise ``overlap.errors.InputError``.
 
 Layout, top to bottom; a module imports only from its own sub-package or file and the rows below it
 (no import cycles; tests/audit/test_audit_layers.py checks it)::

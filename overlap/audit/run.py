@@ -28,6 +28,7 @@ from .git.files import ParseError
 from .git.guard import kind_of, unsafe_reason
 from .image.archive import LimitHit, open_image
 from .image.layers import _in_git, materialise, merge
+from .image.reference import is_registry_ref
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
 from .tree import is_dir
@@ -212,45 +213,28 @@ def _listed(value) -> list[str]:
 def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iterable[str] = (),
           test_ids: Iterable[str] = (), fix_commit: str | None = None, instance: str | None = None,
           network: str = "any", repo_path: str | None = None, image: str | None = None,
-          platform: str | None = None, rootfs: bool = False, limits=None, git: str | None = None) -> AuditReport:
+          platform: str | None = None, rootfs: bool = False, limits=None, git: str | None = None,
+          insecure_registries: Iterable[str] = (), stage: Callable[[str], None] | None = None) -> AuditReport:
     """Audit a task environment; see ``overlap.audit`` for the arguments."""
     if network not in ("any", "none"):
         raise InputError(f"--network {network}: expected 'any' or 'none'")
     lim = parse_limits(limits)
     given = str(path)
-    if not os.path.lexists(given):
-        raise InputError(f"{given}: no such file or folder")
-    # every input path is resolved once, here: git runs from a private folder, so a relative path would
-    # name another file there; the report records the arguments as given (``inputs``) and names what it
-    # audited by the resolved path (targets, "see it" commands), so `.`, `./x` and `/abs/x` audit alike
-    p = Path(os.path.realpath(given))
-    mode = os.stat(p).st_mode if os.path.exists(p) else 0
-    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # a FIFO or device is never opened
-        raise InputError(f"{given}: {kind_of(mode) if mode else 'a dangling symlink'}, not a folder or a tar "
-                         "archive (give a repository folder or an image tar)")
-    kind = detect_kind(p, rootfs)
     fix, tests, test_ids = _listed(fix), _listed(tests), _listed(test_ids)
-    layout = repo_layout(p) if kind == "repo" else None
-    img = None
-    if kind in IMAGE_KINDS:
-        img = open_image(p, kind, image=image, platform=platform)
-        targets = [(str(p), (None, None, None))]
-    elif kind == "rootfs":
-        found = find_rootfs_repo(p, repo_path)
-        if found[1] is None:
-            raise no_repository(given, "root filesystem")
-        targets = [(str(p), found)]
-    elif layout is not None:
-        targets = [(str(p), (*layout, None))]
+    if is_registry_ref(given):  # pulled into the blob cache, then read from it as an OCI image
+        if rootfs or image:
+            raise InputError(f"{given}: a docker:// reference names one image; --rootfs and --image are for local "
+                             "folders and archives (drop them)")
+        reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
+        from .image.pull import open_registry_image  # imported here: a local audit never loads the HTTP client
+
+        img, _ = open_registry_image(given, platform=platform, insecure_registries=insecure_registries,
+                                     max_bytes=lim["image_bytes"], stage=stage)
+        kind, p, targets = "registry", None, [(given, (None, None, None))]
     else:
-        repos = discover_repos(p)
-        if not repos:
-            raise no_repository(given, "folder")
-        if base or fix or tests or instance:
-            raise InputError(f"{given}: holds {len(repos)} repositories; --base, --fix, --tests and --instance "
-                             "need a single repository (audit each one separately)")
-        targets = [(str(r), (*repo_layout(r), None)) for r in repos]
-    reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
+        kind, p, img, targets = _local_targets(given, rootfs, repo_path, image, platform,
+                                               bool(base or fix or tests or instance))
+        reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
     base_source = "argument" if base else "HEAD"
     if base is None and reference.instance_base:
         base, base_source = reference.instance_base, "instance"
@@ -295,6 +279,43 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         return AuditReport(tool, inputs, out_targets)
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str | None, platform: str | None,
+                   single: bool):
+    """(kind, resolved path, image or None, [(display, (worktree, git folder, image path))]) of a local PATH."""
+    if not os.path.lexists(given):
+        raise InputError(f"{given}: no such file or folder")
+    # every input path is resolved once, here: git runs from a private folder, so a relative path would
+    # name another file there; the report records the arguments as given (``inputs``) and names what it
+    # audited by the resolved path (targets, "see it" commands), so `.`, `./x` and `/abs/x` audit alike
+    p = Path(os.path.realpath(given))
+    mode = os.stat(p).st_mode if os.path.exists(p) else 0
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # a FIFO or device is never opened
+        raise InputError(f"{given}: {kind_of(mode) if mode else 'a dangling symlink'}, not a folder or a tar "
+                         "archive (give a repository folder or an image tar)")
+    kind = detect_kind(p, rootfs)
+    layout = repo_layout(p) if kind == "repo" else None
+    img = None
+    if kind in IMAGE_KINDS:
+        img = open_image(p, kind, image=image, platform=platform)
+        targets = [(str(p), (None, None, None))]
+    elif kind == "rootfs":
+        found = find_rootfs_repo(p, repo_path)
+        if found[1] is None:
+            raise no_repository(given, "root filesystem")
+        targets = [(str(p), found)]
+    elif layout is not None:
+        targets = [(str(p), (*layout, None))]
+    else:
+        repos = discover_repos(p)
+        if not repos:
+            raise no_repository(given, "folder")
+        if single:
+            raise InputError(f"{given}: holds {len(repos)} repositories; --base, --fix, --tests and --instance "
+                             "need a single repository (audit each one separately)")
+        targets = [(str(r), (*repo_layout(r), None)) for r in repos]
+    return kind, p, img, targets
 
 
 IMAGE_KINDS = ("docker-save", "oci-layout", "rootfs-tar")

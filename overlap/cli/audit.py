@@ -18,7 +18,7 @@ import typer
 
 from ..errors import InputError
 from ..outputs.atomic import write_text_atomic
-from ..progress import progress_enabled
+from ..progress import progress_enabled, stage, status
 from .options import OUT_NAMES, DataOption, Engine, Format, FormatOption, RayAddressOption, RegistryOption
 from .shared import print_records
 
@@ -37,8 +37,10 @@ def audit(
     path: Annotated[str | None, typer.Argument(
         metavar="PATH", show_default=False,
         help="What to audit: a repository folder (or a folder of repositories, or a git folder), an image "
-             "archive (docker save, OCI layout tar) or its unpacked folder, a rootfs tar (docker export), or "
-             "with --rootfs an unpacked root filesystem. Not with --targets or --benchmark.")] = None,
+             "archive (docker save, OCI layout tar) or its unpacked folder, a rootfs tar (docker export), "
+             "with --rootfs an unpacked root filesystem, or an image in a registry: docker://HOST/REPO:TAG or "
+             "docker://HOST/REPO@sha256:DIGEST (pulled without Docker into the user cache folder, or "
+             "OVERLAP_CACHE). Not with --targets or --benchmark.")] = None,
     base: Annotated[str | None, typer.Option(
         "--base", metavar="REV", help="The task's base commit B (hex or ref name). Default: HEAD.")] = None,
     fix: Annotated[list[str] | None, typer.Option(
@@ -63,7 +65,12 @@ def audit(
     image: Annotated[str | None, typer.Option(
         "--image", metavar="NAME", help="Image mode: which image of a multi-image archive.")] = None,
     platform: Annotated[str | None, typer.Option(
-        "--platform", metavar="OS/ARCH", help="Image mode: platform in a multi-platform index.")] = None,
+        "--platform", metavar="OS/ARCH[/VARIANT]",
+        help="Image mode: platform in a multi-platform index (docker:// default: linux/amd64).")] = None,
+    insecure_registry: Annotated[list[str] | None, typer.Option(
+        "--insecure-registry", metavar="HOST[:PORT]",
+        help="docker:// only: this registry may use plain HTTP or an unverified certificate (loopback hosts "
+             "always may). Repeatable.")] = None,
     rootfs: Annotated[bool, typer.Option(
         "--rootfs", help="PATH is an unpacked root filesystem.")] = False,
     fmt: FormatOption = Format.table,
@@ -121,6 +128,8 @@ def audit(
 
     Example: overlap audit task.tar --instance task.json --format json --out audit.json
 
+    Example: overlap audit docker://ghcr.io/org/task:1 --instance task.json
+
     Exit codes: 0 done, 1 when --fail-on is reached, 2 usage or input error, or an incomplete audit.
     """
     fail_on = fail_on.value if fail_on is not None else None
@@ -154,7 +163,8 @@ def audit(
         report = run_audit(
             path, base=base, fix=fix or (), tests=tests or (), test_ids=test_id or (), fix_commit=fix_commit,
             instance=instance, network=network.value, repo_path=repo_path, image=image, platform=platform,
-            rootfs=rootfs, limits=limit or None, git=git)
+            rootfs=rootfs, limits=limit or None, git=git, insecure_registries=insecure_registry or (),
+            stage=stage)
     report.fail_on = fail_on
     text = report.to_json()
     if output:
@@ -192,9 +202,8 @@ def _progress(message: str, enabled: bool):
     """A spinner on stderr while the audit runs; off when stderr is not a terminal or the output is JSON."""
     if not (enabled and progress_enabled()):
         return contextlib.nullcontext()
-    from rich.console import Console  # imported here: keeps `overlap --help` fast
-
-    return Console(stderr=True).status(message)
+    # the shared spinner: a registry pull names each image and layer under it (``progress.stage``)
+    return status(message)
 
 
 def _check_output(output: str, audited: str, inputs: list[str]) -> None:
@@ -207,6 +216,8 @@ def _check_output(output: str, audited: str, inputs: list[str]) -> None:
         for local in {Path(item), Path(item.partition("=")[2] or item)}:
             if local.exists() and local.resolve() == resolved:
                 raise InputError(f"--output {output}: is the input {item}; write the report somewhere else")
+    if audited.startswith("docker://"):  # an image in a registry: no local tree to protect
+        return
     tree = Path(os.path.abspath(audited)).resolve()
     if resolved == tree or tree in resolved.parents:
         raise InputError(f"--output {output}: is inside the audited {audited}; nothing is written there, write the "

@@ -258,6 +258,13 @@ def open_image(path: Path, kind: str, *, image: str | None = None, platform: str
         img = _docker_save(source, path, image)
     else:
         img = _oci(source, path, image, platform)
+    finish_image(img, source)
+    return img
+
+
+def finish_image(img: Image, source) -> None:
+    """Attach the source and what the config tells of each layer (``created_by``, ``diff_id``, foreign and
+    missing); shared by the archive readers and a registry pull (``pull.py``), whose source is the cache."""
     img.source = source
     history = [h for h in img.config.get("history", []) if not h.get("empty_layer")]
     for layer, h in zip(img.layers, history, strict=False):
@@ -269,7 +276,6 @@ def open_image(path: Path, kind: str, *, image: str | None = None, platform: str
     for layer in img.layers:
         # a foreign layer may legitimately be left out of `docker save`; any other absent layer is an error
         layer.missing = layer.foreign and not source.has(layer.name)
-    return img
 
 
 def _docker_save(source, path: Path, image: str | None) -> Image:

@@ -107,6 +107,8 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
                         merged.skipped.append({"path": m.name[:200], "layer": i, "reason": "name too long"})
                         continue
                     name = _norm(m.name)
+                    if name is None and m.isdir() and m.name.strip("/") in ("", "."):
+                        continue  # the root folder itself (umoci and buildah write `./`): nothing to merge
                     if name is None:
                         merged.skipped.append({"path": m.name[:200], "layer": i, "reason": "name escapes the root"})
                         continue

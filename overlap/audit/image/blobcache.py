@@ -1,0 +1,152 @@
+"""A content-addressed cache of registry blobs: ``<root>/blobs/sha256/<hex>``, root = ``OVERLAP_CACHE`` or the
+user cache folder (``platformdirs``: ``~/.cache/overlap`` on Linux).
+
+A blob is written to a temporary file beside its final name (``<root>/tmp``, same file system) while it is
+hashed, and renamed into place only when its size and digest match: a cached file is always verified
+content, so images that share a base layer download it once, and a blob that failed is never cached or
+read. Tags are remembered in ``<root>/refs/<host>/<repo>/<tag>`` (one digest), so an offline run
+(``OVERLAP_OFFLINE=1`` or ``HF_HUB_OFFLINE=1``) can resolve a tag it pulled before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from ...errors import InputError
+from ..tree import TooLarge, is_regular, open_regular, read_regular
+from .reference import RegistryRef
+
+_HEX = re.compile(r"[a-f0-9]{64}")
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def offline() -> bool:
+    """Whether only the cache may be used (read when called, so a changed environment is respected)."""
+    return any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("OVERLAP_OFFLINE", "HF_HUB_OFFLINE"))
+
+
+def default_root() -> Path:
+    env = os.environ.get("OVERLAP_CACHE")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs  # imported here: only a registry pull needs it
+
+    return Path(platformdirs.user_cache_dir("overlap"))
+
+
+class BlobMismatch(Exception):
+    """A streamed blob's size or digest differs from its descriptor; the message says which."""
+
+
+class _Writer:
+    """Streams one blob into a temporary file, hashing it; ``commit`` verifies and renames."""
+
+    def __init__(self, cache: BlobCache, digest: str, size: int):
+        self.cache, self.digest, self.size = cache, digest, size
+        self.sha = hashlib.sha256()
+        self.written = 0
+        tmp = cache.root / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, name = tempfile.mkstemp(prefix="blob-", suffix=".part", dir=tmp)
+        self.tmp = Path(name)
+        self.fh = os.fdopen(fd, "wb")
+
+    def write(self, chunk: bytes) -> None:
+        self.written += len(chunk)
+        if self.written > self.size:
+            raise BlobMismatch(f"sent more than the {self.size:,} bytes its manifest declares")
+        self.sha.update(chunk)
+        self.fh.write(chunk)
+
+    def commit(self) -> Path:
+        self.fh.close()
+        if self.written != self.size:
+            raise BlobMismatch(f"ended after {self.written:,} of the {self.size:,} bytes its manifest declares")
+        if "sha256:" + self.sha.hexdigest() != self.digest:
+            raise BlobMismatch(f"content does not match its digest {self.digest[:19]}…")
+        final = self.cache.path(self.digest)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.tmp, final)
+        return final
+
+    def discard(self) -> None:
+        if not self.fh.closed:
+            self.fh.close()
+        self.tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.discard()  # after a commit the temporary name is gone already
+
+
+class BlobCache:
+    def __init__(self, root: Path | None = None):
+        self.root = Path(root) if root is not None else default_root()
+
+    @staticmethod
+    def hex_of(digest: str) -> str:
+        alg, _, hexd = str(digest).partition(":")
+        if alg != "sha256" or not _HEX.fullmatch(hexd):
+            raise InputError(f"unsupported or malformed digest {str(digest)[:80]!r} (only sha256 is supported)")
+        return hexd
+
+    def path(self, digest: str) -> Path:
+        return self.root / "blobs" / "sha256" / self.hex_of(digest)
+
+    def has(self, digest: str, size: int | None = None) -> bool:
+        p = self.path(digest)
+        if not is_regular(p):
+            return False
+        return size is None or p.stat().st_size == size
+
+    def writer(self, digest: str, size: int) -> _Writer:
+        self.hex_of(digest)
+        return _Writer(self, digest, size)
+
+    def put(self, digest: str, data: bytes) -> None:
+        """Store small verified content (a manifest) under its digest."""
+        with self.writer(digest, len(data)) as w:
+            w.write(data)
+            w.commit()
+
+    def read(self, digest: str, limit: int) -> bytes | None:
+        try:
+            data = read_regular(self.path(digest), limit)
+        except TooLarge:
+            return None
+        if data is not None and hashlib.sha256(data).hexdigest() != self.hex_of(digest):
+            return None  # changed on disk since it was verified: treated as absent
+        return data
+
+    def open(self, digest: str):
+        fd = open_regular(self.path(digest))
+        if fd is None:
+            raise InputError(f"blob {digest[:19]}… is not in the cache {self.root}")
+        return os.fdopen(fd, "rb")
+
+    # tags: the digest a tag named when it was last pulled
+    def _ref_path(self, ref: RegistryRef) -> Path:
+        # host, repo and tag passed the reference grammar: no '..' component, no separator but '/'
+        return self.root / "refs" / ref.host.replace(":", "_") / ref.repo / (ref.tag or "latest")
+
+    def remember(self, ref: RegistryRef, digest: str) -> None:
+        p = self._ref_path(ref)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".ref-", dir=p.parent)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(digest + "\n")
+        os.replace(tmp, p)
+
+    def recall(self, ref: RegistryRef) -> str | None:
+        try:
+            data = read_regular(self._ref_path(ref), 200)
+        except TooLarge:
+            return None
+        text = (data or b"").decode("ascii", "replace").strip()
+        return text if text.startswith("sha256:") and _HEX.fullmatch(text[7:]) else None
