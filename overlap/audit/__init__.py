@@ -33,7 +33,7 @@ import inspect
 import os
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover  (annotations only: importing this package loads no submodule)
@@ -48,14 +48,16 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
           fix_commit: str | None = None, instance: str | None = None, network: str = "any",
           repo_path: str | None = None, image: str | None = None, platform: str | None = None,
           rootfs: bool = False, limits: Mapping[str, int | str] | Iterable[str] | str | None = None,
-          git: str | None = None) -> AuditReport:
+          git: str | None = None, insecure_registries: Iterable[str] = (),
+          stage: Callable[[str], None] | None = None) -> AuditReport:
     """Audit a task environment for the reference fix leaking to the agent; returns an ``AuditReport``
     (``.verdict``: ``leak``, ``suspect``, ``clean`` or ``incomplete``; ``.findings``; ``.to_dict()``).
 
     Args:
         path: a repository folder, a folder of repositories (each audited against its HEAD), a git folder, a
-            ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar, or with ``rootfs=True`` an
-            unpacked root filesystem.
+            ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar, with ``rootfs=True`` an
+            unpacked root filesystem, or an image in a registry, ``docker://HOST/REPO:TAG`` (or ``@sha256:…``),
+            pulled without Docker into the blob cache.
         base: the task's base commit (hex or ref name; default: the instance's base, else HEAD).
         fix: the reference fix: a unified diff file, or ``REPO_PATH=LOCAL_FILE`` for one fixed file; one (a str
             or path, never read letter by letter) or a list.
@@ -64,8 +66,8 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
         fix_commit: the upstream fix commit, when known.
         instance: one task record (a JSON or one-line JSONL file) with SWE-bench fields; explicit
             arguments win.
-        network: whether the agent can reach the internet, ``"any"`` or ``"none"``: SHA-only findings are
-            high with ``"any"``, low with ``"none"``.
+        network: whether the agent can reach the internet, ``"any"`` or ``"none"``: an id of a commit the
+            environment does not hold is graded by what it adds to that access (``info`` with ``"none"``).
         repo_path: where the repository sits inside an image or root filesystem (e.g. ``/testbed``).
         image: which image of a multi-image archive.
         platform: which platform of a multi-platform index (``OS/ARCH``, e.g. ``linux/amd64``).
@@ -73,6 +75,8 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
         limits: safety limits to override, ``{"git_timeout": 600}`` or ``"name=value"`` strings (one or a
             list; values may end in K, M or G).
         git: the git binary to run (default: ``git`` on PATH).
+        insecure_registries: registry hosts to reach over plain HTTP (loopback hosts always may).
+        stage: called with a line of progress text while a registry image is pulled.
 
     Raises ``overlap.errors.InputError`` on a user mistake (a missing path, an unknown limit, …).
     """
@@ -80,7 +84,7 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
 
     return _audit(path, base=base, fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit,
                   instance=instance, network=network, repo_path=repo_path, image=image, platform=platform,
-                  rootfs=rootfs, limits=limits, git=git)
+                  rootfs=rootfs, limits=limits, git=git, insecure_registries=insecure_registries, stage=stage)
 
 
 def render_table(report: AuditReport, width: int | None = None) -> str:
