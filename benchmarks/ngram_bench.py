@@ -22,15 +22,14 @@ the share of flags whose train span is within 2 words of the plant, and the long
 (share of planted pairs within +-2 words). A last line repeats the smallest size without span
 masking, to show what dropping boilerplate n-grams alone would let through.
 
-A second table (issue 15, point 4) profiles one worker stage by stage on the largest size: read
-(parquet -> Arrow), normalise (nulls, typographic apostrophes), split (word bytes -> token spans), hash
-(lowercase + pack + mix each token's bytes, then the rolling window hashes), look up (pre-filter, the
-tables, word-by-word verification) and attribute (flags per bench item, longest runs), each as MB of
-train text per CPU-second, i.e. per core. Beside it, a reference C loop that lowercases, splits, hashes
-and looks up 13-grams on the same text, compiled here with ``cc -O2`` when a C compiler is present
-(else "not measured"). Then the whole single-worker check per core (CPU time of the scan, reading
-included) and its recall / precision. Per-core numbers use CPU time, so another job on the machine
-slows them less than wall time; the C loop is measured in the same run, so compare the ratio.
+A second table puts the scan beside its **floor** (:mod:`ngram_floor`: the same work in plain C, with a
+prefilter that fits in L2 and an exact table only for what passes it, compiled here with ``cc -O3``), in
+one process (:mod:`ngram_stages`), on the largest size: the floor's MB/s per core, the scan's stage by
+stage (tokenise, hash, prefilter, look up, flag bookkeeping, pair view), the whole single-worker check
+flags only and with the pair view (parquet read included), each as a share of the floor, recall and
+precision, and whether the floor and the scan flagged the same (row, n, bench item, shared n-grams).
+Per-core numbers are CPU time, best of ``--reps`` repeats taken in turn, so another job on the machine
+slows them less than wall time and slows the floor and the scan alike.
 
     python benchmarks/ngram_bench.py                    # 20k, 100k, 300k, then the stage table
     python benchmarks/ngram_bench.py --sizes 20000 --workers 1
@@ -43,7 +42,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,7 +59,6 @@ BENCH_ITEMS = 2_000
 TEMPLATE_WORDS = 18
 ROWS_PER_BATCH = 4_096
 SHARDS = 8
-C_LOOP_ISSUE_MB_S = 377  # the issue's C loop, per core, on the machine it was measured on
 
 
 # ------------------------------------------------------------------------------------------ the workload
@@ -198,9 +195,11 @@ def shard_batches(folder: Path, columns=("item_id", "text")):
         yield from pq.ParquetFile(str(shard)).iter_batches(batch_size=ROWS_PER_BATCH, columns=list(columns))
 
 
-def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_pairs: bool = True) -> dict:
+def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_pairs: bool = True,
+             index=None, keep_flags: bool = False) -> dict:
     """The whole check on the shards; ``with_pairs``: give it the planted pairs (the pair view: longest
-    runs and identifiers of 9,000 id-matched pairs at 300k), else flags alone."""
+    runs and identifiers of 9,000 id-matched pairs at 300k), else flags alone. ``index``: a prebuilt
+    bench index; ``keep_flags``: also return the flags as (train row, n, bench item, shared)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import pandas as pd
 
@@ -219,7 +218,8 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     bench_df = pd.DataFrame({"item_id": bench["ids"], "text": bench["text"].to_pylist()})
     rss_before = rss_mb()[0]
     t0 = time.perf_counter()
-    index = build_index(pa.array(bench_df["text"]), bench["ids"], mask_spans=mask_spans)
+    if index is None:
+        index = build_index(pa.array(bench_df["text"]), bench["ids"], mask_spans=mask_spans)
     t_index = time.perf_counter() - t0
 
     marks: list[tuple[float, int]] = []
@@ -243,6 +243,11 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
                  "tokens": res.train_counts["tokens"], "index_s": t_index, "scan_s": t_scan, "scan_cpu_s": cpu_scan,
                  "rss_main_mb": own, "rss_worker_mb": kids, "rss_before_scan_mb": rss_before,
                  "first_result_s": marks[0][0] if marks else None, "steady_mb_s": steady_mb / steady_s}
+    if keep_flags:
+        f = res.flags
+        item = {b: i for i, b in enumerate(bench["ids"])}
+        out["flag_rows"] = list(zip([int(t.split("-")[1]) for t in f["train_id"]], f["n"].tolist(),
+                                    [item[b] for b in f["bench_id"]], f["shared"].tolist(), strict=True))
     copies = {tid(r): bid(b) for r, b in zip(truth["copy_train"], truth["copy_bench"], strict=True)}
     shorts = {tid(r): bid(b) for r, b in zip(truth["short_train"], truth["short_bench"], strict=True)}
     for n, positives in ((13, copies), (8, {**copies, **shorts})):
@@ -280,172 +285,6 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     return out
 
 
-# ------------------------------------------------------------------------------------------ stages
-
-
-STAGES = ("read", "normalise", "split", "hash", "look up", "attribute")
-
-
-def run_stages(folder: Path) -> dict:
-    """One worker's scan of the shards, stage by stage: CPU seconds per stage (the scan's own code)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from overlap.text.ngram_chunk import ChunkTokens, _exact_runs
-    from overlap.text.ngram_match import WindowMatches, finish_matches, look_up_windows, window_candidates
-    from overlap.text.ngrams import build_index
-    from overlap.text.tokenize import _prepare, split_tokens
-
-    surface, cdf = vocabulary()
-    bench = make_bench(surface, cdf)
-    index = build_index(bench["text"], bench["ids"])
-    _ = index.prefilter
-    cpu = dict.fromkeys(STAGES, 0.0)
-    clock = time.process_time  # this process's CPU time, all threads
-    t = clock()
-    texts = [b.column(1) for b in shard_batches(folder)]
-    cpu["read"] = clock() - t
-    nbytes = flags = 0
-    for chunk in texts:
-        t = clock()
-        prepared = _prepare(chunk, index.tokenizer)
-        t2 = clock()
-        spans = split_tokens(prepared, index.tokenizer)
-        t3 = clock()
-        tokens = ChunkTokens(index, spans)
-        hashed = window_candidates(index, tokens)
-        t4 = clock()
-        acc = WindowMatches()
-        if hashed is not None:
-            look_up_windows(index, tokens, spans.row_tokens, acc, *hashed)
-        t5 = clock()
-        out = finish_matches(index, acc)
-        if "row" in out:
-            _exact_runs(index, tokens, spans.row_tokens, out)
-        t6 = clock()
-        for k, a, b in (("normalise", t, t2), ("split", t2, t3), ("hash", t3, t4), ("look up", t4, t5),
-                        ("attribute", t5, t6)):
-            cpu[k] += b - a
-        nbytes += spans.input_bytes
-        flags += len(out.get("row", ()))
-    return {"bytes": nbytes, "cpu": cpu, "flags": flags}
-
-
-C_LOOP = r"""
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-/* Lowercase, split into [a-z0-9_]+ words, hash each word, look it up in the bench vocabulary (open
-   addressing), roll a 13-gram hash of the word ids and look it up in the bench 13-gram set. Rows are
-   lines. Prints the CPU seconds of the train pass. */
-#define N 13
-static unsigned char *slurp(const char *p, size_t *n) {
-  FILE *f = fopen(p, "rb"); if (!f) { perror(p); exit(2); }
-  fseek(f, 0, SEEK_END); *n = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc(*n + 1); if (fread(b, 1, *n, f) != *n) exit(2); fclose(f); b[*n] = 0; return b;
-}
-static uint64_t *vk, *gk, vmask, gmask; static int32_t *vv, nv;
-static unsigned char cls[256], low[256];
-static inline uint64_t mix(uint64_t z) { z ^= z >> 33; z *= 0xff51afd7ed558ccdULL; z ^= z >> 33; return z | 1; }
-static int32_t vocab(uint64_t h, int add) {
-  uint64_t i = h & vmask;
-  while (vk[i]) { if (vk[i] == h) return vv[i]; i = (i + 1) & vmask; }
-  if (!add) return -1; vk[i] = h; vv[i] = nv; return nv++;
-}
-static int gram(uint64_t h, int add) {
-  uint64_t i = h & gmask;
-  while (gk[i]) { if (gk[i] == h) return 1; i = (i + 1) & gmask; }
-  if (add) gk[i] = h; return 0;
-}
-static long run(const unsigned char *b, size_t n, int add) {
-  long hits = 0; uint64_t ring[N], g = 0, pw = 1; int cnt = 0, at = 0; size_t i = 0;
-  for (int k = 0; k < N; k++) pw *= 0x9E3779B97F4A7C15ULL;
-  while (i < n) {
-    unsigned char c = b[i];
-    if (c == '\n') { cnt = 0; g = 0; i++; continue; }
-    if (!cls[c]) { i++; continue; }
-    uint64_t h = 1469598103934665603ULL;
-    while (i < n && cls[b[i]]) { h = (h ^ low[b[i]]) * 1099511628211ULL; i++; }
-    int32_t id = vocab(mix(h), add);
-    if (id < 0) { cnt = 0; g = 0; continue; }
-    uint64_t v = (uint64_t)id + 1;
-    g = g * 0x9E3779B97F4A7C15ULL + v;
-    if (cnt >= N) g -= ring[at] * pw;
-    ring[at] = v; at = at + 1 == N ? 0 : at + 1; cnt++;
-    if (cnt >= N) hits += gram(mix(g), add);
-  }
-  return hits;
-}
-int main(int argc, char **argv) {
-  if (argc < 3) return 2;
-  size_t nb, nt; unsigned char *bench = slurp(argv[1], &nb), *train = slurp(argv[2], &nt);
-  for (int c = 0; c < 256; c++) {
-    cls[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
-    low[c] = (unsigned char)((c >= 'A' && c <= 'Z') ? c + 32 : c);
-  }
-  size_t want = 1024; while (want < nb) want <<= 1;  /* tables sized to the bench: they stay in cache */
-  vmask = want / 4 - 1; vk = calloc(vmask + 1, 8); vv = calloc(vmask + 1, 4);
-  gmask = want - 1; gk = calloc(gmask + 1, 8);
-  run(bench, nb, 1);
-  struct timespec t0, t1; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-  long hits = run(train, nt, 0);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-  printf("{\"bytes\": %zu, \"cpu_s\": %.6f, \"hits\": %ld}\n", nt,
-         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9, hits);
-  return 0;
-}
-"""
-
-
-def c_loop(folder: Path, tmp: Path) -> dict | None:
-    """Build and run the reference C loop on the same texts (None: no C compiler here)."""
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        return None
-    src, exe = tmp / "c_loop.c", tmp / "c_loop"
-    src.write_text(C_LOOP)
-    subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
-    surface, cdf = vocabulary()
-    bench = make_bench(surface, cdf)
-    bench_txt, train_txt = tmp / "bench.txt", tmp / "train.txt"
-    bench_txt.write_bytes("\n".join(t.replace("\n", " ") for t in bench["text"].to_pylist()).encode())
-    with open(train_txt, "wb") as fh:
-        for b in shard_batches(folder, columns=("text",)):
-            texts = pc.replace_substring(b.column(0), "\n", " ")
-            fh.write(("\n".join(texts.to_pylist()) + "\n").encode())
-    try:
-        proc = subprocess.run([str(exe), str(bench_txt), str(train_txt)], check=True, capture_output=True,
-                              text=True)
-    finally:
-        train_txt.unlink()
-    return json.loads(proc.stdout)
-
-
-def print_stage_table(st: dict, c: dict | None, whole: dict, paired: dict, label: str = "") -> None:
-    mb = st["bytes"] / 1e6
-    print(f"\nStage table{label}: one worker, {mb:.0f} MB of train text, MB/s per core (CPU time)")
-    print(f"  {'stage':<12} {'CPU s':>7} {'MB/s/core':>10}")
-    for k in STAGES:
-        print(f"  {k:<12} {st['cpu'][k]:7.2f} {mb / max(st['cpu'][k], 1e-9):10.0f}")
-    total = sum(st["cpu"].values())
-    print(f"  {'all stages':<12} {total:7.2f} {mb / total:10.0f}")
-    if c is None:
-        print(f"  C loop (lowercase, split, hash, look up 13-grams): not measured (no C compiler); "
-              f"the issue measured ~{C_LOOP_ISSUE_MB_S} MB/s per core on its machine")
-        ref = None
-    else:
-        ref = c["bytes"] / 1e6 / c["cpu_s"]
-        print(f"  C loop (lowercase, split, hash, look up 13-grams), this machine, this run: "
-              f"{c['cpu_s']:.2f} s = {ref:.0f} MB/s per core (the issue's machine: ~{C_LOOP_ISSUE_MB_S})")
-        print(f"  all stages = {mb / total / ref:.0%} of the C loop")
-    for name, r in (("whole check, 1 worker, flags", whole), ("... with the pair view of the planted pairs", paired)):
-        per_core = r["mb"] / r["scan_cpu_s"]
-        line = f"  {name}: {per_core:.0f} MB/s per core ({r['mb'] / r['scan_s']:.0f} MB/s wall)"
-        if ref:
-            line += f" = {per_core / ref:.0%} of the C loop"
-        print(line + f"; recall / precision n=13 {r['recall_13']:.4f} / {r['precision_13']:.4f}, "
-                     f"n=8 {r['recall_8']:.4f} / {r['precision_8']:.4f}", flush=True)
-
-
 # ------------------------------------------------------------------------------------------ driver
 
 
@@ -458,10 +297,12 @@ def child(argv: list[str]) -> None:
         truth = write_train(path, size, surface, cdf, bench)
         np.savez(truth_path, **truth)
         print(json.dumps({"bytes": sum(f.stat().st_size for f in path.glob("*.parquet"))}))
-    elif mode == "stages":
-        print(json.dumps(run_stages(path)))
-    elif mode == "c":
-        print(json.dumps(c_loop(path, truth_path)))
+    elif mode == "side":
+        from ngram_stages import side_by_side
+
+        surface, cdf = vocabulary()
+        print(json.dumps(side_by_side(path, truth_path, int(argv[3]), run_scan, shard_batches,
+                                      make_bench(surface, cdf))))
     else:
         workers, mask = int(argv[3]), argv[4] == "1"
         with_pairs = len(argv) < 6 or argv[5] == "1"
@@ -513,19 +354,20 @@ def run_sizes(args, data: Path) -> list[dict]:
 
 
 def run_stage_table(args, data: Path) -> dict:
-    """Issue 15, point 4: the stage table of one worker beside the C loop, on the largest size."""
+    """The scan beside its floor, in one process, with the stage table, on the largest size."""
+    from ngram_stages import print_table
+
     size = max(int(s) for s in args.sizes.split(","))
     path, truth = workload(data, size)
-    st = _child("stages", path, truth)
-    with tempfile.TemporaryDirectory(prefix="ngram-c-loop-") as tmp:
-        c = _child("c", path, tmp)
-    whole = _child("scan", path, truth, 1, "1", "0")
-    paired = _child("scan", path, truth, 1, "1", "1")
-    print_stage_table(st, c, whole, paired, f" ({size:,} train items)")
-    ok = all(r[k] == 1.0 for r in (whole, paired) for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
+    res = _child("side", path, truth, args.reps)
+    same = print_table(res, f" ({size:,} train items)")
+    ok = all(res[r][k] == 1.0 for r in ("whole", "paired")
+             for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
     if not ok:
         print("  RECALL / PRECISION BELOW 1.0", flush=True)
-    return {"size": size, "stages": st, "c_loop": c, "whole": whole, "whole_with_pairs": paired, "exact": ok}
+    if not same:
+        print("  THE FLOOR AND THE SCAN GAVE DIFFERENT FLAGS", flush=True)
+    return {"size": size, **res, "exact": ok}
 
 
 def main() -> None:
@@ -535,6 +377,7 @@ def main() -> None:
     parser.add_argument("--no-ablation", action="store_true", help="skip the run without span masking")
     parser.add_argument("--no-stages", action="store_true", help="skip the stage table")
     parser.add_argument("--stages-only", action="store_true", help="only the stage table (largest size)")
+    parser.add_argument("--reps", type=int, default=3, help="repeats of the side-by-side run (best is kept)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--data", help="folder for the generated train shards, kept and reused (default: a temp "
                                        "folder, removed at the end)")

@@ -184,8 +184,13 @@ def _run_frame(given: list[tuple[str, str]], res: ScanResult, index: BenchIndex,
         run_rows["longest_run"].append(length)
         run_rows["train_pos"].append(tp if length else None)
         run_rows["bench_pos"].append(bpos if length else None)
-        start = int(index.offsets[i])
-        run_rows["words"].append(index.words(start + bpos, start + bpos + length) if length else "")
+        run_rows["words"].append((int(index.offsets[i]) + bpos, length))
+    # the words of every run in one vectorised take (one call per pair costs more than the runs themselves)
+    spans = [(k, w) for k, w in enumerate(run_rows["words"]) if w is not None and w[1]]
+    texts = index.words_many([s for _, (s, _) in spans], [s + n for _, (s, n) in spans]) if spans else []
+    run_rows["words"] = [None if w is None else "" for w in run_rows["words"]]
+    for (k, _), t in zip(spans, texts, strict=True):
+        run_rows["words"][k] = t
     runs = typed_frame(run_rows, RUN_COLUMNS)
     # a side without text has no run: null, not 0
     no_text = [(t in res.null_ids) or all(bench_null[i] for i in bench_pos.get(b, [0])) if b in bench_pos else True

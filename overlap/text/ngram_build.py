@@ -18,7 +18,7 @@ from .ngram_boilerplate import (
     top_spans,
 )
 from .ngram_hashing import U64, gather_windows, prefix_hashes, row_window_starts, vocab_values, window_hashes
-from .ngram_index import BenchIndex, NgramTable
+from .ngram_index import MAX_FILTER_BITS, BenchIndex, NgramTable
 from .tokenize import Tokenizer, Tokens, get_tokenizer, to_string_array, tokenize_flat
 
 DEFAULT_NS = (13, 8)
@@ -61,7 +61,8 @@ def build_index(
     background_rows = mark_background(freqs, background, index) if background is not None else 0
     index.masked = bench_span_mask(windows, freqs, len(index.ids), mask_spans)
     index.min_hashes = freqs[min(ns)].uniq  # every distinct bench window hash of the smallest n
-    index.filter_bits = int(min(27, max(16, np.ceil(np.log2(max(len(index.min_hashes), 1) * 64)))))
+    # ~24 bits per bench hash (two set per hash): under 1 % of train windows pass; capped to stay in L2
+    index.filter_bits = int(min(MAX_FILTER_BITS, max(12, np.ceil(np.log2(max(len(index.min_hashes), 1) * 24)))))
     masked_prefix = None  # masked tokens before each position (None: nothing is masked)
     if index.masked.any():
         masked_prefix = np.zeros(len(index.ids) + 1, dtype=np.int64)
