@@ -16,6 +16,7 @@ from .arvo_meta import load_arvo_meta, load_arvo_projects
 from .cyber import cybergym_task_path, load_cybergym, load_mimo_cyber, load_sec_bench
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
 from .generic import GenericColumns, read_generic
+from .mimo_code import load_mimo_code
 from .spec import DatasetSpec
 from .swe_bench import load_swe_bench, load_swe_bench_pro, load_swe_polybench
 from .swe_multi import load_multi_swe_bench, load_multi_swe_rl_discarded
@@ -51,6 +52,7 @@ ADAPTERS: dict[str, Adapter] = {
     "arvo-meta": load_arvo_meta,
     "arvo-projects": load_arvo_projects,
     "cybergym": load_cybergym,
+    "mimo-code": load_mimo_code,
     "mimo-cyber": load_mimo_cyber,
     "multi-swe-bench": load_multi_swe_bench,
     "multi-swe-rl-discarded": load_multi_swe_rl_discarded,

@@ -55,16 +55,35 @@ def _read_msb(source: FileSource, spec: DatasetSpec, files: list[tuple[str, str 
     return builder.build(source)
 
 
+def _under_root(relpath: str, spec: DatasetSpec) -> str:
+    """The path below `extra.root` (the folder that holds the language folders: Multi-SWE-RL keeps them in a
+    dated folder beside files of its own), or the path itself when the declaration names no root."""
+    root = spec.extra.get("root")
+    return relpath[len(root) + 1:] if root and relpath.startswith(root + "/") else relpath
+
+
 def _msb_subset(relpath: str, spec: DatasetSpec) -> str | None:
+    relpath = _under_root(relpath, spec)
     folder = relpath.split("/", 1)[0] if "/" in relpath else None
     return spec.extra.get("folder_subsets", {}).get(folder, folder)
+
+
+def _language_files(source: FileSource, spec: DatasetSpec) -> list[str]:
+    """`<language>/*.jsonl` under the root: a file directly in the root (Multi-SWE-RL's list of discarded
+    PRs) is no language folder's and is left out, as are the excluded folders."""
+    root = spec.extra.get("root")
+    excluded = tuple(spec.extra.get("exclude_folders", ()))
+    listed = list_files(source, ".jsonl")
+    if root:
+        listed = [f for f in listed if f.startswith(root + "/")]
+    below = [(f, _under_root(f, spec)) for f in listed]
+    return [f for f, rel in below if "/" in rel and rel.split("/", 1)[0] not in excluded]
 
 
 def load_multi_swe_bench(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
     if single:
         return _read_msb(source, spec, [("", None)])
-    excluded = tuple(spec.extra.get("exclude_folders", ()))
-    files = [f for f in list_files(source, ".jsonl") if "/" in f and f.split("/", 1)[0] not in excluded]
+    files = _language_files(source, spec)
     if subsets:
         files = [f for f in files if _msb_subset(f, spec) in subsets]
     if not files:
