@@ -102,8 +102,8 @@ def input_rows(path: Path) -> list:
 
 
 def kept_rows(out: Path, train_path: Path) -> list:
-    """The kept rows the filter wrote for the training file (`OUT/data/<name>`; CSV becomes parquet), in the
-    form of `input_rows`. No shard at all reads as no rows."""
+    """The kept rows the filter wrote for the training file (`OUT/data/<name>`, in its own format: a CSV split
+    of a CSV file), in the form of `input_rows`. No shard at all reads as no rows."""
     data = out / "data"
     shards = sorted(p for p in data.rglob("*") if p.is_file()) if data.exists() else []
     assert len(shards) <= 1, f"one input file, several shards: {shards}"
@@ -113,6 +113,7 @@ def kept_rows(out: Path, train_path: Path) -> list:
     if train_path.suffix == ".jsonl":
         assert shard.name == train_path.name, shard
         return shard.read_text(encoding="utf-8").splitlines()
-    assert shard.suffix == ".parquet", shard
-    rows = pq.read_table(shard).to_pylist()
-    return rows if train_path.suffix == ".parquet" else [_cells(r) for r in rows]
+    assert shard.name == train_path.name, shard
+    if train_path.suffix == ".csv":
+        return input_rows(shard)
+    return pq.read_table(shard).to_pylist()
