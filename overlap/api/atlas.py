@@ -146,7 +146,7 @@ def _baseline(result, pool) -> dict[str, Any]:
 def _cell(train: AtlasEntry, bench: AtlasEntry, dups: dict[str, pd.DataFrame], pool) -> tuple[dict, list[dict]]:
     """One cell's row and its pairs (counted and reported), by the id stage of a compare."""
     result = id_comparison(train.dataset, [bench.dataset], train_duplicates=dups[train.name],
-                           bench_duplicates=[dups[bench.name]])
+                           bench_duplicates=[dups[bench.name]], sections=False)
     comp = result.benches[0]
     block = result.summary()["benches"][0]
     by_kind = block["bench_items_by_pair_kind"]

@@ -225,10 +225,11 @@ def compare(
 
 def id_comparison(train: Dataset, benches: list[Dataset], *, train_duplicates=None, bench_duplicates=None,
                   mapping: OssFuzzMapping | None = None, mapping_provenance=None,
-                  parameters: dict[str, Any] | None = None) -> CompareResult:
+                  parameters: dict[str, Any] | None = None, sections: bool = True) -> CompareResult:
     """The id stage of a compare (keys already canonical): the normalised and the plain join, shared keys,
     duplicates (given when already computed) and every pair's kind, the counted pairs kept as the overlap and
-    the reported ones in `related`. `compare` and the atlas both build their cells with it."""
+    the reported ones in `related`. `compare` and the atlas both build their cells with it (the atlas without
+    the SWE report sections, `sections=False`: its cells need the counts alone)."""
     comparisons = [
         BenchComparison(bench=b, pairs=join(train, b, on="value"), plain_pairs=join(train, b, on="raw"),
                         shared=shared_keys(train, b),
@@ -238,7 +239,7 @@ def id_comparison(train: Dataset, benches: list[Dataset], *, train_duplicates=No
     result = CompareResult(train=train, benches=comparisons,
                            train_duplicates=duplicates(train) if train_duplicates is None else train_duplicates,
                            mapping=mapping, mapping_provenance=mapping_provenance, parameters=dict(parameters or {}))
-    _attach_pair_kinds(result)
+    _attach_pair_kinds(result, sections=sections)
     return result
 
 
@@ -298,15 +299,15 @@ def filter_train(
     return FilteredSplit(result, decision, report)
 
 
-def _attach_pair_kinds(result: CompareResult) -> None:
+def _attach_pair_kinds(result: CompareResult, sections: bool = True) -> None:
     """Classify every pair by its own key kinds (same OSS-Fuzz issue, same PR at the same base, same base
     and another PR, …), keep the counted ones as the overlap and move the reported-only ones to `related`;
     add the SWE sections when a side has pull-request keys."""
     classify_result(result)
-    sections = swe_sections(result)
-    if sections:
-        per_bench = sections.pop("benches")
-        result.sections["swe"] = sections
+    swe = swe_sections(result) if sections else {}
+    if swe:
+        per_bench = swe.pop("benches")
+        result.sections["swe"] = swe
         for comp, block in zip(result.benches, per_bench, strict=True):
             comp.sections["swe"] = block
     for comp in result.benches:

@@ -28,7 +28,7 @@ MAPPING = parse_mapping((DEMO_ROOT / "arvo" / "arvo" / "oss_fuzz_mappings.csv").
 PR_ROW = {"id": "https://github.com/Owner/Repo/pull/12", "text": "a pull request"}
 
 
-def _drop_non_pr_pairs(result):
+def _drop_non_pr_pairs(result, **_):
     """A broken pair classification: every pair that is not a pull request stops counting."""
     for comparison in result.benches:
         kinds = comparison.pairs["kinds"].astype(str)
@@ -75,7 +75,7 @@ def test_the_cli_exits_2_with_one_line_and_no_folder(monkeypatch, tmp_path):
 def test_a_planted_row_of_a_mixed_jsonl_is_caught(monkeypatch, tmp_path):
     """A right decision (the pair classification left out: no pair here is a pull request), then one
     contaminated row put back into the kept split by hand: the verifier finds it from the file alone."""
-    monkeypatch.setattr(compare_module, "_attach_pair_kinds", lambda result: None)
+    monkeypatch.setattr(compare_module, "_attach_pair_kinds", lambda result, **_: None)
     mix = _mixed_jsonl(tmp_path)
     result = compare_module.compare(mix, ["cybergym"], data={"cybergym": DEMO["cybergym"], "arvo": DEMO["arvo"]},
                                     id_column="id", pool=None, evidence=False, text=[])
