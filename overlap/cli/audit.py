@@ -146,7 +146,8 @@ def audit(
                   "--fix-commit": fix_commit, "--instance": instance, "--image": image, "--platform": platform,
                   "--rootfs": rootfs}
         code = run_batch_command(batch, single, network=network.value, repo_path=repo_path, limit=limit or [],
-                                 git=git, fmt=fmt, out=output, fail_on=fail_on)
+                                 git=git, fmt=fmt, out=output, fail_on=fail_on,
+                                 insecure_registries=insecure_registry)
         raise typer.Exit(code)
     if path is None:
         raise InputError("give what to audit: PATH, --targets FILE or --benchmark NAME")

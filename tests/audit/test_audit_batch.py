@@ -217,3 +217,27 @@ def test_finding_codes_feed_their_columns():
     assert t1["newest_files"] == {"any": True, "tests": True, "fix": False}
     t2 = cols(_finding("T2", "medium", "stat-dirty", items=[{"path": "calc.py"}]))
     assert t2["newest_files"] == {"any": True, "tests": False, "fix": True}
+
+
+def test_insecure_registries_reach_each_target_but_not_its_key(monkeypatch):
+    """--insecure-registry is transport: each target's audit gets it, and a result keyed without it is reused."""
+    from overlap.audit import run as audit_run
+    from overlap.audit.study import execute
+    from overlap.audit.study.targets import BatchTarget
+    from overlap.errors import InputError
+
+    seen = []
+
+    def fake_audit(target, **kwargs):
+        seen.append((target, kwargs))
+        raise InputError("stopped after the call")  # the call is what this test looks at
+
+    monkeypatch.setattr(audit_run, "audit", fake_audit)
+    monkeypatch.setattr(study_run, "run_local",
+                        lambda jobs, workers, timeout, done: [done(k, execute.audit_target(p)) for k, p in jobs])
+    t = BatchTarget("s", "docker://registry.test:5000/task:1", "image", instance_id="o__a-1")
+    plain = run_batch([t], BatchOptions())
+    named = run_batch([t], BatchOptions(insecure_registries=("registry.test:5000",)))
+    assert [list(kw["insecure_registries"]) for _, kw in seen] == [[], ["registry.test:5000"]]
+    assert seen[1][0] == "docker://registry.test:5000/task:1"
+    assert plain["targets"][0]["key"] == named["targets"][0]["key"]

@@ -95,3 +95,46 @@ def test_result_echoes_its_parameters():
     res = newest_group(dict.fromkeys(TOY, float(T0)))
     assert res["params"] == {"min_files": 10, "k_min": 5, "k_fraction": 0.05, "k_max": 100, "min_gap_s": 60.0,
                              "min_ratio": 10.0, "spread_floor_s": 1.0}
+
+
+def test_index_time_rounded_by_the_layer_writer_is_no_rewrite():
+    from overlap.audit.git.binary import IndexEntry
+
+    e = IndexEntry("a.py", 0, 0o100644, "0" * 40, 10, T0, 670_000_000, T0, 0)
+    assert e.stat_matches(10, T0) and e.stat_matches(10, T0 + 1)  # truncated (Docker), rounded (Go's tar)
+    assert not e.stat_matches(10, T0 + 2) and not e.stat_matches(10, T0 - 1) and not e.stat_matches(11, T0)
+    early = IndexEntry("a.py", 0, 0o100644, "0" * 40, 10, T0, 330_000_000, T0, 0)
+    assert early.stat_matches(10, T0) and not early.stat_matches(10, T0 + 1)  # rounds down: no second later
+
+
+def test_t2_reads_a_rounded_mtime_as_unchanged_and_a_later_one_as_rewritten(tmp_path):
+    """A layer with whole-second times holds a file indexed at T0.7 as T0+1 (umoci, Go's archive/tar); that is
+    the checkout as indexed, while a file rewritten a second later still is a rewrite."""
+    import os
+    import shutil
+
+    from audit_helpers import git
+
+    from overlap.audit import audit
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", "-b", "main", ".", cwd=repo)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "README.md").write_text("calc\n")
+    t = (T0 * 10**9) + 700_000_000
+    for name in ("calc.py", "README.md"):
+        os.utime(repo / name, ns=(t, t))
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+
+    def t2() -> list:
+        report = audit(str(repo), network="none")
+        return [f for tg in report.targets for f in tg.findings if f.check == "T2"]
+
+    os.utime(repo / "calc.py", (T0 + 1, T0 + 1))
+    assert t2() == []
+    os.utime(repo / "calc.py", (T0 + 2, T0 + 2))
+    assert [f.key for f in t2()] == ["T2:stat-dirty"]

@@ -222,7 +222,7 @@ class _Scan(Compiled, Caches):
     def _unchanged(self, wt: str | None, fe) -> bool:
         """A tracked entry as checked out (index size and mtime still match): part of the base, not a leftover."""
         entry = self.tracked.get(wt) if wt is not None else None
-        return entry is not None and entry.size == fe.st.st_size and entry.mtime_s == int(fe.st.st_mtime)
+        return entry is not None and entry.stat_matches(fe.st.st_size, fe.st.st_mtime)
 
     def near_copy(self, shown: str, text: str) -> None:
         lines = stripped_lines(text)

@@ -174,7 +174,7 @@ def check_t2(ctx: Ctx) -> list[Finding]:
             continue
         if not stat.S_ISREG(st.st_mode):
             continue
-        if int(st.st_mtime) == e.mtime_s and st.st_size == e.size:
+        if e.stat_matches(st.st_size, st.st_mtime):
             continue
         try:
             data = read_regular(ctx.root / e.path, ctx.limits["spool_bytes"])

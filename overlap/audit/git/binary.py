@@ -33,6 +33,14 @@ class IndexEntry:
     def mtime(self) -> float:
         return self.mtime_s + self.mtime_ns / 1e9
 
+    def stat_matches(self, size: int, mtime: float) -> bool:
+        """Whether a file still looks as the index recorded it: the same size and whole-second mtime. A layer
+        written with whole-second times (a tar header without a PAX time) holds the index's time truncated
+        (Docker) or rounded to the nearest second (Go's archive/tar by default: umoci), so either counts."""
+        if size != self.size:
+            return False
+        return int(mtime) in (self.mtime_s, self.mtime_s + (self.mtime_ns >= 500_000_000))
+
 
 @dataclass
 class Index:

@@ -4,7 +4,9 @@ user cache folder (``platformdirs``: ``~/.cache/overlap`` on Linux).
 A blob is written to a temporary file beside its final name (``<root>/tmp``, same file system) while it is
 hashed, and renamed into place only when its size and digest match: a cached file is always verified
 content, so images that share a base layer download it once, and a blob that failed is never cached or
-read. Tags are remembered in ``<root>/refs/<host>/<repo>/<tag>`` (one digest), so an offline run
+read. While one process downloads a blob it holds a lock on ``<root>/locks/<hex>`` (``flock``), so the audits
+of an image set, run at once in several processes over one cache, fetch a shared layer once: the others wait,
+then find it cached. Tags are remembered in ``<root>/refs/<host>/<repo>/<tag>`` (one digest), so an offline run
 (``OVERLAP_OFFLINE=1`` or ``HF_HUB_OFFLINE=1``) can resolve a tag it pulled before.
 """
 
@@ -14,6 +16,8 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...errors import InputError
@@ -108,6 +112,30 @@ class BlobCache:
     def writer(self, digest: str, size: int) -> _Writer:
         self.hex_of(digest)
         return _Writer(self, digest, size)
+
+    @contextmanager
+    def claim(self, digest: str) -> Iterator[None]:
+        """Held while this process downloads ``digest``; another process sharing the cache waits for it. The
+        lock goes with the holder's process (a killed audit never blocks the others); its empty file stays,
+        since removing it would let a waiter and a newcomer hold two different locks on one blob."""
+        fd = None
+        try:
+            import fcntl
+
+            locks = self.root / "locks"
+            locks.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(locks / self.hex_of(digest), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            # no flock (Windows) or no lock file: concurrent pulls may fetch a shared blob twice, nothing worse
+            if fd is not None:
+                os.close(fd)
+                fd = None
+        try:
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def put(self, digest: str, data: bytes) -> None:
         """Store small verified content (a manifest) under its digest."""

@@ -146,6 +146,13 @@ class _Puller:
             return
         if self.offline:
             raise self.missing(f"{what} ({digest[:19]}…)")
+        with self.cache.claim(digest):
+            if self.cache.has(digest, size):  # another process fetched it while this one waited
+                pulled.cached_blobs.append(digest)
+                return
+            self._download(digest, size, what, pulled, progress)
+
+    def _download(self, digest: str, size: int, what: str, pulled: Pulled, progress: Callable[[int], None]) -> None:
         r = self.client.get(f"/v2/{self.ref.repo}/blobs/{digest}", what=what)
         length = r.headers.get("Content-Length")
         if length is not None and length.strip().isdigit() and int(length) != size:

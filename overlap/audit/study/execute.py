@@ -52,7 +52,8 @@ def audit_target(payload: dict) -> dict:
             kwargs["instance"] = str(instance)
         report = audit(target["target"], network=options.get("network", "any"),
                        repo_path=target.get("repo_path") or options.get("repo_path"),
-                       limits=list(options.get("limits") or ()) or None, git=options.get("git"), **kwargs)
+                       limits=list(options.get("limits") or ()) or None, git=options.get("git"),
+                       insecure_registries=options.get("insecure_registries") or (), **kwargs)
         return {"status": "ok", "report": report.to_dict()}
     except InputError as exc:
         return {"status": "error", "error": _line(exc)}

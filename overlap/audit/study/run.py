@@ -38,6 +38,9 @@ class BatchOptions:
     engine: str = "local"  # local | ray
     ray_address: str | None = None
     fail_on: str | None = None
+    # transport only: which hosts may be reached over plain HTTP changes whether a pull succeeds, never what
+    # the audit finds, so it is passed to each target but kept out of the key (a failed target runs again)
+    insecure_registries: tuple[str, ...] = ()
 
     def result_fields(self) -> dict:
         """The options that change a target's result (its key); jobs, engine and timeout do not."""
@@ -121,7 +124,8 @@ def run_batch(targets: list[BatchTarget], options: BatchOptions, out: Path | Non
         if prev is not None:
             entries[key] = prev
         else:
-            todo.append((key, {"target": t.to_dict(), "options": fields}))
+            todo.append((key, {"target": t.to_dict(),
+                               "options": {**fields, "insecure_registries": list(options.insecure_registries)}}))
 
     def done(key: str, result: dict) -> None:
         t = keyed[key]

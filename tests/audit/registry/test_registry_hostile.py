@@ -62,7 +62,9 @@ def one_line_error(ref: str, says: str, **kw) -> str:
 def nothing_cached(cache, digest: str) -> None:
     assert not BlobCache(cache).path(digest).exists()
     assert not any((cache / "tmp").iterdir()) if (cache / "tmp").exists() else True
-    assert {p.name for p in cache.iterdir()} <= {"blobs", "refs", "tmp"}
+    assert {p.name for p in cache.iterdir()} <= {"blobs", "refs", "tmp", "locks"}
+    # a download's lock stays behind as an empty file: a name, never content
+    assert all(p.stat().st_size == 0 for p in (cache / "locks").iterdir()) if (cache / "locks").exists() else True
 
 
 @pytest.mark.parametrize("status, says", [(401, "authentication required (HTTP 401)"), (403, "access denied"),
