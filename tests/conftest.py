@@ -32,3 +32,18 @@ def cyber(tmp_path):
     from fixtures import write_all
 
     return write_all(tmp_path / "data")
+
+
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    """The dataset registry is process-wide: declarations a test adds (`--registry`, declared paths) are
+    removed after it, so no later test sees them."""
+    from overlap.sources import registry
+
+    registry._load_builtin()
+    saved = dict(registry._REGISTRY), dict(registry._ALIASES)
+    yield
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved[0])
+    registry._ALIASES.clear()
+    registry._ALIASES.update(saved[1])
