@@ -204,7 +204,7 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     import pandas as pd
 
     from overlap.text.api import text_check
-    from overlap.text.ngrams import build_index
+    from overlap.text.ngram import build_index
 
     surface, cdf = vocabulary()
     bench = make_bench(surface, cdf)

@@ -203,7 +203,7 @@ class Floor:
     """The C floor with the tables of one bench index (built once, off the clock)."""
 
     def __init__(self, index, workdir: Path):
-        from overlap.text.ngram_hashing import _B, _BINV, _FOLD, _SEED64
+        from overlap.text.ngram.hashing import _B, _BINV, _FOLD, _SEED64
 
         cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
         if cc is None:

@@ -58,7 +58,7 @@ def measure(folder: Path, actors: list[int], num_cpus: int) -> dict:
     from ngram_bench import make_bench, vocabulary
 
     from overlap.text.api import text_check
-    from overlap.text.ngrams import build_index
+    from overlap.text.ngram import build_index
 
     surface, cdf = vocabulary()
     bench = make_bench(surface, cdf)

@@ -26,7 +26,7 @@ def _cpu() -> float:
 
 def _task_texts(texts: list, pairs_by_row: dict[int, list[int]]) -> list[tuple]:
     """(text chunk, its pairs: row in chunk -> bench items) cut as the scan cuts a batch into tasks."""
-    from overlap.text.ngram_scan import CHUNK_BYTES, CHUNK_ROWS, LONG_ROW_BYTES, _tasks_for_batch
+    from overlap.text.ngram.stream import CHUNK_BYTES, CHUNK_ROWS, LONG_ROW_BYTES, _tasks_for_batch
 
     out, base = [], 0
     for arr in texts:
@@ -39,8 +39,8 @@ def _task_texts(texts: list, pairs_by_row: dict[int, list[int]]) -> list[tuple]:
 
 def stage_pass(index, tasks: list[tuple]) -> tuple[dict[str, float], int]:
     """One pass of the scan's code over the tasks, CPU seconds per stage; returns (seconds, flags)."""
-    from overlap.text.ngram_chunk import ChunkTokens, _exact_runs, _rows_ids, pair_runs
-    from overlap.text.ngram_match import WindowMatches, finish_matches, look_up_windows, prefix_hashes, window_hashes
+    from overlap.text.ngram.chunk import ChunkTokens, _exact_runs, _rows_ids, pair_runs
+    from overlap.text.ngram.match import WindowMatches, finish_matches, look_up_windows, prefix_hashes, window_hashes
     from overlap.text.tokenize import split_tokens
 
     cpu = dict.fromkeys(STAGES, 0.0)
@@ -79,7 +79,7 @@ def side_by_side(folder: Path, truth_path: Path, reps: int, run_scan, shard_batc
     import pyarrow.compute as pc
     from ngram_floor import build_floor
 
-    from overlap.text.ngrams import build_index
+    from overlap.text.ngram import build_index
 
     index = build_index(bench["text"], bench["ids"])
     _ = index.prefilter

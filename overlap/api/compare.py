@@ -22,7 +22,7 @@ from ..sources.load import load_dataset, load_identity
 from ..sources.registry import get_spec, is_registered
 from ..stats.attach import attach_baselines
 from ..text.attach import attach_text, text_field
-from ..text.engines import ENGINES
+from ..text.ngram.engines import ENGINES
 from .filtered import FilteredSplit
 from .text_columns import with_text_column
 

@@ -62,7 +62,7 @@ def _train_files(spec: str, id_column: str | None):
     the spec is a glob or URI; None for the dataset route (a registered name, or a file or folder that an
     adapter recognises). A single JSON file keeps the row reader: its cells that are not text (numbers,
     lists) are counted and skipped, where the streamed JSON reader would write them as text."""
-    from ..text.engines import train_files  # imported here: keeps `overlap --help` fast
+    from ..text.ngram.engines import train_files  # imported here: keeps `overlap --help` fast
 
     if is_registered(spec):
         return None
@@ -115,7 +115,7 @@ def ngram(
     from ..sources.files import read_text_file
     from ..sources.load import parse_data_options
     from ..text.api import text_check
-    from ..text.engines import known_rows
+    from ..text.ngram.engines import known_rows
 
     if not field:
         raise missing_option("--text")

@@ -1,5 +1,7 @@
 """Text evidence: word n-gram filter view (index + scan), boilerplate, pair runs, identifiers.
 
+The n-gram engine (bench index, hashing, boilerplate, the streamed scan, its workers and its local and Ray
+engines) is the subpackage :mod:`overlap.text.ngram`; the modules here are the text check around it.
 Submodules load lazily so the scan workers import numpy and pyarrow only (no pandas):
 ``overlap.text.text_check`` / ``TextResult`` come from :mod:`overlap.text.api`.
 """

@@ -16,9 +16,8 @@ import pyarrow as pa
 
 from ..errors import InputError
 from .cells import CellCounts, text_cells
-from .engines import ENGINES, run_scan
 from .identifiers import Targets, identifier_evidence
-from .ngrams import (
+from .ngram import (
     CHUNK_BYTES,
     CHUNK_ROWS,
     DEFAULT_BOILERPLATE_THRESHOLD,
@@ -27,6 +26,7 @@ from .ngrams import (
     ScanResult,
     build_index,
 )
+from .ngram.engines import ENGINES, run_scan
 from .text_inputs import bench_table, pair_list
 from .text_result import BOILERPLATE_COLUMNS, FLAG_COLUMNS, RUN_COLUMNS, TextResult, typed_frame
 from .tokenize import TOKENIZERS

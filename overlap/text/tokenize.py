@@ -357,7 +357,7 @@ class TokenSpans:
     """Where the tokens of a string array are, without copying them out: byte spans into ``data``.
 
     ``data`` holds the prepared bytes (original case) and can be read 8 bytes past its end (for
-    :func:`~overlap.text.ngram_hashing.token_values`); ``wide`` lists the tokens that hold non-ASCII bytes.
+    :func:`~overlap.text.ngram.hashing.token_values`); ``wide`` lists the tokens that hold non-ASCII bytes.
     """
 
     data: np.ndarray  # uint8, len nbytes + 8 (a view of the Arrow buffer when it has the room)
@@ -397,7 +397,7 @@ def split_tokens(values, tokenizer: str | Tokenizer | None = None) -> TokenSpans
     """The token spans of a valid UTF-8 Arrow string array (nulls count as empty); the scan's fast path.
 
     Same tokens as :func:`tokenize_flat`, but nothing is copied out: the scan hashes the tokens' bytes
-    where they are (:func:`~overlap.text.ngram_hashing.token_values`) and builds token strings only for
+    where they are (:func:`~overlap.text.ngram.hashing.token_values`) and builds token strings only for
     the few windows it must verify."""
     tok = get_tokenizer(tokenizer)
     arr = _prepare(values, tok, quotes=False)

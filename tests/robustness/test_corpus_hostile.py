@@ -259,7 +259,7 @@ def test_a_ray_address_from_the_environment_is_checked_before_ray_starts(work, m
 def test_an_unreachable_object_store_fails_in_seconds(work, monkeypatch):
     import pyarrow.fs as pafs
 
-    from overlap.text import remote
+    from overlap.text.ngram import remote
 
     root, data, _ = work
 
@@ -270,7 +270,7 @@ def test_an_unreachable_object_store_fails_in_seconds(work, monkeypatch):
         raise OSError(f"Could not connect to {uri}")
 
     monkeypatch.setattr(remote, "uri_filesystem", fail)
-    monkeypatch.setattr("overlap.text.engines.uri_filesystem", fail)
+    monkeypatch.setattr("overlap.text.ngram.engines.uri_filesystem", fail)
     run = run_checked("uri:unreachable", ["ngram", "gs://bucket/x.parquet", "cybergym", "--id-column", "id",
                                           "--text", "text:description", *data_args(data, "cybergym", "arvo"),
                                           "--out", "out"], root=root, expect=2)
@@ -280,7 +280,7 @@ def test_an_unreachable_object_store_fails_in_seconds(work, monkeypatch):
 def test_sigterm_ends_a_blocked_listing_at_once(tmp_path):
     code = textwrap.dedent("""
         import signal, sys, time
-        from overlap.text.remote import interruptible
+        from overlap.text.ngram.remote import interruptible
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
         print("ready", flush=True)
         interruptible(lambda: time.sleep(120), "blocked")

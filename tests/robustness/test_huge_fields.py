@@ -123,7 +123,7 @@ import json, resource
 import numpy as np, pyarrow as pa
 vocab = np.frombuffer(b"".join(b"w%04d " % i for i in range(4096)), np.uint8).reshape(4096, 6)
 text = vocab[np.random.default_rng(0).integers(0, 4096, (20 << 20) // 6)].tobytes().decode()
-from overlap.text.ngrams import build_index
+from overlap.text.ngram import build_index
 arr = pa.array([text, "another item"], pa.string())
 del text
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

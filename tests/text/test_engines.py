@@ -13,7 +13,8 @@ import pytest
 
 from overlap.errors import InputError
 from overlap.text import text_check
-from overlap.text.engines import (
+from overlap.text.ngram import build_index, scan
+from overlap.text.ngram.engines import (
     POOL_PAYS_OFF_BYTES,
     choose_workers,
     file_batches,
@@ -21,7 +22,6 @@ from overlap.text.engines import (
     input_bytes,
     train_files,
 )
-from overlap.text.ngrams import build_index, scan
 
 
 def workload(n_train=400, seed=3):
@@ -113,14 +113,14 @@ def test_pool_started_part_way_through_a_stream_gives_the_same_result(data):
 
 
 def test_worker_count_follows_the_input_size(monkeypatch):
-    monkeypatch.setattr("overlap.text.engines.free_cores", lambda: 2)
+    monkeypatch.setattr("overlap.text.ngram.engines.free_cores", lambda: 2)
     assert choose_workers(3, None) == (3, 0)  # asked for: as asked
     assert choose_workers(None, 1000) == (1, 0)  # small: one process
     assert choose_workers(None, POOL_PAYS_OFF_BYTES) == (2, 0)  # large: one per core from the start
     assert choose_workers(None, None) == (2, POOL_PAYS_OFF_BYTES)  # unknown: the pool past the threshold
-    monkeypatch.setattr("overlap.text.engines.free_cores", lambda: 1)  # another job holds a core
+    monkeypatch.setattr("overlap.text.ngram.engines.free_cores", lambda: 1)  # another job holds a core
     assert choose_workers(None, None) == (1, 0)
-    monkeypatch.setattr("overlap.text.engines.usable_cores", lambda: 2)
+    monkeypatch.setattr("overlap.text.ngram.engines.usable_cores", lambda: 2)
     monkeypatch.setattr("os.getloadavg", lambda: (2.2, 2.0, 2.0))
     assert free_cores() == 1
     monkeypatch.setattr("os.getloadavg", lambda: (1.1, 1.0, 1.0))

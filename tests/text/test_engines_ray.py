@@ -27,9 +27,9 @@ from overlap.api.demo import DEMO_ROOT, demo_data
 from overlap.cli import app
 from overlap.outputs.report import ngram_summary, write_ngram_report
 from overlap.text import text_check
-from overlap.text.engine_ray import BatchScanner, scan_ray
-from overlap.text.engines import run_scan, train_files
-from overlap.text.ngrams import build_index
+from overlap.text.ngram import build_index
+from overlap.text.ngram.engine_ray import BatchScanner, scan_ray
+from overlap.text.ngram.engines import run_scan, train_files
 
 pytestmark = pytest.mark.skipif(ray is None, reason="Ray is not installed (pip install 'overlap[ray]')")
 
@@ -44,7 +44,7 @@ def local_ray():
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):
     """Blocks of a few kB, so that the small test input is many blocks spread over both actors."""
-    monkeypatch.setattr("overlap.text.engine_ray.MIN_BLOCK_BYTES", 8 << 10)
+    monkeypatch.setattr("overlap.text.ngram.engine_ray.MIN_BLOCK_BYTES", 8 << 10)
 
 
 @pytest.fixture(scope="module")

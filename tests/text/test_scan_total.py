@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from rich.console import Console
 
 from overlap import progress
-from overlap.text.engines import known_rows, train_files
+from overlap.text.ngram.engines import known_rows, train_files
 
 
 def _shards(folder, sizes):

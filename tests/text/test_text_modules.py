@@ -1,9 +1,9 @@
-"""The n-gram modules as a whole: the public names of ``overlap.text.ngrams``, and a light worker import."""
+"""The n-gram modules as a whole: the public names of ``overlap.text.ngram``, and a light worker import."""
 
 import subprocess
 import sys
 
-from overlap.text import ngrams
+from overlap.text import ngram as ngrams
 
 
 def test_every_public_name_is_importable_from_ngrams():
@@ -14,6 +14,6 @@ def test_every_public_name_is_importable_from_ngrams():
 
 def test_scan_worker_imports_no_pandas():
     """A spawned scan worker imports its module fresh: pandas there would cost every worker start."""
-    code = "import sys, overlap.text.ngram_workers; print('pandas' in sys.modules)"
+    code = "import sys, overlap.text.ngram.workers; print('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

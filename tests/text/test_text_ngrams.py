@@ -6,8 +6,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from overlap.text import ngram_boilerplate, ngram_build, ngram_chunk, ngram_match
-from overlap.text.ngrams import build_index, scan, scan_chunk, scan_long_row
+from overlap.text.ngram import boilerplate as ngram_boilerplate
+from overlap.text.ngram import build as ngram_build
+from overlap.text.ngram import build_index, scan, scan_chunk, scan_long_row
+from overlap.text.ngram import chunk as ngram_chunk
+from overlap.text.ngram import match as ngram_match
 
 
 def words(prefix: str, k: int, start: int = 0) -> list[str]:

@@ -8,9 +8,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overlap.text.ngram_chunk import ChunkTokens
-from overlap.text.ngram_hashing import prefix_hashes, window_hashes
-from overlap.text.ngrams import build_index
+from overlap.text.ngram import build_index
+from overlap.text.ngram.chunk import ChunkTokens
+from overlap.text.ngram.hashing import prefix_hashes, window_hashes
 from overlap.text.tokenize import split_tokens
 
 WORDS = ["a", "b", "Cc", "dd", "e_1", "fff", "gGgGgGgGgG", "h9", "don't", "x"]

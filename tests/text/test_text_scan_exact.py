@@ -12,9 +12,9 @@ from test_text_ngrams import run, text, words  # tests/text is on the path (no _
 
 from overlap.outputs.report import ngram_summary, write_ngram_report
 from overlap.text import text_check
-from overlap.text.ngram_chunk import ChunkTokens, _block_ids
-from overlap.text.ngram_hashing import token_values
-from overlap.text.ngrams import build_index
+from overlap.text.ngram import build_index
+from overlap.text.ngram.chunk import ChunkTokens, _block_ids
+from overlap.text.ngram.hashing import token_values
 from overlap.text.tokenize import split_tokens, tokenize_flat
 
 

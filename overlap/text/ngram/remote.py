@@ -12,7 +12,7 @@ import threading
 from datetime import timedelta
 from typing import Any
 
-from ..reach import CONNECT_SECONDS
+from ...reach import CONNECT_SECONDS
 
 RETRY_SECONDS = 10
 

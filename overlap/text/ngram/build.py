@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .memory import release_memory
-from .ngram_boilerplate import (
+from ..tokenize import Tokenizer, Tokens, get_tokenizer, to_string_array, tokenize_flat
+from .boilerplate import (
     NgramFrequencies,
     Windows,
     bench_span_mask,
@@ -17,9 +17,9 @@ from .ngram_boilerplate import (
     mark_background,
     top_spans,
 )
-from .ngram_hashing import U64, gather_windows, prefix_hashes, row_window_starts, vocab_values, window_hashes
-from .ngram_index import MAX_FILTER_BITS, BenchIndex, NgramTable
-from .tokenize import Tokenizer, Tokens, get_tokenizer, to_string_array, tokenize_flat
+from .hashing import U64, gather_windows, prefix_hashes, row_window_starts, vocab_values, window_hashes
+from .index import MAX_FILTER_BITS, BenchIndex, NgramTable
+from .memory import release_memory
 
 DEFAULT_NS = (13, 8)
 # An n-gram in this many distinct bench items or more is boilerplate. Why 5: a copied bench text is

@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ngram_hashing import U64
-from .tokenize import Tokenizer
+from ..tokenize import Tokenizer
+from .hashing import U64
 
 _LITTLE = sys.byteorder == "little"
 # the two bits a hash sets in its prefilter word: two 6-bit fields below the word index (bits 20-31)

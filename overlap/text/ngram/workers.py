@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import pickle
 
+from .chunk import scan_chunk, scan_long_row
+from .index import BenchIndex
 from .memory import release_memory
-from .ngram_chunk import scan_chunk, scan_long_row
-from .ngram_index import BenchIndex
 
 _WORKER_INDEX: BenchIndex | None = None
 

@@ -11,11 +11,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from .ngram_hashing import string_values, token_values
-from .ngram_index import BenchIndex
-from .ngram_match import WindowMatches, finish_matches, match_windows
-from .runs import longest_common_run
-from .tokenize import (
+from ..runs import longest_common_run
+from ..tokenize import (
     APOSTROPHE,
     TokenSpans,
     _buffers,
@@ -25,6 +22,9 @@ from .tokenize import (
     split_tokens,
     token_spans,
 )
+from .hashing import string_values, token_values
+from .index import BenchIndex
+from .match import WindowMatches, finish_matches, match_windows
 
 BLOCK_BYTES = 4 << 20  # bytes of one block of a long row
 

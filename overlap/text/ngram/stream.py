@@ -19,11 +19,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .cells import CellCounts, text_cells
+from ..cells import CellCounts, text_cells
+from ..tokenize import _buffers, to_string_array
+from .index import BenchIndex
 from .memory import release_memory
-from .ngram_index import BenchIndex
-from .ngram_workers import dump_index, init_worker, run_task, scan_task
-from .tokenize import _buffers, to_string_array
+from .workers import dump_index, init_worker, run_task, scan_task
 
 # chunking of the train side (bytes of text per task; rows per task)
 CHUNK_BYTES = 4 << 20

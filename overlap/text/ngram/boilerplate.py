@@ -2,7 +2,7 @@
 
 An n-gram in >= T distinct bench items, or in a background corpus, is boilerplate. The tokens such
 n-grams cover (of any configured n) are masked as *spans*: bench windows touching a masked token leave
-the index (the train side is masked in :mod:`overlap.text.ngram_match`).
+the index (the train side is masked in :mod:`overlap.text.ngram.match`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .ngram_hashing import U64, gather_windows, prefix_hashes, row_window_starts, spans_mask, window_hashes
-from .ngram_index import BenchIndex
-from .tokenize import to_string_array, tokenize_flat
+from ..tokenize import to_string_array, tokenize_flat
+from .hashing import U64, gather_windows, prefix_hashes, row_window_starts, spans_mask, window_hashes
+from .index import BenchIndex
 
 BACKGROUND_CHUNK_ROWS = 4096
 
@@ -60,7 +60,7 @@ class NgramFrequencies:
 def item_frequencies(windows: Windows, threshold: int | None) -> NgramFrequencies:
     """Count the distinct bench items of each distinct n-gram; frequent = at least ``threshold`` of them.
 
-    ``windows`` must be sorted by (hash, item, position), as :func:`ngram_build._bench_windows` makes them.
+    ``windows`` must be sorted by (hash, item, position), as :func:`.build._bench_windows` makes them.
     """
     h_sorted, i_sorted, starts = windows
     if len(h_sorted) == 0:

@@ -4,8 +4,8 @@ The train side is any of: a pandas DataFrame, an Arrow table, an iterable of rec
 (a path, folder or glob: ``TrainFiles``) read batch by batch with projection, so memory follows the batch
 size and the bench index, never the input size. Engines:
 
-- ``local``: :func:`overlap.text.ngram_scan.scan`, in this process or a process pool;
-- ``ray``: :mod:`overlap.text.engine_ray` (optional extra ``overlap[ray]``), the train side as a Ray Dataset.
+- ``local``: :func:`overlap.text.ngram.stream.scan`, in this process or a process pool;
+- ``ray``: :mod:`overlap.text.ngram.engine_ray` (optional extra ``overlap[ray]``), the train side as a Ray Dataset.
 
 Both merge the task results in input order with the same collector, so they give the same flags byte for
 byte.
@@ -20,13 +20,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import InputError
-from .cells import CellCounts
-from .identifiers import Targets
-from .ngram_index import BenchIndex
-from .ngram_scan import ScanResult, scan
+from ...errors import InputError
+from ..cells import CellCounts
+from ..identifiers import Targets
+from ..text_inputs import IdentifierTee, train_batches
+from .index import BenchIndex
 from .remote import interruptible, uri_filesystem
-from .text_inputs import IdentifierTee, train_batches
+from .stream import ScanResult, scan
 
 ENGINES = ("local", "ray")
 
@@ -77,13 +77,13 @@ class TrainFiles:
         reading the data (JSON lines, CSV, object-store URIs)."""
         if self.uri:
             return None
-        from ..sources.footers import parquet_rows
+        from ...sources.footers import parquet_rows
 
         return parquet_rows(self.source.files, self.source.filesystem)
 
     def data_files(self) -> list[tuple[str, str]]:
         """(path, format) of each file, in reading order; format '' when Ray cannot read it itself."""
-        from ..sources.batches import data_format
+        from ...sources.batches import data_format
 
         if self.uri:
             return [(self.spec, URI_FORMATS.get(os.path.splitext(self.spec.rstrip("/"))[1], "parquet"))]
@@ -103,7 +103,7 @@ def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainF
     text = os.fspath(spec)
     if "://" in text and not text.lower().startswith("hf://"):  # hf:// is a Hub dataset: listed as one
         return TrainFiles(text, id_column=id_column)
-    from ..sources.batches import open_batches
+    from ...sources.batches import open_batches
 
     source = open_batches(text, ["item_id"], hash_files=False)  # the columns are set when it is read
     local = source.filesystem is None

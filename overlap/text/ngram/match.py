@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ngram_hashing import U64, gather_windows, hashes_at, prefix_hashes, window_hashes
-from .ngram_index import BenchIndex, NgramTable
+from .hashing import U64, gather_windows, hashes_at, prefix_hashes, window_hashes
+from .index import BenchIndex, NgramTable
 
 
 @dataclass

@@ -23,14 +23,14 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 
-from ..errors import InputError
-from ..reach import import_ray, ray_session
-from .cells import CellCounts
-from .identifiers import Targets
-from .ngram_index import BenchIndex
-from .ngram_scan import LONG_ROW_BYTES, ScanResult, _Collector, _has_text, _TaskSource
-from .ngram_workers import scan_task
-from .text_inputs import IdentifierTee
+from ...errors import InputError
+from ...reach import import_ray, ray_session
+from ..cells import CellCounts
+from ..identifiers import Targets
+from ..text_inputs import IdentifierTee
+from .index import BenchIndex
+from .stream import LONG_ROW_BYTES, ScanResult, _Collector, _has_text, _TaskSource
+from .workers import scan_task
 
 RAY_FORMATS = ("parquet", "json")  # read by Ray itself (json: uncompressed JSON lines); other inputs
 # (csv, compressed JSON, Hub files, frames, batches) stream through the object store
