@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
-from .cells import CellCounts, text_cells
+from .cell_checks import CellCounts, text_cells
 from .identifiers import Targets, identifier_evidence
 from .ngram import (
     CHUNK_BYTES,

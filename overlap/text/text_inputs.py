@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .cells import CellCounts, python_cells, text_cells
+from .cell_checks import CellCounts, python_cells, text_cells
 from .identifiers import Targets, extract_targets
 from .tokenize import to_string_array
 

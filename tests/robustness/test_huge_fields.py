@@ -14,7 +14,7 @@ import pytest
 
 from overlap.model import FIELD_CAP_BYTES, cap_field, utf8_cut
 from overlap.text.api import text_check
-from overlap.text.cells import CellCounts, text_cells
+from overlap.text.cell_checks import CellCounts, text_cells
 
 GB = 1 << 30
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ...errors import InputError
 from ...reach import import_ray, ray_session
-from ..cells import CellCounts
+from ..cell_checks import CellCounts
 from ..identifiers import Targets
 from ..text_inputs import IdentifierTee
 from .index import BenchIndex

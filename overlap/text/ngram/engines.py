@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from ...errors import InputError
-from ..cells import CellCounts
+from ..cell_checks import CellCounts
 from ..identifiers import Targets
 from ..text_inputs import IdentifierTee, train_batches
 from .index import BenchIndex

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..cells import CellCounts, text_cells
+from ..cell_checks import CellCounts, text_cells
 from ..tokenize import _buffers, to_string_array
 from .index import BenchIndex
 from .memory import release_memory
