@@ -59,7 +59,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OVERLAP_OFFLINE", "1")
     from overlap.api import atlas as atlas_module
-    from overlap.outputs.atlas import write_atlas
+    from overlap.outputs.ship.atlas_repo import write_atlas
     from overlap.sources.registry import add_declarations
 
     with tempfile.TemporaryDirectory(prefix="atlas-bench-") as tmp:

@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     from overlap.api import compare
-    from overlap.outputs.report import write_compare_report
+    from overlap.outputs.report.result_folders import write_compare_report
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

@@ -1,7 +1,7 @@
 """Counts in words, for every message and table: `1,507`, `1 row` / `2 rows`, `1 stratum` / `3 strata`.
 
 It sits on the floor of the layers so that any layer (stats notes, audit titles, CLI lines, reports) says a
-count the same way; `overlap.outputs.cells` builds the report's cells on it.
+count the same way; `overlap.outputs.report.cell_text` builds the report's cells on it.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def test_demo_grades_crashes_with_a_control_and_finds_related_bugs():
 
 
 def test_specs_naming_the_harness_are_marked_for_the_filter():
-    from overlap.outputs.splits import filter_split
+    from overlap.outputs.ship.splits import filter_split
 
     result = compare("mimo-cyber", ["cybergym"], data=demo_data(), permutations=0)
     assert result.summary()["train_specs_naming_the_harness"] == 1

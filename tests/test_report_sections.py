@@ -2,9 +2,9 @@
 
 from overlap.api import compare
 from overlap.api.demo import demo_data
-from overlap.outputs.markdown import render_markdown
-from overlap.outputs.more_sections import swe_blocks
-from overlap.outputs.result_view import view_of
+from overlap.outputs.report.evidence_sections import swe_blocks
+from overlap.outputs.report.markdown import render_markdown
+from overlap.outputs.report.result_view import view_of
 
 
 def test_demo_report_has_evidence_and_text_sections():

@@ -14,7 +14,7 @@ from ..evidence.swe_pairs import classify_result, swe_sections
 from ..ids.ossfuzz import OssFuzzMapping, canonicalize_keys
 from ..join import duplicates, join, shared_keys
 from ..model import Dataset
-from ..outputs.splits import check_reasons, filter_split, write_split
+from ..outputs.ship.splits import check_reasons, filter_split, write_split
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
 from ..sources.generic import GenericColumns, read_generic
@@ -266,9 +266,9 @@ def filter_train(
     Runs the compare stages the `reasons` need (ids always; evidence for `fix` and `spec:*`; the text check
     for `ngram:<n>`, on the `text` fields "TRAIN_FIELD:BENCH_FIELD", None: each dataset's default; a training
     set read by its columns may name a column of its own as TRAIN_FIELD), decides which rows go
-    (`overlap.outputs.filter_plan`), writes the split and proves it: the kept split, read back by a verifier
+    (`overlap.outputs.ship.filter_plan`), writes the split and proves it: the kept split, read back by a verifier
     that shares no code with the filter (plain readers, the id parsers, set intersection with the benchmarks'
-    ids), holds no key an asked reason removes (`overlap.outputs.splits.write_split`). An asked `ngram:<n>`
+    ids), holds no key an asked reason removes (`overlap.outputs.ship.splits.write_split`). An asked `ngram:<n>`
     whose text check cannot run is an InputError, never a check recorded as passed. Returns a FilteredSplit
     (`comparison`, `decision`, `report`; it unpacks as those three). `engine`, `ray_address` and `workers`:
     the text scan's, as for `compare`.

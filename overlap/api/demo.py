@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Provenance
-from ..outputs.cells import count, plural, word_for
+from ..outputs.report.cell_text import count, plural, word_for
 from ..resources import demo_root
 
 DEMO_ROOT = demo_root()  # data/demo/ in the repository, overlap/_data/demo/ in an installed wheel

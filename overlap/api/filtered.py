@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ..outputs.filter_plan import FilterResult
-from ..outputs.splits import SplitReport
+from ..outputs.ship.filter_plan import FilterResult
+from ..outputs.ship.splits import SplitReport
 from ..results import CompareResult
 
 

@@ -37,7 +37,7 @@ def atlas(
     -d mimo-cyber=./mimo -d cybergym=./cybergym --pool none --out try/atlas
     """
     from ..api.atlas import atlas as run_atlas  # imported here: keeps `overlap --help` fast
-    from ..outputs.atlas import push_atlas, write_atlas
+    from ..outputs.ship.atlas_repo import push_atlas, write_atlas
     from ..sources.load import parse_data_options
 
     check_out(out, "atlas", *(names or []), data=data)

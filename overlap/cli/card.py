@@ -41,8 +41,8 @@ def card(
       overlap card reports/demo --card ./README.md
       overlap card reports/mimo-cyber__cybergym --push
     """
-    from ..outputs.cards import card_update, push_card, read_card  # imported here: keeps `overlap --help` fast
-    from ..outputs.result_view import load_result
+    from ..outputs.report.result_view import load_result
+    from ..outputs.ship.cards import card_update, push_card, read_card  # imported here: keeps `overlap --help` fast
 
     view = load_result(result_dir, command="card")
     if not push:

@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from ..outputs.cells import plural
 from ..outputs.published import safe_name
+from ..outputs.report.cell_text import plural
 from ..progress import set_quiet, status
 from .options import (
     BaseColumnOption,
@@ -94,7 +94,7 @@ def filter_cmd(
       overlap filter mimo-cyber cybergym --drop id --push --repo me/mimo-rl --config minus-cybergym
     """
     from ..api import filter_train  # imported here: keeps `overlap --help` fast
-    from ..outputs import splits
+    from ..outputs.ship import splits
     from ..sources.load import parse_data_options
     from ..text.attach import parse_text_options
 

@@ -36,7 +36,7 @@ def matrix(
     """
     try:  # handled here too: the command may run on its own typer app
         from ..api.matrix import matrix as run_matrix  # imported here: keeps `overlap --help` fast
-        from ..outputs.matrix import render_matrix, write_matrix_report
+        from ..outputs.report.matrix_folder import render_matrix, write_matrix_report
         from ..sources.load import parse_data_options
 
         if out is not None:
@@ -49,7 +49,7 @@ def matrix(
         typer.echo(f"overlap: error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from None
     if text is None:
-        from ..outputs.console import print_matrix  # imported here: keeps `overlap --help` fast
+        from ..outputs.report.console import print_matrix  # imported here: keeps `overlap --help` fast
 
         print_matrix(result, stdout_console())  # the terminal's width; a fixed width when not a terminal
     else:

@@ -111,7 +111,10 @@ def ngram(
 
     Example: overlap ngram swe-rebench-v2 swe-bench-multilingual --text problem_statement:problem_statement
     """
-    from ..outputs.report import ngram_summary, write_ngram_report  # imported here: keeps `overlap --help` fast
+    from ..outputs.report.result_folders import (  # imported here: keeps `overlap --help` fast
+        ngram_summary,
+        write_ngram_report,
+    )
     from ..sources.files import read_text_file
     from ..sources.load import parse_data_options
     from ..text.api import text_check

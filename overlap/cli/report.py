@@ -25,8 +25,8 @@ def report(
 
     Example: overlap report reports/demo
     """
-    from ..outputs.report import write_reports  # imported here: keeps `overlap --help` fast
-    from ..outputs.result_view import load_result
+    from ..outputs.report.result_folders import write_reports  # imported here: keeps `overlap --help` fast
+    from ..outputs.report.result_view import load_result
 
     view = load_result(result_dir)
     target = Path(out or result_dir)

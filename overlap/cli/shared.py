@@ -24,7 +24,7 @@ ResultDir = Annotated[Path, typer.Argument(help="A result folder written by `ove
 
 def stdout_console():
     """The terminal's width (or COLUMNS); a fixed width when stdout is not a terminal (see stdout_console)."""
-    from ..outputs.console import stdout_console  # imported here: rich and the report stack load on use
+    from ..outputs.report.console import stdout_console  # imported here: rich and the report stack load on use
 
     return stdout_console()
 
@@ -81,8 +81,8 @@ def result_problems(result) -> list[tuple[str, list]]:
 
 def emit_compare(result, fmt: Format, out: Path | None) -> dict:
     """A compare result: the report folder (when `out`), then the summary on stdout in `fmt`."""
-    from ..outputs.console import print_table, render  # imported here: keeps `overlap --help` fast
-    from ..outputs.report import write_compare_report
+    from ..outputs.report.console import print_table, render  # imported here: keeps `overlap --help` fast
+    from ..outputs.report.result_folders import write_compare_report
 
     summary = result.summary()
     if out is not None:

@@ -1,15 +1,16 @@
-"""Writers: result folders, tables for stdout, filtered splits, dataset cards.
+"""Writers: the report of a result, and the artefacts users ship.
 
-Inside, imports go one way only (no cycles, none hidden in a function body):
+- `report/`: a result as people read it: the compare, ngram and matrix result folders (`result_folders`,
+  `matrix_folder`), report.md and report.html (`markdown`, `html`, their Jinja `templates/`), what compare
+  and matrix print on stdout (`console`), and the report model they share (`result_view`, `assemble`,
+  `sections`, `evidence_sections`, `table_rows`, `cell_text`).
+- `ship/`: what users take away and publish: the filtered split (`splits`, deciding with `filter_plan`,
+  writing with `split_files`, proved by `verify_split`), the dataset-card section (`cards`), the atlas as a
+  Hub dataset repository (`atlas_repo`), and the Hub client they push with (`hub`).
+- here, shared by both: `atomic` (atomic writes, `--out` ownership), `folders` (what kind of result a folder
+  holds), `published` (what may leave the machine), `tables` (CSV with fixed columns, the id lists).
 
-- entry points, which compose the writers: `report` (a compare folder, report.md/html re-rendered from a
-  saved one, the ngram folder), `console` (what compare and matrix print: rich tables, or the same rows as
-  Markdown, CSV, JSON), `matrix` (the matrix folder and its stdout text), `splits` (the filtered split and
-  its push), `cards` (the card section and its push);
-- leaf writers, which import nothing of each other: `markdown` (report.md), `html` (report.html), `tables`
-  (CSV with fixed columns, id lists); JSON is `overlap.jsonout`;
-- what they share, below them: `result_view` (a result read back or viewed in memory), `assemble` (the
-  report's sections in reading order), `sections` / `more_sections` (the report model and its registry),
-  `table_rows` (the rows of the summary and matrix tables), `cells`, `published`, `atomic`, `folders`,
-  `hub`, `filter_plan`, `split_files`.
+Imports go one way only: `ship` may use `report` (the card section reads a result the way the report does),
+`report` never uses `ship`, and both use the shared modules here, which use neither (an import-linter
+contract in pyproject.toml checks it).
 """

@@ -4,7 +4,8 @@ import pytest
 from outputs_helpers import attach_test_baselines
 
 from overlap.errors import InputError, OverlapError
-from overlap.outputs.cards import (
+from overlap.outputs.report.result_view import view_of
+from overlap.outputs.ship.cards import (
     begin_marker,
     bench_record,
     card_update,
@@ -14,7 +15,6 @@ from overlap.outputs.cards import (
     update_card_text,
     validate_record,
 )
-from overlap.outputs.result_view import view_of
 
 CARD = "---\nlicense: mit\n---\n# MiMo RL data\n\nRows for RL.\n"
 

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from overlap.cli import app
 from overlap.errors import InputError
-from overlap.outputs.cards import card_update
-from overlap.outputs.console import render_markdown
-from overlap.outputs.result_view import view_of
-from overlap.outputs.table_rows import pairs_cell
+from overlap.outputs.report.console import render_markdown
+from overlap.outputs.report.result_view import view_of
+from overlap.outputs.report.table_rows import pairs_cell
+from overlap.outputs.ship.cards import card_update
 
 
 def invoke(*args):
@@ -32,7 +32,7 @@ def test_crlf_card_stays_crlf(view, tmp_path):
     card.parent.mkdir()
     original = b"---\r\nlicense: mit\r\n---\r\n# My set\r\n\r\nSome text.\r\n"
     card.write_bytes(original)
-    from overlap.outputs.cards import read_card
+    from overlap.outputs.ship.cards import read_card
 
     text, where = read_card(card, None)
     update = card_update(view, text, None, where)
@@ -55,7 +55,7 @@ def test_lf_card_stays_lf_and_a_card_without_front_matter_gets_none(view):
 
 
 def test_output_over_the_input_card_is_refused(demo_result, tmp_path):
-    from overlap.outputs.report import write_compare_report
+    from overlap.outputs.report.result_folders import write_compare_report
 
     write_compare_report(demo_result, tmp_path / "res", reports=False)
     ds = tmp_path / "ds"
@@ -64,8 +64,8 @@ def test_output_over_the_input_card_is_refused(demo_result, tmp_path):
     result = invoke("card", tmp_path / "res", "--card", ds / "README.md", "--out", ds)
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1  # refused before any work
     assert (ds / "README.md").read_text() == "# mine\n" and not (ds / ".overlap").exists()
-    from overlap.outputs.cards import read_card
-    from overlap.outputs.result_view import load_result
+    from overlap.outputs.report.result_view import load_result
+    from overlap.outputs.ship.cards import read_card
 
     text, where = read_card(ds / "README.md", None)
     with pytest.raises(InputError, match="never overwritten"):  # and the writer refuses it too
@@ -84,7 +84,7 @@ def test_card_files_are_all_or_nothing(view, tmp_path):
 
 
 def test_a_bench_name_never_escapes_the_output(demo_result, tmp_path):
-    from overlap.outputs.report import write_compare_report
+    from overlap.outputs.report.result_folders import write_compare_report
 
     res = tmp_path / "res"
     write_compare_report(demo_result, res, reports=False)

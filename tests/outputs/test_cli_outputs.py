@@ -12,8 +12,8 @@ from overlap.cli import handles_errors
 from overlap.cli.card import card
 from overlap.cli.filter import filter_cmd
 from overlap.cli.report import report
-from overlap.outputs import cards, splits
-from overlap.outputs.report import write_compare_report, write_report_extras
+from overlap.outputs.report.result_folders import write_compare_report, write_report_extras
+from overlap.outputs.ship import cards, splits
 
 app = typer.Typer()
 app.command("filter")(handles_errors(filter_cmd))

@@ -10,9 +10,9 @@ from outputs_helpers import FakeHfApi
 from typer.testing import CliRunner
 
 from overlap.cli import app
-from overlap.outputs.cards import card_update, push_card
 from overlap.outputs.published import public_provenance, safe_name, scrub_paths
-from overlap.outputs.result_view import load_result
+from overlap.outputs.report.result_view import load_result
+from overlap.outputs.ship.cards import card_update, push_card
 
 ABSOLUTE = re.compile(r"(?<![\w.:/~-])/(?:tmp|home|root|Users|var|private|work|mnt|opt)/")
 

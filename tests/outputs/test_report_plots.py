@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import base64
 
-from overlap.outputs.html import _pyplot, draw_plot, null_range
-from overlap.outputs.sections import _strata_blocks
+from overlap.outputs.report.html import _pyplot, draw_plot, null_range
+from overlap.outputs.report.sections import _strata_blocks
 
 
 def _svg(uri: str) -> str:

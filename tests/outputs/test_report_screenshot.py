@@ -23,8 +23,8 @@ import pytest
 
 from overlap.api import compare
 from overlap.api.demo import demo_data
-from overlap.outputs.html import PLOTS_SKIPPED
-from overlap.outputs.report import write_compare_report
+from overlap.outputs.report.html import PLOTS_SKIPPED
+from overlap.outputs.report.result_folders import write_compare_report
 
 SWE_TESTS = Path(__file__).resolve().parents[1] / "swe"
 WIDTHS = (1400, 800)

@@ -5,12 +5,12 @@ import sys
 import pytest
 from outputs_helpers import attach_test_baselines
 
-from overlap.outputs import sections
-from overlap.outputs.html import PLOTS_SKIPPED, render_html
-from overlap.outputs.markdown import render_markdown
-from overlap.outputs.report import write_compare_report, write_report_extras, write_reports
-from overlap.outputs.result_view import load_result, view_of
-from overlap.outputs.sections import Note, Section, register_section
+from overlap.outputs.report import sections
+from overlap.outputs.report.html import PLOTS_SKIPPED, render_html
+from overlap.outputs.report.markdown import render_markdown
+from overlap.outputs.report.result_folders import write_compare_report, write_report_extras, write_reports
+from overlap.outputs.report.result_view import load_result, view_of
+from overlap.outputs.report.sections import Note, Section, register_section
 
 
 def images(html):

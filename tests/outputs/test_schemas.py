@@ -23,7 +23,7 @@ from overlap.api import compare  # noqa: E402
 from overlap.api.demo import demo_data  # noqa: E402
 from overlap.cli import app  # noqa: E402
 from overlap.jsonout import KINDS, SCHEMA_DIR, dumps_json, schema_of, to_jsonable, validate_output, versioned  # noqa: E402
-from overlap.outputs.report import PAIRS_CSV_COLUMNS  # noqa: E402
+from overlap.outputs.report.result_folders import PAIRS_CSV_COLUMNS  # noqa: E402
 
 
 def run(*args):

@@ -9,8 +9,8 @@ from fixtures import write_all
 
 from overlap.api import compare
 from overlap.errors import InputError, OverlapError
-from overlap.outputs import splits
-from overlap.outputs.splits import bench_lists, filter_split, push_split, write_split
+from overlap.outputs.ship import splits
+from overlap.outputs.ship.splits import bench_lists, filter_split, push_split, write_split
 
 
 def read_out(out):

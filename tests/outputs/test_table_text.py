@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from overlap.api import compare
 from overlap.api.demo import demo_data, explain
 from overlap.cli import app
-from overlap.outputs.cells import count, part_of, plural, range95, tail
-from overlap.outputs.console import (
+from overlap.outputs.report.cell_text import count, part_of, plural, range95, tail
+from overlap.outputs.report.console import (
     column_widths,
     identifier_words,
     print_table,
@@ -81,8 +81,8 @@ def test_demo_cells_read_as_sentences(demo_summary):
 
 
 def test_report_md_uses_the_same_cells(demo_result):
-    from overlap.outputs.markdown import render_markdown as report_markdown
-    from overlap.outputs.result_view import view_of
+    from overlap.outputs.report.markdown import render_markdown as report_markdown
+    from overlap.outputs.report.result_view import view_of
 
     md = report_markdown(view_of(demo_result))
     assert "| uniform | 6 | 1.18 | 0.9428 | 0–3 | 5.112 | P(X ≥ 6) = 3.8e-05 |" in md
@@ -113,7 +113,7 @@ def swe_data(tmp_path_factory):
 @pytest.mark.parametrize("width", [80, 120])
 def test_matrix_fits_the_terminal(width, swe_data):
     from overlap.api import matrix
-    from overlap.outputs.matrix import couple_rows, matrix_rows
+    from overlap.outputs.report.matrix_folder import couple_rows, matrix_rows
 
     args = ["matrix", *BENCHES, *[a for name, path in swe_data.items() for a in ("--data", f"{name}={path}")]]
     run = CliRunner().invoke(app, args, env={"COLUMNS": str(width)})

@@ -19,8 +19,8 @@ from overlap.api.demo import DEMO_ROOT, demo_data
 from overlap.cli.app import app
 from overlap.errors import InputError
 from overlap.ids.ossfuzz import parse_mapping
-from overlap.outputs.splits import filter_split, write_split
-from overlap.outputs.verify_split import BenchRows, KeyColumns, SplitFile, promised, row_keys, verify_split
+from overlap.outputs.ship.splits import filter_split, write_split
+from overlap.outputs.ship.verify_split import BenchRows, KeyColumns, SplitFile, promised, row_keys, verify_split
 
 compare_module = importlib.import_module("overlap.api.compare")  # the module: `overlap.api.compare` is the function
 DEMO = {name: DEMO_ROOT / name for name in ("mimo-cyber", "cybergym", "arvo")}
@@ -161,10 +161,10 @@ def test_promised_kinds():
 
 
 def test_the_verifier_imports_nothing_of_the_filter():
-    code = ("import sys, overlap.outputs.verify_split; "
+    code = ("import sys, overlap.outputs.ship.verify_split; "
             "print(sorted(m for m in sys.modules if m.startswith('overlap.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = eval(done.stdout)  # noqa: S307 - our own printed list
     forbidden = ("overlap.join", "overlap.evidence", "overlap.sources", "overlap.api", "overlap.ids.recognise",
-                 "overlap.outputs.splits", "overlap.outputs.split_files", "overlap.outputs.filter_plan")
+                 "overlap.outputs.ship.splits", "overlap.outputs.ship.split_files", "overlap.outputs.ship.filter_plan")
     assert not [m for m in loaded if m.startswith(forbidden)], loaded

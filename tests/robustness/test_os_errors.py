@@ -151,7 +151,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
 
 SLOW_RUN = """
 import sys, time
-import overlap.outputs.report as report
+import overlap.outputs.report.result_folders as report
 real = report.write_report_extras
 def slow(*args, **kwargs):
     print("writing", file=sys.stderr, flush=True)

@@ -12,7 +12,7 @@ from overlap.api import compare
 from overlap.errors import InputError
 from overlap.ids.ossfuzz import OssFuzzMapping
 from overlap.model import Dataset, Provenance
-from overlap.outputs.table_rows import _chance_rows as table_rows  # the printed rows of a baselines block
+from overlap.outputs.report.table_rows import _chance_rows as table_rows  # the printed rows of a baselines block
 from overlap.sources.load import load_pool
 from overlap.stats.wiring import cyber_baselines, pool_for, swe_inclusion
 

@@ -17,8 +17,8 @@ from overlap.api.atlas import atlas
 from overlap.api.compare import compare
 from overlap.api.matrix import matrix
 from overlap.cli import app
-from overlap.outputs import atlas as atlas_outputs
-from overlap.outputs.atlas import write_atlas
+from overlap.outputs.ship import atlas_repo as atlas_outputs
+from overlap.outputs.ship.atlas_repo import write_atlas
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 SWE = ["swe-rebench-v2", "swe-polybench", "swe-bench", "swe-bench-verified", "swe-bench-pro"]

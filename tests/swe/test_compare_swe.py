@@ -14,7 +14,7 @@ from overlap.api import compare
 from overlap.cli import app
 from overlap.evidence.swe_pairs import classify_pairs, classify_result
 from overlap.join import join
-from overlap.outputs.report import dumps_json
+from overlap.outputs.report.result_folders import dumps_json
 
 BENCHES = ["multi-swe-bench", "swe-polybench", "swe-bench-multilingual"]
 

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from overlap.api import compare
 from overlap.api.demo import DEMO_ROOT, demo_data
 from overlap.cli import app
-from overlap.outputs.report import ngram_summary, write_ngram_report
+from overlap.outputs.report.result_folders import ngram_summary, write_ngram_report
 from overlap.text import text_check
 from overlap.text.ngram import build_index
 from overlap.text.ngram.engine_ray import BatchScanner, scan_ray

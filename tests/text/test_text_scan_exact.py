@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from test_text_ngrams import run, text, words  # tests/text is on the path (no __init__.py)
 
-from overlap.outputs.report import ngram_summary, write_ngram_report
+from overlap.outputs.report.result_folders import ngram_summary, write_ngram_report
 from overlap.text import text_check
 from overlap.text.ngram import build_index
 from overlap.text.ngram.chunk import ChunkTokens, _block_ids

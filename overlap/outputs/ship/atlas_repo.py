@@ -21,14 +21,14 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from .. import __version__
-from ..atlas_model import AtlasResult
-from ..errors import OverlapError
-from ..jsonout import dumps_json
-from .atomic import atomic_folder
+from ... import __version__
+from ...atlas_model import AtlasResult
+from ...errors import OverlapError
+from ...jsonout import dumps_json
+from ..atomic import atomic_folder
+from ..published import safe_name
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name tests replace
-from .published import safe_name
 
 CARD_LICENSE = "apache-2.0"  # the atlas tables (ids and counts) as overlap writes them; each source keeps its own
 MAX_PAIRS_SHOWN = 500  # pairs listed on one cell's page (all are in data/pairs.parquet)

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..jsonout import dumps_json
-from .cells import title_of
+from ...jsonout import dumps_json
+from .cell_text import title_of
 from .table_rows import couple_rows, markdown_table, matrix_rows, summary_rows
 
 # Width of stdout tables when stdout is not a terminal and COLUMNS is not set (a file, a pipe, CI): fixed,

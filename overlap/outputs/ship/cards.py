@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, OverlapError
-from ..jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
-from ..model import PAIR_COLUMNS
-from ..sources.files import read_text_file
-from ..words import plural, word_for
+from ...errors import InputError, OverlapError
+from ...jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
+from ...model import PAIR_COLUMNS
+from ...sources.files import read_text_file
+from ...words import plural, word_for
+from ..published import describe_source, public_provenance, safe_name, scrub_paths
+from ..report.sections import ResultView, fmt, null_models, stage_ran
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name tests replace
-from .published import describe_source, public_provenance, safe_name, scrub_paths
-from .sections import ResultView, fmt, null_models, stage_ran
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "overlap-bench.schema.json"
 # Evidence columns that are not text, typed again when pairs.csv is read back (it is read as text).

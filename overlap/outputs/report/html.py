@@ -15,7 +15,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from .assemble import APPENDIX, build_report
-from .cells import title_of
+from .cell_text import title_of
 from .sections import ResultView
 
 PLOTS_SKIPPED = "Plots skipped: matplotlib is not installed (install the extra: pip install overlap[plots])."
@@ -186,7 +186,7 @@ def render_html(view: ResultView) -> str:
                 for block in section.blocks:
                     if type(block).__name__ == "Plot":
                         images[id(block)] = draw_plot(plt, block.kind, block.data)
-    env = Environment(loader=PackageLoader("overlap.outputs", "templates"), undefined=StrictUndefined,
+    env = Environment(loader=PackageLoader("overlap.outputs.report", "templates"), undefined=StrictUndefined,
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
     html = env.get_template("report.html.j2").render(
         title=title_of(view.summary), sections=sections, images=images, plots_skipped=plt is None,

@@ -29,11 +29,11 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-from ..errors import InputError
-from ..ids.cve import find_cve
-from ..ids.github import canonical_repo, normalize_base, normalize_repo, parse_instance_id, parse_pr
-from ..ids.ossfuzz import issue_number, trailing_int
-from ..ids.values import id_text
+from ...errors import InputError
+from ...ids.cve import find_cve
+from ...ids.github import canonical_repo, normalize_base, normalize_repo, parse_instance_id, parse_pr
+from ...ids.ossfuzz import issue_number, trailing_int
+from ...ids.values import id_text
 
 METHOD = "independent read-back"
 ID_KINDS = ("ossfuzz", "cve", "repo_pr", "base_pr", "fix_commit")  # what `--drop id` promises to remove

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from .cells import count, tail
+from .cell_text import count, tail
 
 MAX_TEXT_CHARS = 1500  # example texts are cut here in pair_items.parquet (said in the report)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cells import count, part_of, plural, share
+from .cell_text import count, part_of, plural, share
 from .sections import Block, Note, Section, Table, fmt, generic_blocks, register_section
 
 GRADE_ORDER = ("type_and_frame", "frame_only", "harness_entry_point", "type_only", "type_only_no_frame",

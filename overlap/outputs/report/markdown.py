@@ -8,7 +8,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from .assemble import build_report
-from .cells import title_of
+from .cell_text import title_of
 from .sections import ResultView, fmt
 
 
@@ -18,7 +18,7 @@ def _md_cell(value: Any) -> str:
 
 def render_markdown(view: ResultView) -> str:
     """report.md: the same sections as report.html; plots are named and left to the HTML report."""
-    env = Environment(loader=PackageLoader("overlap.outputs", "templates"), undefined=StrictUndefined,
+    env = Environment(loader=PackageLoader("overlap.outputs.report", "templates"), undefined=StrictUndefined,
                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters["cell"] = _md_cell
     text = env.get_template("report.md.j2").render(title=title_of(view.summary), sections=build_report(view),

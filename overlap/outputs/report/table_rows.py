@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import PAIR_KINDS
-from ..results import MatrixResult
-from .cells import count, duplicates_cell, null_cell, part_of, permutation_cell, plural, share
+from ...model import PAIR_KINDS
+from ...results import MatrixResult
+from .cell_text import count, duplicates_cell, null_cell, part_of, permutation_cell, plural, share
 
 # The summary table's first header: its rows say what each benchmark column counts.
 FIRST_HEADER = "measure"

@@ -2,7 +2,7 @@
 (`markdown.py`) and report.html (`html.py`).
 
 The core counts come first (the summary table of `table_rows`, a headline per benchmark), then one section
-per extra summary key (registered in `sections.py` and `more_sections.py`, or shown generically), the
+per extra summary key (registered in `sections.py` and `evidence_sections.py`, or shown generically), the
 evidence columns that later stages add to pairs.csv as count tables (`evidence_blocks`, no registration
 needed), matched pairs side by side, duplicates and provenance. `with_appendix` moves the raw detail to
 an appendix at the end.
@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..model import PAIR_COLUMNS
-from . import more_sections  # noqa: F401 - registers the evidence, text and SWE sections
-from .cells import count, part_of, plural, share
+from ...model import PAIR_COLUMNS
+from . import evidence_sections  # noqa: F401 - registers the evidence, text and SWE sections
+from .cell_text import count, part_of, plural, share
 from .sections import (
     MAX_TEXT_CHARS,
     Block,

@@ -1,12 +1,12 @@
-"""The entry point of the outputs layer: the result folder of a compare (pairs.csv, related.csv,
+"""The entry point of the report: the result folder of a compare (pairs.csv, related.csv,
 duplicates.csv, summary.json, train_clean_ids.txt, the per-benchmark id lists, pair_items.parquet,
 report.md/html), report.md/html re-rendered from a saved folder, and the folder of `overlap ngram`
 (summary.json, flags.csv, boilerplate.csv).
 
 It composes the leaf writers, which import nothing of each other: `tables` (CSV with fixed columns, id
 lists), `jsonout` (JSON), `markdown` (report.md) and `html` (report.html), over the shared view of a result
-(`result_view`) and its sections (`assemble`). The matrix folder is `matrix.py`, the filtered split
-`splits.py`, the card section `cards.py`.
+(`result_view`) and its sections (`assemble`). The matrix folder is `matrix_folder.py`, the filtered split
+`ship/splits.py`, the card section `ship/cards.py`.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Any
 
 import pandas as pd
 
-from ..jsonout import dumps_json, versioned
-from .atomic import atomic_folder, write_text_atomic
+from ...jsonout import dumps_json, versioned
+from ..atomic import atomic_folder, write_text_atomic
+from ..published import safe_name
+from ..tables import DUPLICATES_CSV_COLUMNS, PAIRS_CSV_COLUMNS, bench_lists, to_csv_text, with_columns
 from .html import render_html
 from .markdown import render_markdown
-from .published import safe_name
 from .result_view import PAIR_ITEMS_FILE, fetch_paired_columns, view_of
 from .sections import ResultView
-from .tables import DUPLICATES_CSV_COLUMNS, PAIRS_CSV_COLUMNS, bench_lists, to_csv_text, with_columns
 
 __all__ = ["DUPLICATES_CSV_COLUMNS", "PAIRS_CSV_COLUMNS", "dumps_json", "ngram_summary", "write_compare_report",
            "write_ngram_report", "write_report_extras", "write_reports"]

@@ -4,7 +4,7 @@ use it: it is heavy, and most commands never publish (`overlap --help` must not 
 
 from __future__ import annotations
 
-from ..errors import OverlapError
+from ...errors import OverlapError
 
 
 def hub_api(token: str | None):

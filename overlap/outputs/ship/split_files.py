@@ -29,8 +29,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import InputError
-from ..sources.files import first_line, read_json_rows
+from ...errors import InputError
+from ...sources.files import first_line, read_json_rows
 
 SHARD_FOLDER = "data"
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..jsonout import dumps_json
-from ..model import COUNTED_PAIR_KINDS
-from ..results import MatrixResult
-from .atomic import atomic_folder
+from ...jsonout import dumps_json
+from ...model import COUNTED_PAIR_KINDS
+from ...results import MatrixResult
+from ..atomic import atomic_folder
+from ..tables import to_csv_text
 from .table_rows import couple_rows, markdown_table, matrix_rows
-from .tables import to_csv_text
 
 __all__ = ["couple_rows", "matrix_rows", "render_matrix", "write_matrix_report"]
 

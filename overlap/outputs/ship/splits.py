@@ -26,19 +26,19 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError, OverlapError
-from ..jsonout import dumps_json, versioned
-from ..progress import stage
-from ..sources.files import SingleFile, SplitSource, first_line, sha256_of
-from ..sources.load import open_source, reread
-from ..sources.registry import get_spec
-from .atomic import atomic_folder
+from ...errors import InputError, OverlapError
+from ...jsonout import dumps_json, versioned
+from ...progress import stage
+from ...sources.files import SingleFile, SplitSource, first_line, sha256_of
+from ...sources.load import open_source, reread
+from ...sources.registry import get_spec
+from ..atomic import atomic_folder
+from ..published import describe_source, public_provenance
+from ..tables import bench_lists, to_csv_text
 from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name the CLI calls and tests replace
-from .published import describe_source, public_provenance
 from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_schema, write_shard
-from .tables import bench_lists, to_csv_text
 from .verify_split import BenchRows, KeyColumns, SplitFile, verify_split
 
 __all__ = ["DEFAULT_REASONS", "REMOVED_COLUMNS", "FilterResult", "SplitReport", "bench_lists", "check_reasons",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..words import IRREGULAR, count, plural, word_for  # noqa: F401 - re-exported: the cells' vocabulary
+from ...words import IRREGULAR, count, plural, word_for  # noqa: F401 - re-exported: the cells' vocabulary
 
 
 def share(x: float | None) -> str:

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError
-from ..evidence.patches import PatchBook, relate_patches
-from ..jsonout import dumps_json
-from ..sources.cyber import cybergym_task_path
-from ..sources.swe import TEXT, ensure_columns
-from ..sources.taskfiles import fetch_item_files
-from .folders import require_kind
+from ...errors import InputError
+from ...evidence.patches import PatchBook, relate_patches
+from ...jsonout import dumps_json
+from ...sources.cyber import cybergym_task_path
+from ...sources.swe import TEXT, ensure_columns
+from ...sources.taskfiles import fetch_item_files
+from ..folders import require_kind
 from .sections import MAX_TEXT_CHARS, ResultView
 
 PAIR_ITEMS_FILE = "pair_items.parquet"

@@ -28,8 +28,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ..model import KEY_KINDS
+from ...errors import InputError
+from ...model import KEY_KINDS
 
 DEFAULT_REASONS = ("id", "fix", "dup")
 FIX_RELATIONS = ("identical", "contains", "contained")
