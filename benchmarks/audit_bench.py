@@ -1,4 +1,4 @@
-"""Benchmark of ``overlap audit`` on a large synthetic repository (audit spec §14).
+"""Benchmark of ``overlap audit`` on a large synthetic repository.
 
 Builds, with ``git fast-import``, a repository of 20,000 tracked files and a history of ~2,000 commits
 (> 200,000 objects), checks out a base three quarters of the way along, leaves a branch at the tip
@@ -12,7 +12,7 @@ It then wraps that repository into a three-layer ``docker save`` archive of more
 (uncompressed): a bulk layer of large files, the repository at /testbed, and a layer that adds more
 data and rewrites two tracked files; and audits the archive.
 
-Targets on the 2-core machine (spec §14): repo audit < 30 s and < 600 MiB; image audit < 120 s and
+Targets on the 2-core machine: repo audit < 30 s and < 600 MiB; image audit < 120 s and
 < 400 MiB.
 """
 

@@ -1,4 +1,4 @@
-"""Benchmark of the text check (issue 5, point 8): speed, memory and correctness on a synthetic workload.
+"""Benchmark of the text check: speed, memory and correctness on a synthetic workload.
 
 Workload (deterministic, seeded):
 

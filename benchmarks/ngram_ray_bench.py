@@ -1,4 +1,4 @@
-"""The Ray engine against the local engine (issue 15, point 6): ``python benchmarks/ngram_bench.py --engine ray``.
+"""The Ray engine against the local engine: ``python benchmarks/ngram_bench.py --engine ray``.
 
 On the benchmark's workload (one size: the largest of ``--sizes``, as parquet shards), in a fresh process:
 the local engine with one worker in process (the per-core baseline), then a local Ray (``num_cpus`` = 2;

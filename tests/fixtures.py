@@ -1,4 +1,4 @@
-"""Hand-made fixtures in the real schemas (../shared/DATASETS.md), written into temp folders laid out like
+"""Hand-made fixtures in the real schemas (the columns their declarations name), written into temp folders laid out like
 the Hub / GitHub repos. Values are invented; field names, nesting and id formats follow the real data."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One vocabulary across commands (issue 16): shared options have the same names everywhere, old spellings
+"""One vocabulary across commands: shared options have the same names everywhere, old spellings
 still parse, --help shows real metavars and the choices, `--version` and `-h` work."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``overlap audit``: find the reference fix leaking from a task environment (spec: shared/specs/audit.md).
+"""``overlap audit``: find the reference fix leaking from a task environment.
 
 Library entry points (modules load lazily; importing this package costs nothing)::
 

@@ -1,4 +1,4 @@
-"""What every check sees about one target, and the shared grading rules of §3.
+"""What every check sees about one target, and the shared grading rules (docs/audit.md, Severity and verdicts).
 
 A ``Ctx`` is built per target by ``run.py``. It loads lazily: the git scan (``ctx.repo``), the worktree
 listing (``ctx.files``), nested git folders, the index. Checks raise :class:`NotApplicable` or
@@ -165,7 +165,7 @@ class Ctx:
         return self._repo
 
     def unsafe_entries(self, repo: GitRepo) -> list[str]:
-        """Entries of the store's folders git could open that are not regular files or folders (§8.3)."""
+        """Entries of the store's folders git could open that are not regular files or folders."""
         dirs = [p for prefix, p in repo.object_dirs() if prefix]  # alternates: git reads them too
         folders = list(dict.fromkeys([repo.gitdir, repo.common, *dirs]))
         tree = self.tree or self.scope

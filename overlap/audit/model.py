@@ -1,4 +1,4 @@
-"""Report records, the severity and verdict rules of the audit spec (§3, §10), and the JSON report (§10.1).
+"""Report records, the severity and verdict rules (docs/audit.md), and the JSON report.
 
 ``Finding`` → ``CheckResult`` → ``Target`` → ``AuditReport``. Verdicts are derived, never stored, so
 they cannot disagree with the findings: a route, target or run is ``leak`` if any finding is critical
@@ -23,7 +23,7 @@ ROUTES = ("git", "fixed-content", "times", "leftovers")
 VERDICTS = ("leak", "incomplete", "suspect", "clean")
 VERDICT_RANK = {v: i for i, v in enumerate(VERDICTS)}
 
-# Every check of §4–§7, in report order, with its route.
+# Every check (G, F, T, L), in report order, with its route.
 CHECK_IDS: tuple[tuple[str, str], ...] = (
     *((f"G{i}", "git") for i in range(1, 16)),
     *((f"F{i}", "fixed-content") for i in range(1, 4)),
@@ -46,7 +46,7 @@ def worst(severities) -> str | None:
 
 
 def verdict_of(findings, statuses) -> str:
-    """§3: leak > incomplete > suspect > clean."""
+    """The verdict order: leak > incomplete > suspect > clean."""
     sev = {f.severity for f in findings}
     if sev & {"critical", "high"}:
         return "leak"
@@ -166,7 +166,7 @@ class AuditReport:
 
     @property
     def exit_code(self) -> int:
-        """§2: 2 for ``incomplete``; 1 when ``--fail-on`` is reached; else 0."""
+        """The exit code: 2 for ``incomplete``; 1 when ``--fail-on`` is reached; else 0."""
         v = self.verdict
         if v == "incomplete":
             return 2

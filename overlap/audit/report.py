@@ -1,4 +1,4 @@
-"""The audit report as the human table (spec §10.2); its JSON form (§10.1) is ``model.report_dict``.
+"""The audit report as the human table; its JSON form is ``model.report_dict``.
 
 One row per finding, cells cut to the terminal width, and every control character of the input escaped
 (a commit subject can carry terminal escapes).
@@ -77,7 +77,7 @@ def _cut(text: str, width: int) -> str:
 
 
 def render_table(r: AuditReport, width: int | None = None) -> str:
-    """The human table of §10.2 (one block per target, then a final verdict line when there are several)."""
+    """The human table (one block per target, then a final verdict line when there are several)."""
     width = width or shutil.get_terminal_size((160, 24)).columns
     lines: list[str] = []
     targets = sorted(r.targets, key=lambda t: t.path)

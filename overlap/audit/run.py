@@ -1,4 +1,4 @@
-"""``audit()``: target discovery, the check registry, and the run (audit spec §2, §11).
+"""``audit()``: target discovery, the check registry, and the run.
 
 Each check is registered as ``Check(id, needs, run)``; unmet needs give ``not_applicable`` with the
 reason (or ``incomplete`` when git cannot read the repository), so ``checks[]`` always names every
@@ -61,7 +61,7 @@ CHECKS: tuple[Check, ...] = (
     _c("L10", set(), leftovers.check_l10), _c("L11", {"image"}, imagechecks.check_l11),
 )
 assert tuple(c.id for c in CHECKS) == tuple(cid for cid, _ in CHECK_IDS)
-# a nested store gets G1–G12 against its own base (§4 G13), and G14: a submodule moved past its gitlink
+# a nested store gets G1–G12 against its own base (G13), and G14: a submodule moved past its gitlink
 GIT_STORE_CHECKS = tuple(c for c in CHECKS if c.id in {f"G{i}" for i in (*range(1, 13), 14)})
 
 # parse errors of git files, attributed to the check that reads the file
@@ -135,7 +135,7 @@ def run_checks(ctx: Ctx, checks: Iterable[Check]) -> tuple[list[CheckResult], li
 
 def _git_view(gitdir: Path | None, fsroot: Path | None, private: Path, git_error: str | None):
     """(git folder for git, dropped alternates, their image names, git error) of a store inside a root
-    filesystem or image: alternates, ``commondir`` and ``gitdir`` are rewritten into a private copy (§9.4);
+    filesystem or image: alternates, ``commondir`` and ``gitdir`` are rewritten into a private copy;
     a common folder that is not in the input blocks git (its host namesake is never read)."""
     dropped: list[str] = []
     alt_names: dict[str, str] = {}
@@ -322,7 +322,7 @@ IMAGE_KINDS = ("docker-save", "oci-layout", "rootfs-tar")
 
 
 def no_repository(given: str, what: str) -> InputError:
-    """§2: an input holding no repository is a usage error (exit 2), never an empty `clean` audit."""
+    """An input holding no repository is a usage error (exit 2), never an empty `clean` audit."""
     if what == "folder":
         where = "no .git and no git folder down to depth 4"
         instead = "give the repository folder itself, an image archive, or a root filesystem with --rootfs"
@@ -333,7 +333,7 @@ def no_repository(given: str, what: str) -> InputError:
 
 
 def _git_odd_entries(merged) -> list[str]:
-    """§9.4 and §8.3: entries of an image's git folders that are not regular files or folders (symlinks,
+    """Entries of an image's git folders that are not regular files or folders (symlinks,
     FIFOs, devices) are recorded and never materialised, so git would silently miss them: the git route is
     incomplete, naming each (a ``hooks/`` entry is never read: ignored)."""
     out = []
@@ -399,7 +399,7 @@ def _run_target(ctx: Ctx) -> Target:
 
 
 def _add_git_layers(ctx: Ctx, findings: list[Finding]) -> None:
-    """§6 T3: every G finding also names the layer that wrote its ``.git`` file (e.g. ORIG_HEAD by layer 2)."""
+    """T3: every G finding also names the layer that wrote its ``.git`` file (e.g. ORIG_HEAD by layer 2)."""
     created = {x.index: x.created_by for x in ctx.image.layers}
     prefix = ctx.repo_path.strip("/") + "/"
     for f in findings:

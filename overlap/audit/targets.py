@@ -1,4 +1,4 @@
-"""Finding what to audit (audit spec §2 PATH kinds): repositories, folders of them, root filesystems
+"""Finding what to audit (PATH kinds): repositories, folders of them, root filesystems
 and image archives, and the repository inside a root filesystem or image view.
 
 Paths named by the input (``gitdir:`` files, alternates, ``--repo-path``) are resolved inside the root
@@ -75,7 +75,7 @@ ROOTFS_TOPS = {"bin", "etc", "usr", "lib", "lib64", "var", "root", "home", "tmp"
 
 
 def detect_kind(path: Path, rootfs: bool) -> str:
-    """§2's PATH kinds, in order."""
+    """The PATH kinds, in order."""
     if path.is_file():
         try:
             with tarfile.open(path) as tar:
@@ -132,7 +132,7 @@ def checkout_exists(fsroot: Path | None, checkout: str | None) -> bool:
 
 
 def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, Path | None, str | None]:
-    """(worktree, git folder, image path) of the audited repo in a root filesystem (§2 image mode)."""
+    """(worktree, git folder, image path) of the audited repo in a root filesystem (image mode)."""
     if repo_path:
         d = inside(fsroot, repo_path)
         layout = repo_layout(d, fsroot) if d is not None and is_dir(d) else None
@@ -158,7 +158,7 @@ def find_rootfs_repo(fsroot: Path, repo_path: str | None) -> tuple[Path | None, 
 def materialise_if_alternates(gitdir: Path, fsroot: Path, private: Path, dropped: list[str],
                               names: dict[str, str]) -> Path:
     """Copy a git folder whose alternates name image paths into the private folder, rewriting each line
-    to the copy's view of the image (§9.4): git must never read a host path named by the image."""
+    to the copy's view of the image: git must never read a host path named by the image."""
     if not is_regular(gitdir / "objects" / "info" / "alternates"):
         return gitdir
     copy = Path(tempfile.mkdtemp(prefix="git-", dir=private))
@@ -224,7 +224,7 @@ def _first_line(path: Path) -> str | None:
 
 def private_gitdir(gitdir: Path, fsroot: Path, private: Path, dropped: list[str], names: dict[str, str],
                    missing: list[tuple[str, str]]) -> Path:
-    """The git folder git may be pointed at, for a repository inside a root filesystem or image (§9.4).
+    """The git folder git may be pointed at, for a repository inside a root filesystem or image.
 
     A linked worktree's git folder names its common folder in ``commondir`` (relative, or an absolute
     path of the image) and its checkout in ``gitdir``: both are resolved inside ``fsroot`` and written

@@ -1,4 +1,4 @@
-"""Reading the audited tree safely (audit spec §8.3).
+"""Reading the audited tree safely.
 
 Walks use ``os.scandir`` without following symlinks and never cross into another filesystem. Files are
 opened only when ``lstat`` shows a regular file, with ``O_NOFOLLOW|O_NONBLOCK``, re-checked with

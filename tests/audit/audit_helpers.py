@@ -1,5 +1,5 @@
-"""Helpers of the audit tests: building the spec's fixtures (§12) with real git, running real git for a
-test's own setup, and snapshotting a folder (§8.2). Imported by name (``audit_helpers``), never as
+"""Helpers of the audit tests: building the audit fixtures with real git, running real git for a
+test's own setup, and snapshotting a folder. Imported by name (``audit_helpers``), never as
 ``conftest``, which other test folders also have."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def git(*args: str, cwd: str | Path, env: dict | None = None) -> str:
 
 
 def snapshot(root: Path) -> dict[str, tuple]:
-    """Every path below root with its type, content hash and mtime (ns): the §8.2 'unchanged' check."""
+    """Every path below root with its type, content hash and mtime (ns): the 'input unchanged' check."""
     import hashlib
 
     out = {}
@@ -83,7 +83,7 @@ def snapshot(root: Path) -> dict[str, tuple]:
 
 
 def assert_valid_report(report) -> dict:
-    """The report's JSON validates against ``overlap/audit/schema.json`` and names no private path (§10.1)."""
+    """The report's JSON validates against ``overlap/audit/schema.json`` and names no private path."""
     import json
     from importlib.resources import files
 

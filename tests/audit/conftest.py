@@ -1,4 +1,4 @@
-"""Fixtures of the audit spec (§12), built once per session with real git in a temp folder.
+"""The audit's fixtures, built once per session with real git in a temp folder.
 
 The shell recipes live in ``fixtures/*.sh``; commits carry pinned dates, so object IDs are stable.
 """

@@ -1,5 +1,5 @@
-"""§7 L4: every cache family the spec lists, built by hand on a copy of the clean root filesystem
-(`ctl-root`, §12.4). The leak variant holds the fix, the hidden tests or their IDs; the control holds
+"""L4: every cache family docs/audit.md names, built by hand on a copy of the clean root filesystem
+(`ctl-root`). The leak variant holds the fix, the hidden tests or their IDs; the control holds
 the same caches filled from base B only and must stay clean."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _mypy(names: list[str]) -> str:
 
 
 def add_caches(root: Path, calc: str, test: str, go_test: str) -> dict[str, str]:
-    """Write one cache of each §7 L4 family into ``root``; returns path → bytes written (for keys)."""
+    """Write one cache of each L4 family into ``root``; returns path → bytes written (for keys)."""
     files: dict[str, bytes] = {
         "testbed/.pytest_cache/v/cache/lastfailed": json.dumps({f"tests/test_calc.py::{test}": True}).encode(),
         "tmp/jest_rs/jest-transform-cache-3f2a/1a/calc_1a2b3c": f'"use strict";\n{calc}\n//# map'.encode(),

@@ -1,4 +1,4 @@
-"""The ``overlap audit`` command (§2 exit codes), run through the real ``overlap`` app of overlap/cli/
+"""The ``overlap audit`` command (exit codes), run through the real ``overlap`` app of overlap/cli/
 (which registers it with ``handles_errors``): user errors become one stderr line and exit 2."""
 
 from __future__ import annotations

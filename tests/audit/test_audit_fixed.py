@@ -1,4 +1,4 @@
-"""Fixed-content route (§5): the post-fix blobs are computed in a scratch folder (the audited store gains
+"""Fixed-content route: the post-fix blobs are computed in a scratch folder (the audited store gains
 no object) and found in the store, the index, the worktree and any same-sized file."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_reference_parsing_and_test_ids(gitfix):
 
 
 def test_object_set_matches_dulwich(gitfix):
-    """§12.6 cross-check: ALL from `cat-file --batch-all-objects` equals dulwich's object_store iteration."""
+    """Cross-check: ALL from `cat-file --batch-all-objects` equals dulwich's object_store iteration."""
     dulwich_repo = pytest.importorskip("dulwich.repo")
     from overlap.audit.context import Ctx  # noqa: F401
     from overlap.audit.git.cmd import GitRunner

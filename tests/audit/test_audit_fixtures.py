@@ -1,4 +1,4 @@
-"""The git, fixed-content and file-time fixtures of the audit spec (§12.2, §12.3) against §12.6.
+"""The git, fixed-content and file-time fixtures against their expected results.
 
 For each fixture the listed findings must appear at the listed severity, no other finding above
 ``info`` may appear, and the verdict must match. Keys may use ``*`` (storage names hold pack hashes).
@@ -179,7 +179,7 @@ def test_base_missing_is_reported_and_audit_continues(gitfix):
 
 
 def test_unreachable_set_matches_git_fsck(gitfix):
-    """§4 G5 cross-check: `git fsck --unreachable` (reflogs count as roots) lists the same objects."""
+    """G5 cross-check: `git fsck --unreachable` (reflogs count as roots) lists the same objects."""
     from audit_helpers import git
 
     from overlap.audit.context import Ctx  # noqa: F401  (import check only)
@@ -212,7 +212,7 @@ ROOT_EXPECTED = {
 
 
 def test_root_filesystem_leftovers(gitfix):
-    """§12.4 root: every leftover is found on the right check and severity."""
+    """The leftover root: every leftover is found on the right check and severity."""
     report = audit(gitfix.path("root"), rootfs=True, repo_path="/testbed", **gitfix.R)
     assert_findings(report, ROOT_EXPECTED, "leak")
     t = report.targets[0]

@@ -1,6 +1,6 @@
-"""The hardened git runner (§8.1): every call carries the hardening, forbidden subcommands never start,
+"""The hardened git runner: every call carries the hardening, forbidden subcommands never start,
 and a hostile repository's hooks, fsmonitor, pager, filters, signature program and ext:: promisor run
-nothing (§12.2 ``hostile``)."""
+nothing (``hostile``)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_runner_timeout_and_failure_become_git_errors(tmp_path):
 
 
 def test_hostile_repo_runs_nothing_and_is_unchanged(gitfix):
-    """§12.2 hostile: hooks, fsmonitor, pager, diff.external, filters, gpg.program and an ext:: promisor."""
+    """The hostile fixture: hooks, fsmonitor, pager, diff.external, filters, gpg.program and an ext:: promisor."""
     before = snapshot(gitfix.L / "hostile")
     report = audit(gitfix.path("hostile"), **gitfix.R)
     assert not list(gitfix.L.glob("PWNED*"))
@@ -133,7 +133,7 @@ def test_hostile_markers_would_fire_with_plain_git(gitfix, tmp_path):
 
 @pytest.mark.parametrize("name", ["swb4", "index", "stash", "worktree", "nested", "setup-test", "t-validate"])
 def test_audit_leaves_the_input_unchanged(gitfix, name):
-    """§8.2: every path, content hash and mtime is the same after an audit; the store gains no object."""
+    """Input unchanged: every path, content hash and mtime is the same after an audit; the store gains no object."""
     before = snapshot(gitfix.L / name)
     audit(gitfix.path(name), **gitfix.R)
     assert snapshot(gitfix.L / name) == before

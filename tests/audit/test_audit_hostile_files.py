@@ -1,4 +1,4 @@
-"""Hostile entries in the audited tree (issue 12, "Audit"): the audit reads only regular files.
+"""Hostile entries in the audited tree: the audit reads only regular files.
 
 A FIFO, a device or a symlink out of the tree inside a git folder is never opened, by the audit or by git
 (which would block until the 300 s timeout and then report a false "base not in the store"): the checks that

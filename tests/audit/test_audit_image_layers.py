@@ -1,4 +1,4 @@
-"""Image layers the reader cannot take whole (§9.1): zstd layers with and without a zstd decompressor,
+"""Image layers the reader cannot take whole: zstd layers with and without a zstd decompressor,
 and foreign (non-distributable) layers left out of the archive. Both give `incomplete`, never a crash
 or an input error; a missing layer that is not foreign stays an input error."""
 

@@ -1,5 +1,5 @@
-"""§4 G8 and §9.4 inside an image: a linked worktree whose main repository is `/testbed` and whose
-checkout is `/work/wt` (the `worktree` fixture of §12.2, moved into one image layer). Its `gitdir` and
+"""G8 and the git-folder rewriting inside an image: a linked worktree whose main repository is `/testbed` and whose
+checkout is `/work/wt` (the `worktree` fixture of fixtures/git.sh, moved into one image layer). Its `gitdir` and
 `commondir` files name image paths: they are resolved inside the image and rewritten into the private
 copy, and the host path of the same name is never read."""
 

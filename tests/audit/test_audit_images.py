@@ -1,4 +1,4 @@
-"""Images read without Docker (§9, §12.5): formats, digests, whiteouts, alternates inside the image,
+"""Images read without Docker: formats, digests, whiteouts, alternates inside the image,
 hostile archives and a decompression bomb."""
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def test_alternates_to_a_host_path_are_never_read(gitfix):
 
 
 def test_nested_store_alternates_to_a_host_path_are_never_read(gitfix, tmp_path):
-    """A second store in the image (G13) gets the same §9.4 rewriting as the audited one."""
+    """A second store in the image (G13) gets the same git-folder rewriting as the audited one."""
     import shutil
 
     layer = tmp_path / "l0"

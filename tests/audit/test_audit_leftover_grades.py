@@ -1,4 +1,4 @@
-"""Two gradings of §7: L3 bytecode whose only difference from the source is the recorded mtime (info,
+"""Two gradings of the leftovers route: L3 bytecode whose only difference from the source is the recorded mtime (info,
 checkouts and `touch` change mtimes), and L11 shadowed image files matched by the fixed blob's hash
 (whatever their name), not only answer-like names."""
 

@@ -1,5 +1,5 @@
-"""§13: the published cleaner and checker rules against the fixtures, rebuilt from the rules themselves
-(run with real git on the fixture), next to overlap's verdict, which must match the spec's column."""
+"""The published cleaner and checker rules against the fixtures, rebuilt from the rules themselves
+(run with real git on the fixture), next to overlap's verdict, which must match the expected column."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _git(repo: Path, *args: str, ok=(0,)) -> str:
 
 
 def rules(repo: Path, base: str) -> tuple[str, ...]:
-    """The five published rules as written (§13), run by hand."""
+    """The five published rules as written, run by hand."""
     logs = repo / ".git/logs/HEAD"
     remotes = repo / ".git/refs/remotes"
     bmd = (logs.is_file() and logs.stat().st_size > 0) or (remotes.is_dir() and any(remotes.iterdir()))

@@ -1,4 +1,4 @@
-"""The tool's own git-file parsers (§4, §11): real files from the fixtures parse correctly, and truncated,
+"""The tool's own git-file parsers: real files from the fixtures parse correctly, and truncated,
 mutated or random bytes raise ParseError and nothing else."""
 
 from __future__ import annotations

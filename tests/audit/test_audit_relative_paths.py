@@ -1,4 +1,4 @@
-"""Relative paths audit exactly as absolute ones (issue 16: `overlap audit ./testbed` skipped 16 checks because
+"""Relative paths audit exactly as absolute ones (`overlap audit ./testbed` once skipped 16 checks because
 git ran in a private folder with `testbed/.git/config` unresolved).
 
 The report records the arguments as given (``inputs.path``, ``inputs.fix[].source``, ``inputs.tests[].source``)

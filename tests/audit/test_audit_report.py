@@ -1,4 +1,4 @@
-"""Report model and output (§3, §10): schema, determinism, no temp paths, required fields, verdict rules,
+"""Report model and output: schema, determinism, no temp paths, required fields, verdict rules,
 and the table escaping control characters."""
 
 from __future__ import annotations

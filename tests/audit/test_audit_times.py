@@ -1,4 +1,4 @@
-"""``newest_group`` (§6) on the four reference cases of the spec, plus ties, N < 10, k* = K and the
+"""``newest_group`` on the four reference cases, plus ties, N < 10, k* = K and the
 1 s spread floor."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Properties of the id parsers (issue 12): whatever the text, a parser returns None or a number written
+"""Properties of the id parsers: whatever the text, a parser returns None or a number written
 verbatim in ASCII digits in it; every documented form of a number parses back to that number; a float id
 with a fraction never becomes text."""
 

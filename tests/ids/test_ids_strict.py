@@ -1,4 +1,4 @@
-"""Issue 12, ids: every hostile or careless id example is a named regression test.
+"""Ids: every hostile or careless id example is a named regression test.
 
 A malformed or out-of-range id is None from its scheme's parser (the adapters count it as `malformed_id`
 and keep the item without a key): never coerced to another number, never an exception.

@@ -1,4 +1,4 @@
-"""Printed tables read as sentence fragments and fit narrow terminals (issue 16): `overlap demo` and
+"""Printed tables read as sentence fragments and fit narrow terminals: `overlap demo` and
 `overlap matrix` at 80 and 120 columns stay within the width and never break a header word; counts carry
 thousands separators; plurals agree; the chance cells name the observed count, `P(X ≥ n) = p`."""
 

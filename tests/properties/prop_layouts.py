@@ -1,11 +1,12 @@
 """Generated training sets and benchmarks for the `overlap filter` property tests, in the real schemas
-(../shared/DATASETS.md), written at test time into a temp folder laid out like the Hub repos.
+(the columns the datasets' declarations name), written at test time into a temp folder laid out like the
+Hub repos.
 
 Every generated source row comes with its **truth**: the id the row holds and the canonical task keys it
 carries, worked out here from the task the row was rendered from (never by the tool's own parsers). The
 oracle (`prop_oracle.py`) decides from the truths alone which training rows join a benchmark.
 
-Canonical keys, as DESIGN.md defines the identities:
+Canonical keys, as docs/architecture.md defines the identities:
 
 - `ossfuzz:<n>`   the new tracker id when the OSS-Fuzz mapping knows the old id, else the id as given;
 - `cve:<CVE-YYYY-N>`;
@@ -499,7 +500,7 @@ class MsbRows:
             return self.row(repo, None, base, task, plan.variant, with_id=False), Truth(None)
         if plan.kind == "bad_id":
             # No number, and an id without one: only the base commit is known. (`number` stays an integer
-            # column: JSON lines of one file whose types drift are another question, issue 11 point 4.)
+            # column: JSON lines of one file whose types drift are another question.)
             row = self.row(repo, None, task.base, task, plan.variant)
             row["instance_id"] = instance_id(repo, "unknown", lower=False)
             if not plan.same_fix:

@@ -1,4 +1,4 @@
-"""Property tests of `overlap filter` over every training-side layout (issue 11, point 3).
+"""Property tests of `overlap filter` over every training-side layout.
 
 For each generated case (prop_layouts.cases) the filter runs through the CLI, offline, and every promise is
 checked against an oracle that knows nothing of the tool's code (prop_oracle.check_promise):

@@ -1,4 +1,4 @@
-"""The cases of issue 11 as named regression tests of `overlap filter`: rows located by their position in
+"""Reported filter cases as named regression tests of `overlap filter`: rows located by their position in
 the file, every copy of a matched id dropped, removed.csv naming the row that was really dropped.
 
 Each test states its expectation by hand (ids, files, positions) rather than through the oracle, so a

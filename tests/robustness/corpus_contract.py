@@ -1,6 +1,6 @@
-"""The robustness corpus's shared parts: builders of small inputs in the real schemas (DATASETS.md), the
-runners (typer's CliRunner in-process, or `python -m overlap.cli` in a subprocess with a timeout) and ONE
-checker of the command-line contract (DESIGN.md, issue 12):
+"""The robustness corpus's shared parts: builders of small inputs in the real schemas (as the datasets'
+declarations name them), the runners (typer's CliRunner in-process, or `python -m overlap.cli` in a
+subprocess with a timeout) and ONE checker of the command-line contract (docs/architecture.md, Promises):
 
 - exit code 0, 1 or 2, and 1 only when `--fail-on` was given;
 - no `Traceback` on stderr or stdout (in-process, an exception escaping the app counts as one);

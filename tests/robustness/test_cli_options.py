@@ -1,5 +1,5 @@
-"""Option values are range-checked at parse time and usage errors are one line (issue 12 point 3); `--fail-on`
-is finite and ≥ 0 and names each benchmark that crossed it (issue 11 point 7)."""
+"""Option values are range-checked at parse time and usage errors are one line; `--fail-on`
+is finite and ≥ 0 and names each benchmark that crossed it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12.5: a huge text or patch field costs bounded memory; over the cap it is truncated and counted."""
+"""A huge text or patch field costs bounded memory; over the cap it is truncated and counted."""
 
 from __future__ import annotations
 

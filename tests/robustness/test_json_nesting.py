@@ -1,4 +1,4 @@
-"""Issue 12 (tracebacks): deep JSON nesting is an input error naming file and line, never a RecursionError."""
+"""No tracebacks: deep JSON nesting is an input error naming file and line, never a RecursionError."""
 
 from __future__ import annotations
 

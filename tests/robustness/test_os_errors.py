@@ -1,4 +1,4 @@
-"""Every OS error is a user error (issue 12 point 3): permission, disk full, read-only, busy, not a folder, a
+"""Every OS error is a user error: permission, disk full, read-only, busy, not a folder, a
 full or closed stdout → exit 2 and one line naming the path; a broken pipe ends quietly; SIGTERM cleans up as
 SIGINT does. Tests run as root, so a read-only or full disk is simulated (a failing os call) or found where
 the kernel refuses writes (/sys, /proc)."""

@@ -1,4 +1,4 @@
-"""Output folders are owned (issue 12, "Data loss" and point 2): `--out` writes only into a folder that does
+"""Output folders are owned (no data loss): `--out` writes only into a folder that does
 not exist, is empty, or holds a previous output of the same command (its `.overlap-output` marker); anything
 else is refused with exit 2 and one line before any work, and nothing is deleted or changed."""
 

@@ -1,4 +1,4 @@
-"""Issue 12 (tracebacks): non-text cells in a text column never crash `overlap ngram` or the text check.
+"""No tracebacks: non-text cells in a text column never crash `overlap ngram` or the text check.
 
 Rule (overlap/text/cell_checks.py): str and bytes are text; None/NaN are null; every other cell (int, float,
 bool, list, dict) is counted as `non_text_cells` (with an example id and the types) and skipped.

@@ -1,6 +1,6 @@
 """Helpers for the chance-baseline tests (a plain module, not a conftest.py, so nothing here can shadow
 another folder's conftest): a tiny ARVO-Meta clone in the real layout
-(`archive_data/meta/<old id>.json`, fields as in ../shared/DATASETS.md), with invented values."""
+(`archive_data/meta/<old id>.json`, fields as the arvo-meta declaration reads them), with invented values."""
 
 from __future__ import annotations
 

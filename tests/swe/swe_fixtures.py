@@ -1,4 +1,5 @@
-"""Hand-made SWE fixtures in the real schemas (DATASETS.md), written as local folders laid out like the Hub repos.
+"""Hand-made SWE fixtures in the real schemas (as their declarations name them), written as local folders
+laid out like the Hub repos.
 
 The cases, by PR (train = SWE-rebench-V2):
 

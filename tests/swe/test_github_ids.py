@@ -73,7 +73,7 @@ def test_parse_pr(value, number):
     assert parse_pr(value) == number
 
 
-# "+5": issue 12 — ids have no sign.
+# "+5": ids have no sign.
 @pytest.mark.parametrize("value", [None, "", "abc", "#12", 1.5, "1.5", -3, 0, "0", True, math.nan, "12a", "+5"])
 def test_parse_pr_rejects(value):
     assert parse_pr(value) is None

@@ -1,4 +1,4 @@
-"""Issue 15, points 3-5: contractions are one token, every flag reports its longest shared run, the
+"""Contractions are one token, every flag reports its longest shared run, the
 fast scan path (token values from bytes, ids looked up on demand) gives the same answer as the plain
 tokenizer, and the same inputs give a byte-identical flags.csv."""
 

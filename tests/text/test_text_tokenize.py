@@ -42,7 +42,7 @@ def reference(text: str | None) -> list[str]:
 
 def test_ascii_words_lowercase_and_punctuation():
     got = tokenize(pa.array(["Hello, World! foo_bar 42x  --  Don't", "A.B.C"])).to_pylist()
-    # "Don't" was two tokens ("don", "t") before contractions were kept whole (issue 15)
+    # "Don't" was two tokens ("don", "t") before contractions were kept whole
     assert got == [["hello", "world", "foo_bar", "42x", "don't"], ["a", "b", "c"]]
 
 

@@ -1,6 +1,6 @@
-"""Test caches and artefacts (audit spec §7 L4): what a test run or a build left behind.
+"""Test caches and artefacts (L4): what a test run or a build left behind.
 
-The cache families of §7 L4 are recognised by path, wherever they sit (repository, ``/root``, ``/home/*``
+The cache families of L4 are recognised by path, wherever they sit (repository, ``/root``, ``/home/*``
 or ``/tmp`` of a root filesystem or image): pytest's ``nodeids``/``lastfailed``, jest caches
 (``/tmp/jest_*``, transformed sources), Go's build and test cache, Maven ``-SNAPSHOT`` artefacts, Gradle
 build-cache entries (gzipped tars), Bazel's output base (test logs), Julia's compiled cache, coverage.py

@@ -1,4 +1,4 @@
-"""Leftovers in compiled form (audit spec §7 L3, L5): bytecode, binaries and archive members.
+"""Leftovers in compiled form (L3, L5): bytecode, binaries and archive members.
 
 A mixin of ``leftovers._Scan`` (it uses ``self.ctx``, ``self.ref``, ``self.tokens``, ``self.hunks``,
 ``self.pycs`` and ``self.add``).

@@ -1,4 +1,4 @@
-"""Fixed-content route, F1 and F2 (audit spec §5): the post-fix blobs looked up everywhere.
+"""Fixed-content route, F1 and F2: the post-fix blobs looked up everywhere.
 
 The blobs come from ``content.reference.compute_fixed`` (scratch ``git apply``, hashed in process; nothing is
 ever written to the audited store). Each fixed path gets one finding listing every place its blob was

@@ -1,7 +1,7 @@
-"""Git route, entry-point checks G1–G8 (audit spec §4). G9–G15 are in ``gitmeta.py``.
+"""Git route, entry-point checks G1–G8. G9–G15 are in ``gitmeta.py``.
 
 Every check reads the scan of ``git.repo.GitRepo`` through ``ctx.repo`` and grades what an entry
-point makes reachable with ``ctx.grade_oid`` (§3: an entry point takes the worst severity of the
+point makes reachable with ``ctx.grade_oid`` (the grading rule: an entry point takes the worst severity of the
 content it reaches; a SHA whose object is absent is graded by ``--network``).
 """
 

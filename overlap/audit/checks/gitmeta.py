@@ -1,4 +1,4 @@
-"""Git route, store-level checks G9–G15 (audit spec §4): alternates, config, history rewriting,
+"""Git route, store-level checks G9–G15: alternates, config, history rewriting,
 ID-bearing metadata, nested stores, HEAD vs base, formats not understood."""
 
 from __future__ import annotations

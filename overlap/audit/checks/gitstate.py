@@ -1,4 +1,4 @@
-"""Git route, G4 (audit spec §4): pseudo-refs and operation state (``ORIG_HEAD``, ``FETCH_HEAD``,
+"""Git route, G4: pseudo-refs and operation state (``ORIG_HEAD``, ``FETCH_HEAD``,
 ``MERGE_HEAD``…, ``info/refs``, rebase and sequencer folders, ``rr-cache``, ``lost-found``, commit messages).
 
 An ID named here whose object is absent is graded by ``ctx.sha_only`` (what it adds to the declared

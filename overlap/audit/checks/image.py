@@ -1,4 +1,4 @@
-"""Image-only checks (audit spec §6 T3, §7 L8, L11) over the merged map and the config.
+"""Image-only checks (T3, L8, L11) over the merged map and the config.
 
 L9 on image tags is part of L9 in ``leftovers.py``; these checks read the leftovers pass and the T1/T2 grading."""
 

@@ -1,7 +1,7 @@
-"""Leftovers route (audit spec §7) and the file part of F3, in one pass over the scanned files.
+"""Leftovers route and the file part of F3, in one pass over the scanned files.
 
 Scope: the root filesystem in rootfs mode, the repository folder (untracked and ignored files
-included) in repo mode. Each regular file up to ``scan_file_bytes`` is read once (opened as §8.3 says)
+included) in repo mode. Each regular file up to ``scan_file_bytes`` is read once (opened safely, ``tree.py``)
 and fed to every matcher; tracked files whose index stat data still match are not leftovers and are
 skipped. Findings are keyed ``<check>:<path as shown>``.
 """

@@ -1,4 +1,4 @@
-"""F3 near copies (audit spec §5): files are matched in the leftovers pass; non-base blobs here.
+"""F3 near copies: files are matched in the leftovers pass; non-base blobs here.
 
 Non-base blobs are streamed from git in calls of at most ``STORE_BUDGET`` content bytes and dropped as
 soon as they are matched: a full clone of a large project holds gigabytes of them, and memory must not

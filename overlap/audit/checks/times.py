@@ -1,4 +1,4 @@
-"""File-times route (audit spec §6): ``newest_group`` and the checks T1, T2 (T3 needs images).
+"""File-times route: ``newest_group`` and the checks T1, T2 (T3 needs images).
 
 ``newest_group`` finds a small group of newest files set apart from the bulk: the largest gap just
 below the k newest (k ≤ K), flagged when that gap is at least a minute and at least ten times the
@@ -33,7 +33,7 @@ def group_size_cap(n: int) -> int:
 
 
 def newest_group(times: dict[str, float]) -> dict:
-    """§6 steps 1–5: the group of newest files, its gap, the bulk's spread, and whether it is flagged."""
+    """The steps of the T checks: the group of newest files, its gap, the bulk's spread, and whether it is flagged."""
     n = len(times)
     result: dict = {"params": dict(PARAMS), "n": n}
     if n < PARAMS["min_files"]:

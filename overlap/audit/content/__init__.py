@@ -1,4 +1,4 @@
-"""The reference answer and the readers of file content (audit spec §2, §5, §7): ``reference`` (fix and test
+"""The reference answer and the readers of file content: ``reference`` (fix and test
 patches, fixed blobs), ``matchers`` (hunks, test IDs, hex IDs), ``archives`` (zip, gzip and tar members) and
 ``pyc`` (bytecode headers and code objects).
 

@@ -1,5 +1,5 @@
 """Members of zip-family archives (wheels, jars, eggs, zips), gzip files and gzipped tars (Gradle
-build-cache entries), read within the limits of §8.4: each member up to ``archive_member_bytes`` (16 MiB),
+build-cache entries), read within the audit's limits: each member up to ``archive_member_bytes`` (16 MiB),
 each archive up to 16 times that in total, counted on decompressed bytes as they stream. The format is
 chosen by magic bytes, not by name (cache entries have none). Nothing is extracted to disk."""
 

@@ -1,4 +1,4 @@
-"""Matchers shared by F3 and the leftovers route (audit spec §5 F3, §7): distinctive lines of the
+"""Matchers shared by F3 and the leftovers route: distinctive lines of the
 reference hunks, "holds a hunk", the patch matcher, fix-only tokens, hidden test IDs and hex IDs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bytecode from another version of the source (audit spec §7 L3).
+"""Bytecode from another version of the source (L3).
 
 A pyc's header (magic, flags, source mtime and size or SipHash) is read in process. When the magic is
 the auditor's own, an isolated child (``python -I -S``, memory and CPU limits, a timeout; ``marshal`` is

@@ -1,4 +1,4 @@
-"""The reference answer: fix and test patches, fixed files, test IDs (audit spec §2, §5).
+"""The reference answer: fix and test patches, fixed files, test IDs.
 
 ``load_reference`` turns ``--fix``/``--tests``/``--test-id``/``--instance`` into a :class:`Reference`
 (paths R, patches, direct files). ``compute_fixed`` then builds the post-fix content of every path

@@ -1,4 +1,4 @@
-"""Reading a git store (audit spec §4, §8.1, §8.3): the hardened git runner (``cmd``), pure parsers of the
+"""Reading a git store: the hardened git runner (``cmd``), pure parsers of the
 files of a git folder (``files``, ``binary``), the refusal of hostile entries (``guard``), and ``repo.GitRepo``,
 the scan every G check reads (with its mixins ``entries`` and ``objects``).
 

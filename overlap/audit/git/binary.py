@@ -1,5 +1,5 @@
 """Pure parsers for the binary files of a git folder: the index (v2–v4, REUC, link), commit-graph files,
-the multi-pack-index and pack ``.idx`` files (audit spec §4 G7, G12; §11).
+the multi-pack-index and pack ``.idx`` files (G7, G12).
 
 Like ``files``, they take bytes and return records or raise :class:`ParseError` naming the file and
 the byte offset; the fuzz tests check that nothing else escapes.

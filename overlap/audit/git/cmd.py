@@ -1,4 +1,4 @@
-"""The hardened git runner (audit spec §8.1): the only way the audit starts git.
+"""The hardened git runner: the only way the audit starts git.
 
 Every call gets an environment built from scratch (only ``PATH`` is inherited), a private empty
 ``HOME``, ``--no-pager``, an explicit ``--git-dir`` (never discovery from the cwd) and the ``-c``
@@ -63,7 +63,7 @@ _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 
 
 class ForbiddenGitCommand(ValueError):
-    """A git call outside the allow-list of §8.1 (a programming error, never user input)."""
+    """A git call outside the allow-list (a programming error, never user input)."""
 
 
 class GitError(Exception):
@@ -89,7 +89,7 @@ def _options_and_args(args: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def check_call(args: Sequence[str], *, git_dir: Path | None, cwd: Path | None, scratch: Path | None) -> None:
-    """Raise ForbiddenGitCommand unless ``args`` is one of the read-only forms allowed by §8.1."""
+    """Raise ForbiddenGitCommand unless ``args`` is one of the allowed read-only forms."""
     if not args:
         raise ForbiddenGitCommand("empty git command")
     sub, rest = args[0], list(args[1:])
@@ -176,7 +176,7 @@ def check_call(args: Sequence[str], *, git_dir: Path | None, cwd: Path | None, s
 
 
 class GitRunner:
-    """Runs git with the §8.1 hardening. ``home`` is a private empty folder (the fake HOME)."""
+    """Runs git with the hardening. ``home`` is a private empty folder (the fake HOME)."""
 
     def __init__(self, home: Path, *, binary: str | None = None, timeout: float = 300.0,
                  max_output: int = 1 << 30, scratch: Path | None = None):

@@ -1,4 +1,4 @@
-"""Entry points of a git store, parsed from files (audit spec §4, step 4): reflogs, the index, pseudo-refs
+"""Entry points of a git store, parsed from files: reflogs, the index, pseudo-refs
 and operation state, and the labelling of NONBASE objects by the first entry-point group reaching them.
 
 A mixin of ``repo.GitRepo``; it never lists refs with git (``for-each-ref`` dies on broken refs).

@@ -1,4 +1,4 @@
-"""Pure parsers for the files inside a git folder (audit spec §4, §11). No git, no I/O.
+"""Pure parsers for the files inside a git folder. No git, no I/O.
 
 Every parser takes bytes plus a ``source`` name (for messages) and returns plain records, or raises
 :class:`ParseError` naming the file and the byte offset. Nothing else escapes on malformed input: the

@@ -1,4 +1,4 @@
-"""Refusing a git store that holds something other than regular files (audit spec §8.3, hostile input).
+"""Refusing a git store that holds something other than regular files (hostile input).
 
 git opens the files of a store itself (``HEAD``, ``config``, ``packed-refs``, ``refs/**``, ``logs/**``,
 ``index``, ``objects/**`` with ``info/alternates`` and the commit-graph, ``shallow``, ``info/grafts``…),

@@ -1,4 +1,4 @@
-"""Reading objects of a git store for the audit (spec §4 G6): commit and tag contents through
+"""Reading objects of a git store for the audit (G6): commit and tag contents through
 ``cat-file --batch``, paths touched through ``diff-tree --stdin``, blobs at given paths level by level,
 and the in-process walks over NONBASE commits (reach, descends-from-base).
 

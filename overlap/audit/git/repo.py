@@ -1,4 +1,4 @@
-"""One git store, read for the audit (spec §4 "Reading the store").
+"""One git store, read for the audit.
 
 ``GitRepo`` parses the entry points from files (refs, packed-refs, reflogs, pseudo-refs, index,
 worktrees, replace refs: never ``for-each-ref``), asks the hardened git for ALL and HIST, labels every

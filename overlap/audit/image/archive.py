@@ -1,4 +1,4 @@
-"""Reading container images without Docker (audit spec §9.1, §9.2): formats, digests, layer merging.
+"""Reading container images without Docker: formats, digests, layer merging.
 
 ``open_image`` reads a ``docker save`` archive (legacy or Docker 25+ with an OCI layout inside) or an
 OCI image layout (folder or tar), checks every blob digest and every layer's ``diff_id`` (sha256 of the
@@ -29,7 +29,7 @@ JSON_LIMIT = 64 << 20
 
 
 class LimitHit(Exception):
-    """The input cannot be read whole: a §8.4 limit (``name``) or a missing decompressor; every check is
+    """The input cannot be read whole: a safety limit (``name``) or a missing decompressor; every check is
     ``incomplete`` with ``reason``."""
 
     def __init__(self, name: str, reason: str | None = None):
@@ -106,7 +106,7 @@ class Image:
         return [x for x in self.layers if not x.missing]
 
     def missing_reason(self) -> str | None:
-        """Why the merged view lacks layers (§9.1: missing foreign layers make the image routes incomplete)."""
+        """Why the merged view lacks layers (missing foreign layers make the image routes incomplete)."""
         gone = [x for x in self.layers if x.missing]
         if not gone:
             return None
@@ -212,7 +212,7 @@ class _FileSource:
 
 
 def _norm(name: str) -> str | None:
-    """§9.2 names: one leading ``./`` or ``/`` stripped (as a prefix), normalised; None when it escapes."""
+    """Layer member names: one leading ``./`` or ``/`` stripped (as a prefix), normalised; None when it escapes."""
     if name.startswith("./"):
         name = name[2:]
     elif name.startswith("/"):

@@ -1,4 +1,4 @@
-"""Merging image layers (spec §9.2) and materialising a private view of the result (§9.3, §9.4).
+"""Merging image layers and materialising a private view of the result.
 
 Pass 1 streams every layer once, verifies its digests and builds the merged map (metadata only; small
 files with answer-like names are kept for L11). Pass 2 streams the layers again and writes the visible

@@ -1,4 +1,4 @@
-"""Bench n-gram index and a streamed, attributed train scan (issue 5): the public names in one place.
+"""Bench n-gram index and a streamed, attributed train scan: the public names in one place.
 
 How it works, and where each part lives:
 

@@ -33,7 +33,7 @@ ENGINES = ("local", "ray")
 # Below this many bytes of train text one process is faster than a pool: the pool's start-up (spawning the
 # workers, loading the index in each: 0.6 s on an idle 2-core machine, 2.5-5 s on a busy one) is not won
 # back. Measured with benchmarks/ngram_bench.py's workload (2,000 bench items, ~1.39 kB per train item):
-# - idle 2-core machine (issue 15): one worker is faster below ~100k items = ~140 MB; at 300k items
+# - idle 2-core machine: one worker is faster below ~100k items = ~140 MB; at 300k items
 #   (423 MB) two workers scan 133 MB/s against ~105 MB/s for one;
 # - the same machine with other jobs on it (1-minute load 6-8 on 2 cores), best of 2, wall time:
 #       items     MB    1 worker   2 workers
