@@ -1,5 +1,7 @@
 """What every check sees about one target, and the shared grading rules (docs/audit.md, Severity and verdicts).
 
+Over 400 lines on purpose: ``Ctx`` is one lazily loaded object whose loaders share its caches.
+
 A ``Ctx`` is built per target by ``run.py``. It loads lazily: the git scan (``ctx.repo``), the worktree
 listing (``ctx.files``), nested git folders, the index. Checks raise :class:`NotApplicable` or
 :class:`Incomplete` when they cannot run; findings go through :meth:`Ctx.finding`. A nested git store is

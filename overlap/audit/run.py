@@ -1,5 +1,7 @@
 """``audit()``: target discovery, the check registry, and the run.
 
+Over 400 lines on purpose: the check registry and the run over targets read as one sequence.
+
 Each check is registered as ``Check(id, needs, run)``; unmet needs give ``not_applicable`` with the
 reason (or ``incomplete`` when git cannot read the repository), so ``checks[]`` always names every
 check. All temporary data lives in one private folder (mode 0700), removed on exit, error or Ctrl-C.

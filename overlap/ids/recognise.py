@@ -1,5 +1,7 @@
 """Id schemes recognised from the values of an id column, vectorised over Arrow string arrays.
 
+Over 400 lines on purpose: the recognisers are one table, so a new id scheme is one entry in one file.
+
 A table of recognisers (`RECOGNISERS`), each with a name, an example and a vectorised extraction: a value a
 recogniser takes becomes keys in the project's key vocabulary (`ossfuzz`, `cve`, `repo_pr`, `repo_pr_exact`,
 `base_pr`, `base`, `fix_commit`), exactly the keys the registered adapters make from the same value:

@@ -1,6 +1,8 @@
 """Record batches of any dataset, streamed with column projection: a local file, a folder (its data files,
 recursively), a glob, or a Hub dataset `owner/name[:config][@revision]`.
 
+Over 400 lines on purpose: every input form (file, folder, glob, Hub) goes through one projection path.
+
     source = open_batches("me/my-rl-mix@main", ["extra_info.instance_id", "repo"], split="train")
     for batch in source:          # pyarrow.RecordBatch, columns named as asked (dotted names kept)
         ...

@@ -1,5 +1,7 @@
 """Word tokenisation on Arrow string arrays, vectorised (no Python loop over strings).
 
+Over 400 lines on purpose: the plain and the fast tokenisers must give the same tokens, so they sit together.
+
 Default tokens: the text lowercased, then the maximal runs of Unicode word characters (``\\w+``). A word
 character is a letter, mark, number or connector punctuation (Unicode TR#18: categories ``L*``, ``M*``,
 ``N*``, ``Pc``, which includes ``_``). This is Python's ``re`` ``\\w`` plus combining marks, so words in

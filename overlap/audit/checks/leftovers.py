@@ -1,5 +1,7 @@
 """Leftovers route and the file part of F3, in one pass over the scanned files.
 
+Over 400 lines on purpose: every L check and the file part of F3 share one read of each scanned file.
+
 Scope: the root filesystem in rootfs mode, the repository folder (untracked and ignored files
 included) in repo mode. Each regular file up to ``scan_file_bytes`` is read once (opened safely, ``tree.py``)
 and fed to every matcher; tracked files whose index stat data still match are not leftovers and are

@@ -1,5 +1,7 @@
 """The reference answer: fix and test patches, fixed files, test IDs.
 
+Over 400 lines on purpose: every way of giving the reference ends in one ``Reference``, built in one place.
+
 ``load_reference`` turns ``--fix``/``--tests``/``--test-id``/``--instance`` into a :class:`Reference`
 (paths R, patches, direct files). ``compute_fixed`` then builds the post-fix content of every path
 by applying each file's patch to B's blob with the hardened ``git apply`` inside a private scratch

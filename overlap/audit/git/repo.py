@@ -1,5 +1,7 @@
 """One git store, read for the audit.
 
+Over 400 lines on purpose: one class, ``GitRepo``, whose parsing steps share the state of one store scan.
+
 ``GitRepo`` parses the entry points from files (refs, packed-refs, reflogs, pseudo-refs, index,
 worktrees, replace refs: never ``for-each-ref``), asks the hardened git for ALL and HIST, labels every
 NONBASE object with the first entry-point group that reaches it, and reads the NONBASE commits (subject,

@@ -1,6 +1,8 @@
 """An independent check of a written split: read it back with the plainest reader, derive keys with the id
 parsers alone, intersect with the benchmark's keys as Python sets.
 
+Over 400 lines on purpose: the verifier may share no code with the filter, so its plain readers live here.
+
 The filter decides what to drop through adapters, the vectorised recognisers, the join and the pair
 classification. Re-running those on the kept rows would agree with their mistakes, so this module shares none
 of them: it imports only `overlap.ids` scalar parsers, `overlap.errors`, pyarrow's file readers and the
