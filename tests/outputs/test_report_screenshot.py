@@ -150,3 +150,28 @@ def test_swe_report_renders_and_shows_the_lazy_train_text_and_patch(tmp_path, of
     assert "LLM text ripgrep (first)" in html  # the train text, fetched for the paired items only
     assert "has no patch" not in html  # patches fetched for the pairs, so the fix relation was worked out
     check_page(folder / "report.html", tmp_path)
+
+
+def test_atlas_report_in_a_browser(tmp_path):
+    """The atlas's report.html: the heatmap is drawn (an SVG with shapes, of real size), the page fits the
+    window, and each cell links to its page, which Chromium opens."""
+    from overlap.api.atlas import atlas
+    from overlap.outputs.ship.atlas_repo import write_atlas
+
+    data = {**demo_data(), "arvo": Path(__file__).resolve().parents[2] / "data" / "demo" / "arvo"}
+    out = tmp_path / "atlas"
+    write_atlas(atlas(["mimo-cyber", "cybergym"], data=data, cache=tmp_path / "cache", pool="none"), out)
+    page = out / "report.html"
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("<body>", "<body><main>", 1)
+                     .replace("</body>", "</main>" + MEASURE + "</body>", 1), encoding="utf-8")
+    done = _chromium("--window-size=800,600", "--dump-dom", probe.as_uri(), tmp=tmp_path)
+    measured = json.loads(re.search(r'<pre id="measured">(.*?)</pre>', done.stdout, re.S).group(1)
+                          .replace("&quot;", '"'))
+    svgs = [r for r in measured["rects"] if r["tag"].lower() == "svg"]
+    assert svgs and all(r["w"] > 100 and r["h"] > 50 for r in svgs), measured
+    assert measured["width"] <= 800
+    links = re.findall(r'href="(cells/[^"]+\.html)"', page.read_text(encoding="utf-8"))
+    assert links == ["cells/mimo-cyber__cybergym.html"]
+    cell = _chromium("--dump-dom", (out / links[0]).as_uri(), tmp=tmp_path)
+    assert "mimo-cyber × cybergym" in cell.stdout and "bench_items_matched" in cell.stdout

@@ -61,7 +61,7 @@ def heatmap_svg(result: AtlasResult) -> str:
             if cell is not None and not cell.get("skipped"):
                 shares[i, j] = cell["share"]
     with matplotlib.rc_context({"svg.hashsalt": "overlap", "svg.fonttype": "none", "font.size": 9}):
-        fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(benches), 1.2 + 0.45 * len(trains)))
+        fig, ax = plt.subplots(figsize=(max(4.0, 2.2 + 1.1 * len(benches)), 1.4 + 0.45 * len(trains)))
         image = ax.imshow(np.ma.masked_invalid(shares), cmap="Reds", vmin=0, vmax=1, aspect="auto")
         ax.set_xticks(range(len(benches)), benches, rotation=30, ha="right")
         ax.set_yticks(range(len(trains)), trains)
@@ -71,7 +71,7 @@ def heatmap_svg(result: AtlasResult) -> str:
                 text = ("–" if cell is None or cell.get("skipped")
                         else f"{cell['bench_items_matched']}\n{cell['share']:.0%}")
                 ax.text(j, i, text, ha="center", va="center", fontsize=7)
-        ax.set_xlabel("benchmark (share of its items matched)")
+        ax.set_xlabel("benchmark: share of its items matched")
         fig.colorbar(image, ax=ax, fraction=0.04)
         fig.tight_layout()
         buffer = io.StringIO()
