@@ -28,9 +28,12 @@ def _words_text(n_bytes: int, seed: int = 0) -> str:
 
 def _run_child(code: str, timeout: int = 120) -> tuple[dict, float]:
     """Run `code` in a fresh interpreter; it prints one JSON line. Returns (that, its peak RSS in bytes)."""
+    # VmHWM, not getrusage's ru_maxrss: Linux keeps ru_maxrss across execve, so a child started from a large
+    # pytest process (vfork + exec) reports the parent's peak once the suite has grown past it.
     wrapped = code + textwrap.dedent("""
-        import resource as _r
-        print("PEAK", _r.getrusage(_r.RUSAGE_SELF).ru_maxrss * 1024)
+        import re as _re
+        _hwm = _re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
+        print("PEAK", int(_hwm.group(1)) * 1024)
     """)
     proc = subprocess.run([sys.executable, "-c", wrapped], capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -119,14 +122,14 @@ def test_an_uncapped_bench_index_costs_far_less_than_before():
     """The cause, not only the cap: building the index of one 20 MB text (no cap) took 750 MB above the
     interpreter (sorts of all windows twice, searchsorted temporaries, copies); now about half."""
     code = """
-import json, resource
+import json, re
 import numpy as np, pyarrow as pa
 vocab = np.frombuffer(b"".join(b"w%04d " % i for i in range(4096)), np.uint8).reshape(4096, 6)
 text = vocab[np.random.default_rng(0).integers(0, 4096, (20 << 20) // 6)].tobytes().decode()
 from overlap.text.ngram import build_index
 arr = pa.array([text, "another item"], pa.string())
 del text
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+base = int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
 index = build_index(arr, ["a", "b"])
 print(json.dumps({"base": base, "tokens": int(len(index.ids))}))
 """
