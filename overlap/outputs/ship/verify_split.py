@@ -140,26 +140,33 @@ def promised(reasons: Iterable[str]) -> tuple[list[str], bool, dict[str, str]]:
 # --- keys of one row ---------------------------------------------------------------------------------
 
 
-def cell(row: Mapping[str, Any], name: str | None) -> Any:
-    """The value at `name` in a row: the column of that name, else the dotted path into nested objects."""
+_MISSING = object()
+
+
+def _lookup(row: Mapping[str, Any], name: str | None) -> Any:
+    """The value at `name` in a row (the column of that name, else the dotted path into nested objects), or
+    _MISSING when the row has no such column (a null cell is present)."""
     if not name:
-        return None
+        return _MISSING
     if name in row:
         return row[name]
     value: Any = row
     for part in name.split("."):
         if not isinstance(value, Mapping) or part not in value:
-            return None
+            return _MISSING
         value = value[part]
     return value
 
 
+def cell(row: Mapping[str, Any], name: str | None) -> Any:
+    """The value at `name` in a row, None when the row has no such column."""
+    value = _lookup(row, name)
+    return None if value is _MISSING else value
+
+
 def has(row: Mapping[str, Any], name: str | None) -> bool:
     """Whether the row has the column at all (a null cell counts as present)."""
-    if not name:
-        return False
-    if name in row:
-        return True
+    return _lookup(row, name) is not _MISSING
     value: Any = row
     for part in name.split("."):
         if not isinstance(value, Mapping) or part not in value:
