@@ -103,17 +103,15 @@ class KeyScan:
     provenance: Any
 
 
-def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
-              split: str | None = None, filesystem: Any = None, batch_rows: int = 65536,
-              allow_empty: bool = False, **options: Any) -> KeyScan:
-    """Items and keys of every row of `source`, column-wise (pyarrow.compute), batch by batch: memory is
-    the batch plus the key columns, never the skipped text columns. No rows is an InputError unless
-    `allow_empty` (a filtered split may keep none)."""
-    spec = GenericColumns.of(columns, **options)
+def iter_key_batches(source: str | os.PathLike, spec: GenericColumns, report: RecognitionReport, *,
+                     split: str | None = None, filesystem: Any = None, batch_rows: int = 65536):
+    """Yield (label, provenance) once, then (items, keys) per batch of `source`: Arrow tables whose `row`
+    counts rows across every file (items also carry `file` and `file_row`). `report` takes each batch's
+    recognition counts. Memory is one batch: a caller that keeps only what it needs (a streamed join)
+    stays bounded whatever the size of `source`."""
     batches = open_batches(source, [spec.id], optional=[c for c in spec.wanted() if c != spec.id], split=split,
                            batch_rows=batch_rows, filesystem=filesystem)
-    report = RecognitionReport(scheme=spec.scheme)
-    item_parts, key_parts = [], []
+    yield batches.label, batches.provenance
     offset = 0
     for data_file, file_batches in batches.iter_files():
         file_row = 0
@@ -124,13 +122,28 @@ def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any
             items = items.append_column("file", pa.array([data_file.name] * n, pa.string()))
             items = items.append_column("file_row", positions)
             items = items.append_column("row", pc.add(positions, offset))
-            item_parts.append(items)
-            key_parts.append(keys.set_column(0, "row", pc.add(keys.column("row"), offset + file_row)))
+            yield items, keys.set_column(0, "row", pc.add(keys.column("row"), offset + file_row))
             file_row += n
         offset += file_row
+
+
+def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
+              split: str | None = None, filesystem: Any = None, batch_rows: int = 65536,
+              allow_empty: bool = False, **options: Any) -> KeyScan:
+    """Items and keys of every row of `source`, column-wise (pyarrow.compute), batch by batch: memory is
+    the batch plus the key columns, never the skipped text columns. No rows is an InputError unless
+    `allow_empty` (a filtered split may keep none)."""
+    spec = GenericColumns.of(columns, **options)
+    report = RecognitionReport(scheme=spec.scheme)
+    stream = iter_key_batches(source, spec, report, split=split, filesystem=filesystem, batch_rows=batch_rows)
+    label, provenance = next(stream)
+    item_parts, key_parts = [], []
+    for items, keys in stream:
+        item_parts.append(items)
+        key_parts.append(keys)
     if not item_parts:
         if not allow_empty:
-            raise InputError(f"{batches.label}: no rows read; check the files")
+            raise InputError(f"{label}: no rows read; check the files")
         empty = pa.RecordBatch.from_pydict({c: pa.array([], pa.string()) for c in dict.fromkeys([spec.id,
                                                                                                  *spec.wanted()])})
         items, keys = _batch_items(empty, spec, report)
@@ -139,7 +152,7 @@ def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any
         item_parts, key_parts = [items], [keys]
     items = pa.concat_tables(item_parts, promote_options="permissive")
     keys = pa.concat_tables(key_parts, promote_options="permissive")
-    return KeyScan(batches.label, items, keys, report, batches.provenance)
+    return KeyScan(label, items, keys, report, provenance)
 
 
 def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
