@@ -56,6 +56,14 @@ def snapshot(dataset) -> dict:
     }
 
 
+def normalised(shot: dict) -> dict:
+    """`shot` with null item fields left out, and the columns that are null everywhere: an absent column and an
+    all-null one say the same (no item has a value)."""
+    items = [{k: v for k, v in item.items() if v is not None} for item in shot["items"]]
+    present = {k for item in items for k in item}
+    return {**shot, "items": items, "columns": sorted(c for c in shot["columns"] if c in present)}
+
+
 def cases(root: Path) -> dict[str, tuple[str, dict[str, Path]]]:
     """{case name: (dataset argument, data=)} for every registered dataset with a fixture."""
     out: dict[str, tuple[str, dict[str, Path]]] = {}
