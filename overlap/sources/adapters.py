@@ -14,8 +14,8 @@ from ..errors import InputError
 from .arvo import load_arvo_mapping
 from .arvo_meta import load_arvo_meta, load_arvo_projects
 from .cyber import cybergym_task_path, load_cybergym, load_mimo_cyber, load_sec_bench
-from .files import FileSource, HubRepo, LocalFolder, SingleFile
-from .generic import GenericColumns, read_generic
+from .files import FileSource
+from .declared import read_declared
 from .mimo_code import load_mimo_code
 from .spec import DatasetSpec
 from .swe_bench import load_swe_bench, load_swe_bench_pro, load_swe_polybench
@@ -29,25 +29,8 @@ Adapter = Callable[[FileSource, DatasetSpec, tuple[str, ...], bool], Any]
 
 
 
-def load_by_columns(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Any:
-    """A declared dataset with no code of its own: its `[columns]` table says which column gives what
-    (`overlap.sources.generic`), read from the Hub repo, the declared path, or a `--data` override."""
-    if isinstance(source, HubRepo):
-        where: Any = f"{source.repo_id}@{source.revision}" if source.revision else source.repo_id
-    elif isinstance(source, LocalFolder):
-        where = source.root
-    elif isinstance(source, SingleFile):
-        where = source.path
-    else:
-        raise InputError(f"{spec.origin or spec.name}: a [columns] dataset is read from the Hub or local files, "
-                         f"not {source.origin}")
-    dataset = read_generic(where, GenericColumns.of(spec.columns), split=spec.split, name=spec.name)
-    dataset.provenance.adapter = spec.name  # read back (a written split) through this declaration
-    return dataset
-
-
 ADAPTERS: dict[str, Adapter] = {
-    "columns": load_by_columns,
+    "columns": read_declared,
     "arvo-mapping": load_arvo_mapping,
     "arvo-meta": load_arvo_meta,
     "arvo-projects": load_arvo_projects,

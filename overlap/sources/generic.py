@@ -35,7 +35,8 @@ from ..ids.recognise import (
     repo_as_written,
 )
 from ..model import Dataset, Problem
-from .batches import glob_source, open_batches
+from .row_checks import HIDDEN, check_columns, task_problems
+from .batches import BatchSource, glob_source, open_batches
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
 
 
@@ -103,39 +104,51 @@ class KeyScan:
     provenance: Any
 
 
-def iter_key_batches(source: str | os.PathLike, spec: GenericColumns, report: RecognitionReport, *,
-                     split: str | None = None, filesystem: Any = None, batch_rows: int = 65536):
+def iter_key_batches(source: str | os.PathLike | BatchSource, spec: GenericColumns, report: RecognitionReport, *,
+                     split: str | None = None, filesystem: Any = None, batch_rows: int = 65536,
+                     transform: Any = None, subset_of: Any = None):
     """Yield (label, provenance) once, then (items, keys) per batch of `source`: Arrow tables whose `row`
-    counts rows across every file (items also carry `file` and `file_row`). `report` takes each batch's
-    recognition counts. Memory is one batch: a caller that keeps only what it needs (a streamed join)
+    counts rows across every file (items also carry `file`, `file_row` and, with `subset_of(file)`, `subset`).
+    `source` is a place (`open_batches`) or batches already opened; `transform` (a row transform,
+    `overlap.sources.transforms`) turns each raw batch into the columns `spec` names. `report` takes each
+    batch's recognition counts. Memory is one batch: a caller that keeps only what it needs (a streamed join)
     stays bounded whatever the size of `source`."""
-    batches = open_batches(source, [spec.id], optional=[c for c in spec.wanted() if c != spec.id], split=split,
-                           batch_rows=batch_rows, filesystem=filesystem)
+    if isinstance(source, BatchSource):
+        batches = source
+    else:
+        batches = open_batches(source, [spec.id], optional=[c for c in spec.wanted() if c != spec.id],
+                               split=split, batch_rows=batch_rows, filesystem=filesystem)
     yield batches.label, batches.provenance
     offset = 0
     for data_file, file_batches in batches.iter_files():
         file_row = 0
+        subset = subset_of(data_file) if subset_of else None
         for batch in file_batches:
+            if transform is not None:
+                batch = transform(batch)
             items, keys = _batch_items(batch, spec, report)
             n = batch.num_rows
             positions = pa.array(range(file_row, file_row + n), pa.int64())
             items = items.append_column("file", pa.array([data_file.name] * n, pa.string()))
             items = items.append_column("file_row", positions)
             items = items.append_column("row", pc.add(positions, offset))
+            if subset_of:
+                items = items.append_column("subset", pa.array([subset] * n, pa.string()))
             yield items, keys.set_column(0, "row", pc.add(keys.column("row"), offset + file_row))
             file_row += n
         offset += file_row
 
 
-def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any] | None = None, *,
+def scan_keys(source: str | os.PathLike | BatchSource, columns: GenericColumns | dict[str, Any] | None = None, *,
               split: str | None = None, filesystem: Any = None, batch_rows: int = 65536,
-              allow_empty: bool = False, **options: Any) -> KeyScan:
+              allow_empty: bool = False, transform: Any = None, subset_of: Any = None, **options: Any) -> KeyScan:
     """Items and keys of every row of `source`, column-wise (pyarrow.compute), batch by batch: memory is
     the batch plus the key columns, never the skipped text columns. No rows is an InputError unless
     `allow_empty` (a filtered split may keep none)."""
     spec = GenericColumns.of(columns, **options)
     report = RecognitionReport(scheme=spec.scheme)
-    stream = iter_key_batches(source, spec, report, split=split, filesystem=filesystem, batch_rows=batch_rows)
+    stream = iter_key_batches(source, spec, report, split=split, filesystem=filesystem, batch_rows=batch_rows,
+                              transform=transform, subset_of=subset_of)
     label, provenance = next(stream)
     item_parts, key_parts = [], []
     for items, keys in stream:
@@ -147,7 +160,8 @@ def scan_keys(source: str | os.PathLike, columns: GenericColumns | dict[str, Any
         empty = pa.RecordBatch.from_pydict({c: pa.array([], pa.string()) for c in dict.fromkeys([spec.id,
                                                                                                  *spec.wanted()])})
         items, keys = _batch_items(empty, spec, report)
-        for name, kind in (("file", pa.string()), ("file_row", pa.int64()), ("row", pa.int64())):
+        for name, kind in (("file", pa.string()), ("file_row", pa.int64()), ("row", pa.int64()),
+                           *((("subset", pa.string()),) if subset_of else ())):
             items = items.append_column(name, pa.array([], kind))
         item_parts, key_parts = [items], [keys]
     items = pa.concat_tables(item_parts, promote_options="permissive")
@@ -167,9 +181,18 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
     """
     spec = GenericColumns.of(columns, **options)
     scan = scan_keys(source, spec, split=split, filesystem=filesystem, batch_rows=batch_rows, allow_empty=allow_empty)
-    label = name or scan.label
+    dataset = assemble(scan, spec, name or scan.label, allow_empty=allow_empty)
+    dataset.source = _file_source(dataset.provenance, source)
+    return dataset
+
+
+def assemble(scan: KeyScan, spec: GenericColumns, label: str, *, allow_empty: bool = False,
+             problems: list[Problem] | None = None) -> Dataset:
+    """The Dataset of a key scan: rows without an id and repeated ids set aside and counted (the first row of a
+    repeated id is the item, the others are `repeats`), what the kept items' cells say is wrong counted
+    (`row_checks`), the keys of the kept items. `problems`: more, found while reading (e.g. by a transform)."""
     items = scan.items
-    problems = _problems(scan.report)
+    problems = [*(problems or ()), *_problems(scan.report)]
     missing = pc.is_null(items.column("item_id"))
     if pc.any(missing).as_py():
         where = items.filter(missing).slice(0, 1).to_pylist()[0]
@@ -185,6 +208,12 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
     kept = valid.filter(is_first)
     if not kept.num_rows and not allow_empty:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')")
+    if "_pr_from" in kept.column_names:
+        found = task_problems(kept)
+        if any(p.what == "malformed_id" for p in found):  # the same ids, named by what they lack
+            problems = [p for p in problems if p.what != "unrecognised_id"]
+        problems += found
+        kept = kept.drop_columns([c for c in HIDDEN if c in kept.column_names])
     keys = scan.keys
     where = pc.index_in(keys.column("row"), value_set=kept.column("row"))
     keys = keys.filter(pc.is_valid(where))
@@ -196,7 +225,6 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
     repeat_frame = repeats.select(["item_id", "file", "file_row", "row"]).to_pandas()
     dataset = Dataset(label, _item_frame(kept), key_frame, provenance, sorted(problems, key=lambda p: p.what),
                       repeats=repeat_frame)
-    dataset.source = _file_source(provenance, source)
     dataset.recognition = scan.report  # type: ignore[attr-defined]
     dataset.generic_columns = spec  # type: ignore[attr-defined]  # a written split is read back by the same columns
     return dataset
@@ -239,7 +267,19 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         table[text_field(spec.text)] = _text(column(spec.text))
     if spec.patch:
         table["patch"] = _text(column(spec.patch))
+    if spec.repo or spec.pr or spec.base:
+        table.update(check_columns(column, spec, numbers, table["base_commit"], _pr_from(column, spec, recognition)))
     return pa.table(table), keys
+
+
+def _pr_from(column, spec: GenericColumns, recognition) -> Any:
+    """Per row, where its PR number comes from: the PR column when the set has one (and this file does), else
+    its id (`owner__repo-N`); null for a row whose id is of another scheme (an OSS-Fuzz id in a mix), which
+    owes no PR number."""
+    if spec.pr and not pa.types.is_null(column(spec.pr).type):
+        return pa.repeat(pa.scalar(spec.pr), len(recognition.recogniser))
+    other = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), False)
+    return pc.if_else(other, pa.scalar(None, pa.string()), pa.scalar("id"))
 
 
 def _text(array):

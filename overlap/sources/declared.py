@@ -1,0 +1,159 @@
+"""The one way a dataset is read: a declaration (built-in or the user's) says which columns give what
+(`[columns]`), which files hold which subset (`[files]`, or a folder per subset), and, for the little that cell
+values cannot say, names a row transform (`transform`, `overlap.sources.transforms`). The rows are streamed by
+`overlap.sources.batches`, keys come from `overlap.ids.recognise`, and `generic.assemble` counts problems and
+repeats, the same for every dataset.
+
+    read_declared(LocalFolder(...), get_spec("swe-bench"), ("test",), single=False)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import InputError, OverlapError
+from ..model import Dataset, FileRecord, Problem, Provenance
+from .batches import BatchSource, DataFile
+from .files import FileSource, HubRepo, LocalFolder, SingleFile, read_records, sha256_of
+from .generic import GenericColumns, assemble, read_generic, scan_keys
+from .listing import list_files
+from .spec import DatasetSpec
+from .transforms import transform_of
+
+
+def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
+    """The Dataset `spec` declares, read from `source` (the Hub repo, a folder laid out like it, or one file
+    standing for its one file), with the subsets asked for (empty: the declaration's defaults, else all)."""
+    columns = GenericColumns.of(spec.columns)
+    transform = transform_of(spec)
+    parts = _parts(source, spec, subsets, single)
+    if parts is None:  # one data file or split: read in place (the Hub by ranged reads)
+        dataset = read_generic(_where(source, spec), columns, split=spec.split, name=spec.name)
+        dataset.provenance.adapter = spec.name
+        return dataset
+    files = [DataFile(path=str(path), name=label) for _, label, path in parts]
+    subset_of = {label: subset for subset, label, _ in parts}
+    provenance = Provenance(name=spec.name, origin=source.origin, repo_id=source.repo_id, revision=source.revision,
+                            location=source.location, adapter=spec.name)
+    optional = tuple(c for c in _read_columns(spec, columns) if c != columns.id)
+    batches = BatchSource(spec.name, files, [columns.id, *optional], optional, provenance=provenance)
+    scan = scan_keys(batches, columns, transform=transform.rows if transform else None,
+                     subset_of=lambda data_file: subset_of[data_file.name])
+    problems = [*transform.problems] if transform else []
+    dataset = assemble(scan, columns, spec.name, problems=problems)
+    source.records.extend(provenance.files)
+    dataset.provenance.files = list(source.records)
+    if transform and transform.finish:
+        transform.finish(dataset)
+    _membership_flag(dataset, source, spec, single)
+    return dataset
+
+
+def _where(source: FileSource, spec: DatasetSpec) -> Any:
+    if isinstance(source, HubRepo):
+        return f"{source.repo_id}@{source.revision}" if source.revision else source.repo_id
+    if isinstance(source, LocalFolder):
+        return source.root
+    if isinstance(source, SingleFile):
+        return source.path
+    raise InputError(f"{spec.origin or spec.name}: a declared dataset is read from the Hub or local files, "
+                     f"not {source.origin}")
+
+
+def _read_columns(spec: DatasetSpec, columns: GenericColumns) -> list[str]:
+    """The columns read from the files: a transform's own inputs, else those `[columns]` names."""
+    wanted = spec.extra.get("read_columns")
+    return list(wanted) if wanted else columns.wanted()
+
+
+def _parts(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...],
+           single: bool) -> list[tuple[str | None, str, Path]] | None:
+    """(subset, label, local path) of every file to read, in order; None when the dataset is one file or split
+    read in place."""
+    if single:
+        path = source.fetch("")
+        return [(None, path.name, path)]
+    named = [s for s in spec.files if s]
+    if named:
+        chosen = subsets or spec.default_subsets or tuple(named)
+        unknown = [s for s in chosen if s not in spec.files]
+        if unknown:
+            raise InputError(f"{spec.name}: no subset {unknown[0]!r}; subsets: {', '.join(named)}")
+        return [(s, spec.files[s], source.fetch(spec.files[s])) for s in chosen]
+    folders = spec.extra.get("subset_folders")
+    if folders:
+        return _folder_parts(source, spec, subsets)
+    if spec.extra.get("transform") or spec.extra.get("files_glob"):
+        pattern = spec.extra.get("files_glob")
+        listed = list_files(source, pattern) if pattern else [spec.files[""]]
+        if not listed:
+            raise InputError(f"{source.location or source.repo_id}: no {pattern} files found")
+        return [(None, rel, source.fetch(rel)) for rel in listed]
+    return None
+
+
+def _folder_parts(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...]):
+    """Files in subset folders (`<root>/<subset>/*.<suffix>`): the folder names the subset (renamed by
+    `extra.folder_subsets`), files directly in the root and excluded folders are left out."""
+    suffix = spec.extra["subset_folders"]
+    root = spec.extra.get("root")
+    excluded = set(spec.extra.get("exclude_folders", ()))
+    renamed = spec.extra.get("folder_subsets", {})
+    parts = []
+    for rel in list_files(source, suffix):
+        below = rel[len(root) + 1:] if root and rel.startswith(root + "/") else (None if root else rel)
+        if below is None or "/" not in below or below.split("/", 1)[0] in excluded:
+            continue
+        folder = below.split("/", 1)[0]
+        subset = renamed.get(folder, folder)
+        if not subsets or subset in subsets:
+            parts.append((subset, rel, source.fetch(rel)))
+    if not parts:
+        raise InputError(f"{source.location or source.repo_id}: no <subset>/*{suffix} files found"
+                         + (f" for subset(s) {', '.join(subsets)}" if subsets else ""))
+    return parts
+
+
+def _membership_flag(dataset: Dataset, source: FileSource, spec: DatasetSpec, single: bool) -> None:
+    """The flag column of a subset declared in `extra.member_of` = (flag, repo, revision, file), e.g.
+    `in_verified`: from the Hub at its pinned revision, or a folder named like that repo inside or beside the
+    dataset's folder. When it cannot be read the flag stays null and the reason is a problem."""
+    member_of = spec.extra.get("member_of")
+    if not member_of:
+        return
+    flag, repo_id, revision, relpath = member_of
+    folder_name = repo_id.split("/")[-1]
+    try:
+        if isinstance(source, HubRepo):
+            other = HubRepo(origin="hub", repo_id=repo_id, revision=revision)
+            path = other.fetch(relpath)
+            revision = other.revision
+        elif isinstance(source, LocalFolder) and not single:
+            root = Path(source.root)
+            candidates = [root / folder_name / relpath, root.parent / folder_name / relpath]
+            path = next((p for p in candidates if p.is_file()), None)
+            if path is None:
+                raise InputError(f"no {folder_name}/{relpath} inside or beside {root}")
+        else:
+            raise InputError("a single file has no subset membership")
+        rows = read_records(path, ["instance_id"], required=["instance_id"])
+    except OverlapError as exc:
+        detail = f"{flag} is left empty; put a folder {folder_name}/ laid out like {repo_id} beside the " \
+                 "dataset's folder"
+        example = flag if "single file" in str(exc) else f"{flag}: {exc}"
+        dataset.problems = sorted([*dataset.problems, Problem("subset_unavailable", 1, example, detail)],
+                                  key=lambda p: p.what)
+        dataset.items[flag] = pa.nulls(len(dataset.items), pa.bool_()).to_pandas(types_mapper=_bool_type)
+        return
+    members = {str(r["instance_id"]) for r in rows if r.get("instance_id") is not None}
+    dataset.items[flag] = dataset.items["item_id"].isin(members)
+    dataset.provenance.files.insert(0, FileRecord(path=f"{repo_id}@{revision}/{relpath}", sha256=sha256_of(path),
+                                                  rows=len(rows)))
+
+
+def _bool_type(kind):
+    import pandas as pd
+    return pd.BooleanDtype() if pa.types.is_boolean(kind) else None

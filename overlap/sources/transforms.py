@@ -1,0 +1,55 @@
+"""Row transforms: the little a `[columns]` table cannot say, named by a declaration (`extra.transform`).
+
+A transform turns each raw batch of a dataset's files into the columns its `[columns]` table names (e.g. the
+id and text inside a JSON string), and may count what it could not read and finish the dataset once read
+(e.g. merge configs that list the same task). Everything else (keys, problems, repeats, provenance) is the one
+reader's (`overlap.sources.declared`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from ..model import Problem
+from .spec import DatasetSpec
+
+
+@dataclass
+class Counted:
+    """Problems a transform found, by kind: how many and the first example."""
+
+    found: dict[str, list] = field(default_factory=dict)
+
+    def note(self, what: str, example: str, detail: str, count: int = 1) -> None:
+        entry = self.found.setdefault(what, [0, example, detail])
+        entry[0] += count
+
+    def __iter__(self):
+        return iter(Problem(what, count, example, detail) for what, (count, example, detail) in self.found.items())
+
+
+@dataclass
+class Transform:
+    rows: Callable[[Any], Any] | None = None  # raw batch -> batch with the declared columns
+    problems: Counted = field(default_factory=Counted)
+    finish: Callable[[Any], None] | None = None  # the Dataset, once read
+
+
+def _registry() -> dict[str, Callable[[DatasetSpec], Transform]]:
+    from . import transform_rows  # the transforms themselves; imported when a declaration names one
+    return transform_rows.TRANSFORMS
+
+
+def transform_of(spec: DatasetSpec) -> Transform | None:
+    """A fresh Transform for one read of `spec` (None when it names none); an unknown name lists the known."""
+    name = spec.extra.get("transform")
+    if name is None:
+        return None
+    known = _registry()
+    if name not in known:
+        raise InputError(f"{spec.origin or spec.name}: extra.transform names {name!r}, which overlap does not know; "
+                         f"known: {', '.join(sorted(known))}")
+    return known[name](spec)
