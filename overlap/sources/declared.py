@@ -33,6 +33,7 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     if parts is None:  # one data file or split: read in place (the Hub by ranged reads)
         dataset = read_generic(_where(source, spec), columns, split=spec.split, name=spec.name)
         dataset.provenance.adapter = spec.name
+        _membership_flag(dataset, source, spec, single)
         return dataset
     files = [DataFile(path=str(path), name=label) for _, label, path in parts]
     subset_of = {label: subset for subset, label, _ in parts}

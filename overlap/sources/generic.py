@@ -192,7 +192,7 @@ def assemble(scan: KeyScan, spec: GenericColumns, label: str, *, allow_empty: bo
     repeated id is the item, the others are `repeats`), what the kept items' cells say is wrong counted
     (`row_checks`), the keys of the kept items. `problems`: more, found while reading (e.g. by a transform)."""
     items = scan.items
-    problems = [*(problems or ()), *_problems(scan.report)]
+    problems = list(problems or ())
     missing = pc.is_null(items.column("item_id"))
     if pc.any(missing).as_py():
         where = items.filter(missing).slice(0, 1).to_pylist()[0]
@@ -208,13 +208,11 @@ def assemble(scan: KeyScan, spec: GenericColumns, label: str, *, allow_empty: bo
     kept = valid.filter(is_first)
     if not kept.num_rows and not allow_empty:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')")
-    if "_pr_from" in kept.column_names:
-        found = task_problems(kept)
-        if any(p.what == "malformed_id" for p in found):  # the same ids, named by what they lack
-            problems = [p for p in problems if p.what != "unrecognised_id"]
-        problems += found
-        kept = kept.drop_columns([c for c in HIDDEN if c in kept.column_names])
     keys = scan.keys
+    problems += _unrecognised(kept, keys)
+    if "_pr_from" in kept.column_names:
+        problems += task_problems(kept)
+    kept = kept.drop_columns([c for c in (*HIDDEN, "_unrecognised") if c in kept.column_names])
     where = pc.index_in(keys.column("row"), value_set=kept.column("row"))
     keys = keys.filter(pc.is_valid(where))
     item_of_key = kept.column("item_id").take(pc.drop_null(where))
@@ -267,6 +265,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         table[text_field(spec.text)] = _text(column(spec.text))
     if spec.patch:
         table["patch"] = _text(column(spec.patch))
+    table["_unrecognised"] = pc.is_null(recognition.recogniser)
     if spec.repo or spec.pr or spec.base:
         table.update(check_columns(column, spec, numbers, table["base_commit"], _pr_from(column, spec, recognition)))
     return pa.table(table), keys
@@ -346,13 +345,17 @@ def _item_frame(table):
     return out.reset_index(drop=True)
 
 
-def _problems(report: RecognitionReport) -> list[Problem]:
-    problems = []  # how ids were read is not a problem: it is `dataset.recognition` (summary: id_recognition)
-    if report.unrecognised:
-        problems.append(Problem("unrecognised_id", report.unrecognised, ", ".join(report.unrecognised_examples),
-                                "ids no recogniser takes: kept as items without an id key; name the scheme "
-                                "(--id-scheme) if they are ids of a known kind"))
-    return problems
+def _unrecognised(kept, keys) -> list[Problem]:
+    """Items whose id no recogniser takes and that have no key from their other columns either: nothing
+    joins them by id. (How ids were read is `dataset.recognition`, the summary's `id_recognition`.)"""
+    alone = pc.and_(kept.column("_unrecognised"), pc.invert(pc.is_in(kept.column("row"), value_set=keys.column("row"))))
+    count = pc.sum(alone).as_py() or 0
+    if not count:
+        return []
+    examples = kept.column("item_id").filter(alone).slice(0, 3).to_pylist()
+    return [Problem("unrecognised_id", count, ", ".join(examples),
+                    "ids no recogniser takes: kept as items without an id key; name the scheme (--id-scheme) if "
+                    "they are ids of a known kind")]
 
 
 def _file_source(provenance, source) -> FileSource:

@@ -1,6 +1,13 @@
 """Every registered dataset is read by the one reading path, and on every fixture it gives what the
 per-dataset adapters it replaced gave (`reference/*.json`, recorded from them): the same items with the same
-fields, keys, problems, repeats and files read."""
+fields, keys, problems, repeats and files read.
+
+Two cases were re-recorded on purpose, where the one reader keeps a rule the adapters did not:
+- swe-polybench: a row whose repo cell is blank takes its repo from its id (`microsoft__vscode-100`), as a
+  user's file read by columns always did; `missing_repo` is still counted.
+- r2e-gym-subset: ids no recogniser takes are counted as `unrecognised_id` only when the row has no key from
+  its other columns either; R2E-Gym's commit ids are its fix-commit keys.
+"""
 
 from __future__ import annotations
 
