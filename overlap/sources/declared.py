@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
@@ -21,7 +22,7 @@ from .files import FileSource, HubRepo, LocalFolder, SingleFile, read_records, s
 from .generic import GenericColumns, assemble, read_generic, scan_keys
 from .listing import list_files
 from .spec import DatasetSpec
-from .transforms import transform_of
+from .transforms import Counted, transform_of
 
 
 def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
@@ -35,22 +36,51 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
         dataset.provenance.adapter = spec.name
         _membership_flag(dataset, source, spec, single)
         return dataset
-    files = [DataFile(path=str(path), name=label) for _, label, path in parts]
+    wanted = _read_columns(spec, columns)
+    problems = Counted()
+    usable = _usable(parts, wanted, columns, problems)
+    files = [DataFile(path=str(path), name=label) for _, label, path in usable]
     subset_of = {label: subset for subset, label, _ in parts}
     provenance = Provenance(name=spec.name, origin=source.origin, repo_id=source.repo_id, revision=source.revision,
                             location=source.location, adapter=spec.name)
-    optional = tuple(c for c in _read_columns(spec, columns) if c != columns.id)
-    batches = BatchSource(spec.name, files, [columns.id, *optional], optional, provenance=provenance)
+    batches = BatchSource(spec.name, files, wanted, tuple(c for c in wanted if c != columns.id or len(parts) > 1),
+                          provenance=provenance)
     scan = scan_keys(batches, columns, transform=transform.rows if transform else None,
                      subset_of=lambda data_file: subset_of[data_file.name])
-    problems = [*transform.problems] if transform else []
-    dataset = assemble(scan, columns, spec.name, problems=problems)
-    source.records.extend(provenance.files)
+    found = [*problems, *(transform.problems if transform else ())]
+    dataset = assemble(scan, columns, spec.name, problems=found)
+    read = {f.path: f for f in provenance.files}
+    source.records.extend(read.get(label) or FileRecord(path=label, sha256=sha256_of(path), rows=0)
+                          for _, label, path in parts)
     dataset.provenance.files = list(source.records)
     if transform and transform.finish:
         transform.finish(dataset)
     _membership_flag(dataset, source, spec, single)
     return dataset
+
+
+def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted):
+    """The parts whose parquet files have the columns an item is made from (the id, or a repo and a PR), each
+    wanted column a file lacks counted (`missing_column`: read as empty), a file with no way to an item
+    counted (`unusable_file`) and left out. Other formats are read as they come (their columns show while
+    read)."""
+    if len(parts) < 2:
+        return parts
+    kept = []
+    for part in parts:
+        label, path = part[1], part[2]
+        if not str(path).lower().endswith(".parquet"):
+            kept.append(part)
+            continue
+        names = set(pq.read_schema(path).names)
+        for column in wanted:
+            if column.split(".")[0] not in names:
+                problems.note("missing_column", f"{label}: {column}", "a column the file lacks is read as empty")
+        if columns.id in names or (columns.repo in names and columns.pr in names):
+            kept.append(part)
+        else:
+            problems.note("unusable_file", label, "the file has none of the columns an item id is made from")
+    return kept
 
 
 def _where(source: FileSource, spec: DatasetSpec) -> Any:

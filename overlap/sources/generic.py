@@ -206,6 +206,8 @@ def assemble(scan: KeyScan, spec: GenericColumns, label: str, *, allow_empty: bo
         problems.append(Problem("duplicate_id", repeats.num_rows, repeats.column("item_id")[0].as_py(),
                                 "a repeated id keeps its first row; `filter` drops or keeps every copy with it"))
     kept = valid.filter(is_first)
+    if repeats.num_rows and spec.base:
+        problems += _other_base(kept, repeats)
     if not kept.num_rows and not allow_empty:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')")
     keys = scan.keys
@@ -240,6 +242,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     not_pr = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), True)
     written = repo_as_written(column(spec.repo)) if spec.repo else pa.nulls(n, pa.string())
     numbers = pr_numbers(column(spec.pr)) if spec.pr else pa.nulls(n, pa.int64())
+    cell_numbers = numbers
     if (spec.repo or spec.pr or spec.base) and pc.any(not_pr).as_py():
         # Rows whose id is not a PR form still have the PR keys their columns give (as `add_task`).
         parts = pr_key_parts(not_pr, written, numbers, column(spec.base) if spec.base else None)
@@ -251,6 +254,10 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     item_ids = id_strings(ids)
     item_ids = pc.if_else(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(item_ids), ""), True),
                           pa.scalar(None, pa.string()), item_ids)
+    if spec.repo and spec.pr:  # no id: the PR's conventional one, `owner__name-N`, from its repo and PR cells
+        made = pc.binary_join_element_wise(pc.replace_substring(written, "/", "__", max_replacements=1),
+                                           numbers.cast(pa.string()), "-")
+        item_ids = pc.coalesce(item_ids, made)
     # The PR and repo of a row: its columns' cells where they have one, else what its id says
     # (`owner__repo-N`, `owner/repo#N`, …), as the keys were made.
     numbers = pc.coalesce(numbers, _pr_from_keys(recognition.keys, n))
@@ -267,7 +274,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         table["patch"] = _text(column(spec.patch))
     table["_unrecognised"] = pc.is_null(recognition.recogniser)
     if spec.repo or spec.pr or spec.base:
-        table.update(check_columns(column, spec, numbers, table["base_commit"], _pr_from(column, spec, recognition)))
+        table.update(check_columns(column, spec, cell_numbers, table["base_commit"], _pr_from(column, spec, recognition)))
     return pa.table(table), keys
 
 
@@ -343,6 +350,19 @@ def _item_frame(table):
         if out[column].isna().all():
             out = out.drop(columns=[column])
     return out.reset_index(drop=True)
+
+
+def _other_base(kept, repeats) -> list[Problem]:
+    """Repeats of an id at another base commit than its first row's: the same id names two tasks, and only the
+    first row's keys are made."""
+    first = kept.column("base_commit").take(pc.index_in(repeats.column("item_id"), value_set=kept.column("item_id")))
+    mine = repeats.column("base_commit")
+    same = pc.or_(pc.and_(pc.is_null(first), pc.is_null(mine)), pc.fill_null(pc.equal(first, mine), False))
+    other = repeats.column("item_id").filter(pc.invert(same))
+    if not len(other):
+        return []
+    return [Problem("duplicate_id_other_base", len(other), other[0].as_py(),
+                    "a repeated id at another base commit: its first row is kept, the others' keys are not")]
 
 
 def _unrecognised(kept, keys) -> list[Problem]:

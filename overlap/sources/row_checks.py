@@ -93,7 +93,7 @@ def task_problems(items) -> list[Problem]:
         from_column = pc.fill_null(pc.not_equal(pr_from, "id"), False)
         blank = items.column("_pr_blank")
         checks.append(("missing_pr", pc.and_(from_column, blank), None))
-        checks.append(("non_numeric_pr", pc.and_(from_column, pc.and_(pc.invert(blank), no_pr)),
+        checks.append(("non_numeric_pr", pc.and_(from_column, pc.is_valid(items.column("_pr_cell"))),
                        pc.binary_join_element_wise(item_id, items.column("_pr_cell"), ": ")))
     if "_base_blank" in names:
         blank = items.column("_base_blank")
