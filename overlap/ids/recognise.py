@@ -309,7 +309,13 @@ def _github_pr(values, open_rows, context, forced):
     if context.get("repo") is not None:
         repo = pc.coalesce(repo_as_written(context["repo"]), repo)
     if context.get("pr") is not None:
-        numbers = pc.coalesce(pr_numbers(context["pr"]), numbers)
+        # A cell that is there but not a PR number gives none (the reader counts it), not the id's.
+        cell = pr_numbers(context["pr"])
+        written = pc.utf8_trim_whitespace(id_strings(context["pr"]))
+        junk = pc.fill_null(pc.and_(pc.not_equal(written, ""), pc.is_null(cell)), False)
+        if pa.types.is_floating(context["pr"].type):
+            junk = pc.and_(junk, pc.invert(pc.fill_null(pc.is_nan(context["pr"]), True)))
+        numbers = pc.if_else(junk, pa.scalar(None, pa.int64()), pc.coalesce(cell, numbers))
     base = context.get("base")
     return taken, pr_key_parts(taken, repo, numbers, base)
 

@@ -9,6 +9,7 @@ repeats, the same for every dataset.
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..model import Dataset, FileRecord, Problem, Provenance
 from .batches import BatchSource, DataFile
 from .files import FileSource, HubRepo, LocalFolder, SingleFile, read_records, sha256_of
 from .generic import GenericColumns, assemble, read_generic, scan_keys
+from .json_rows import BAD_LINES
 from .listing import list_files
 from .spec import DatasetSpec
 from .transforms import Counted, transform_of
@@ -39,18 +41,29 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     wanted = _read_columns(spec, columns)
     problems = Counted()
     usable = _usable(parts, wanted, columns, problems)
+    if not usable:
+        reasons = "; ".join(f"{p.what}: {p.example}" for p in problems)
+        raise InputError(f"{spec.name}: no usable rows ({reasons}); check the files and their columns")
     files = [DataFile(path=str(path), name=label) for _, label, path in usable]
     subset_of = {label: subset for subset, label, _ in parts}
     provenance = Provenance(name=spec.name, origin=source.origin, repo_id=source.repo_id, revision=source.revision,
                             location=source.location, adapter=spec.name)
-    batches = BatchSource(spec.name, files, wanted, tuple(c for c in wanted if c != columns.id or len(parts) > 1),
+    batches = BatchSource(spec.name, files, wanted, tuple(c for c in wanted if c != columns.id or len(parts) > 1 or (columns.repo and columns.pr)),
                           provenance=provenance)
-    scan = scan_keys(batches, columns, transform=transform.rows if transform else None,
-                     subset_of=lambda data_file: subset_of[data_file.name])
+    bad_lines: list[str] = []
+    token = BAD_LINES.set(bad_lines)
+    try:
+        scan = scan_keys(batches, columns, transform=transform.rows if transform else None,
+                         subset_of=lambda data_file: subset_of[data_file.name])
+    finally:
+        BAD_LINES.reset(token)
     found = [*problems, *(transform.problems if transform else ())]
     dataset = assemble(scan, columns, spec.name, problems=found)
+    if bad_lines:  # they stand as rows without an id: counted as what they are instead
+        dataset.problems = _recount(dataset.problems, "missing_id", len(bad_lines),
+                                    Problem("malformed_line", len(bad_lines), bad_lines[0], "not a JSON object"))
     read = {f.path: f for f in provenance.files}
-    source.records.extend(read.get(label) or FileRecord(path=label, sha256=sha256_of(path), rows=0)
+    source.records.extend(read.get(label) or FileRecord(path=label, sha256=sha256_of(path), rows=_rows(path))
                           for _, label, path in parts)
     dataset.provenance.files = list(source.records)
     if transform and transform.finish:
@@ -59,24 +72,44 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     return dataset
 
 
+def _rows(path) -> int | None:
+    """Rows of a file left unread (an unusable parquet file: its footer says)."""
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception:  # noqa: BLE001 - not parquet, or unreadable: the count is unknown
+        return None
+
+
+def _recount(problems: list[Problem], what: str, fewer: int, new: Problem) -> list[Problem]:
+    out = [p if p.what != what else Problem(p.what, p.count - fewer, p.example, p.detail) for p in problems]
+    return sorted([p for p in out if p.count > 0] + [new], key=lambda p: p.what)
+
+
 def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted):
     """The parts whose parquet files have the columns an item is made from (the id, or a repo and a PR), each
     wanted column a file lacks counted (`missing_column`: read as empty), a file with no way to an item
     counted (`unusable_file`) and left out. Other formats are read as they come (their columns show while
     read)."""
-    if len(parts) < 2:
-        return parts
     kept = []
     for part in parts:
         label, path = part[1], part[2]
         if not str(path).lower().endswith(".parquet"):
             kept.append(part)
             continue
-        names = set(pq.read_schema(path).names)
+        try:
+            names = set(pq.read_schema(path).names)
+        except (pa.ArrowInvalid, OSError) as exc:
+            problems.note("unreadable_file", f"{label}: {str(exc).splitlines()[0][:200]}",
+                          "the file is not readable parquet")
+            continue
+
+        def has(column: str | None) -> bool:
+            return bool(column) and (column in names or column.split(".")[0] in names)
+
         for column in wanted:
-            if column.split(".")[0] not in names:
+            if not has(column):
                 problems.note("missing_column", f"{label}: {column}", "a column the file lacks is read as empty")
-        if columns.id in names or (columns.repo in names and columns.pr in names):
+        if has(columns.id) or (has(columns.repo) and has(columns.pr)):
             kept.append(part)
         else:
             problems.note("unusable_file", label, "the file has none of the columns an item id is made from")
@@ -117,8 +150,8 @@ def _parts(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...],
     folders = spec.extra.get("subset_folders")
     if folders:
         return _folder_parts(source, spec, subsets)
-    if spec.extra.get("transform") or spec.extra.get("files_glob"):
-        pattern = spec.extra.get("files_glob")
+    pattern = spec.extra.get("files_glob")
+    if pattern or (spec.files.get("") and not glob.has_magic(spec.files[""])):
         listed = list_files(source, pattern) if pattern else [spec.files[""]]
         if not listed:
             raise InputError(f"{source.location or source.repo_id}: no {pattern} files found")
@@ -177,14 +210,8 @@ def _membership_flag(dataset: Dataset, source: FileSource, spec: DatasetSpec, si
         example = flag if "single file" in str(exc) else f"{flag}: {exc}"
         dataset.problems = sorted([*dataset.problems, Problem("subset_unavailable", 1, example, detail)],
                                   key=lambda p: p.what)
-        dataset.items[flag] = pa.nulls(len(dataset.items), pa.bool_()).to_pandas(types_mapper=_bool_type)
         return
     members = {str(r["instance_id"]) for r in rows if r.get("instance_id") is not None}
     dataset.items[flag] = dataset.items["item_id"].isin(members)
     dataset.provenance.files.insert(0, FileRecord(path=f"{repo_id}@{revision}/{relpath}", sha256=sha256_of(path),
                                                   rows=len(rows)))
-
-
-def _bool_type(kind):
-    import pandas as pd
-    return pd.BooleanDtype() if pa.types.is_boolean(kind) else None

@@ -54,6 +54,9 @@ class GenericColumns:
     fix: str | None = None  # a fix commit (sha or github.com/…/commit/<sha>)
     cve: str | None = None  # the row's CVE (GHSA ids join through it)
     scheme: str | None = None  # force one recogniser (`overlap.ids.recognise.RECOGNISERS`)
+    # A blank repo or PR cell takes what the row's id says (`owner__repo-N`); false: it stays blank (no repo or
+    # PR key), for sets whose columns are the identity their harness reads.
+    id_fills_blanks: bool = True
 
     @classmethod
     def of(cls, columns: GenericColumns | dict[str, Any] | None = None, **options: Any) -> GenericColumns:
@@ -209,7 +212,9 @@ def assemble(scan: KeyScan, spec: GenericColumns, label: str, *, allow_empty: bo
     if repeats.num_rows and spec.base:
         problems += _other_base(kept, repeats)
     if not kept.num_rows and not allow_empty:
-        raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')")
+        reasons = "; ".join(f"{p.what}: {p.example}" for p in sorted(problems, key=lambda p: p.what))
+        raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')"
+                         + (f" ({reasons})" if reasons else "") + "; check the files and their columns")
     keys = scan.keys
     problems += _unrecognised(kept, keys)
     if "_pr_from" in kept.column_names:
@@ -238,6 +243,8 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     ids = column(spec.id)
     recognition = recognise(ids, scheme=spec.scheme, context=context)
     report.merge(recognition.report)
+    if not spec.id_fills_blanks:
+        recognition.keys = _without_id_fill(recognition.keys, column, spec)
     key_tables = [recognition.keys]
     not_pr = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), True)
     written = repo_as_written(column(spec.repo)) if spec.repo else pa.nulls(n, pa.string())
@@ -261,6 +268,10 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     # The PR and repo of a row: its columns' cells where they have one, else what its id says
     # (`owner__repo-N`, `owner/repo#N`, …), as the keys were made.
     numbers = pc.coalesce(numbers, _pr_from_keys(recognition.keys, n))
+    if spec.pr:  # a PR cell that is there but not a number gives no PR (counted), not the id's
+        junk = pc.and_(pc.is_valid(id_strings(column(spec.pr))), pc.is_null(cell_numbers))
+        junk = pc.and_(pc.fill_null(junk, False), pc.invert(_blank_cells(column(spec.pr))))
+        numbers = pc.if_else(junk, pa.scalar(None, pa.int64()), numbers)
     repo = pc.utf8_trim_whitespace(id_strings(column(spec.repo))) if spec.repo else pa.nulls(n, pa.string())
     if spec.project:
         project = id_strings(column(spec.project))
@@ -276,6 +287,27 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if spec.repo or spec.pr or spec.base:
         table.update(check_columns(column, spec, cell_numbers, table["base_commit"], _pr_from(column, spec, recognition)))
     return pa.table(table), keys
+
+
+def _without_id_fill(keys, column, spec: GenericColumns):
+    """`keys` without what a row's id gave in place of its blank repo or PR cell: for a set whose repo and PR
+    columns are the task's identity, a blank cell means no repo (PR) key, as its own harness reads it."""
+    rows = keys.column("row")
+    for name, kinds in ((spec.repo, ("repo_pr", "repo_pr_exact")), (spec.pr, ("repo_pr", "repo_pr_exact", "base_pr"))):
+        if not name:
+            continue
+        blank_rows = pc.indices_nonzero(_blank_cells(column(name)))
+        hit = pc.and_(pc.is_in(rows, value_set=blank_rows), pc.is_in(keys.column("kind"), value_set=pa.array(kinds)))
+        keys = keys.filter(pc.invert(hit))
+        rows = keys.column("row")
+    return keys
+
+
+def _blank_cells(cell):
+    if pa.types.is_floating(cell.type):
+        return pc.fill_null(pc.is_nan(cell), True)
+    text = id_strings(cell)
+    return pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(text)), 0), True)
 
 
 def _pr_from(column, spec: GenericColumns, recognition) -> Any:

@@ -6,6 +6,7 @@ bounded by `streams.MAX_LINE_BYTES`). Every malformed row is an InputError namin
 
 from __future__ import annotations
 
+import contextvars
 import io
 import json
 import re
@@ -39,8 +40,15 @@ def _clean(value: Any) -> Any:
     return value
 
 
+# Where bad JSON lines are counted instead of refused: set by a reader that reports them as problems (a
+# registered dataset with one broken line is still read); unset, a bad line is an InputError naming it.
+BAD_LINES: contextvars.ContextVar[list | None] = contextvars.ContextVar("bad_json_lines", default=None)
+
+
 def json_values(data_file, filesystem, compression, array: bool) -> Iterator[tuple[int, Any]]:
-    """(line, value) of each row of a JSON-lines file or a JSON array file, streamed."""
+    """(line, value) of each row of a JSON-lines file or a JSON array file, streamed. With `BAD_LINES` set, a
+    line that is not a JSON object is noted there and stands as an empty row (it keeps its position)."""
+    bad = BAD_LINES.get()
     stream = io.BufferedReader(open_stream(data_file.path, filesystem, compression), buffer_size=1 << 20)
     if not array:
         for line_no, raw in capped_lines(stream, data_file.name):
@@ -50,11 +58,15 @@ def json_values(data_file, filesystem, compression, array: bool) -> Iterator[tup
                 yield line_no, loads_clean(raw.decode("utf-8").removeprefix("\ufeff"))
             except UnicodeDecodeError:
                 raise InputError(f"{data_file.name}: line {line_no}: not UTF-8 text; re-encode the file") from None
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:
+                if bad is not None:
+                    bad.append(f"{data_file.name} line {line_no}")
+                    yield line_no, {}
+                    continue
+                if isinstance(exc, RecursionError):
+                    raise InputError(f"{data_file.name}: line {line_no}: JSON nested too deeply to read") from None
                 raise InputError(f"{data_file.name}: line {line_no}: invalid JSON ({exc.msg}); is the file "
                                  "complete?") from None
-            except RecursionError:
-                raise InputError(f"{data_file.name}: line {line_no}: JSON nested too deeply to read") from None
         return
     yield from _json_array(data_file, io.TextIOWrapper(stream, encoding="utf-8-sig"))
 

@@ -126,9 +126,10 @@ def _columns_defaults(table: dict[str, Any], origin: str) -> dict[str, Any]:
     """A declaration with a `[columns]` table needs no code: adapter "columns", and only name, a repo or a
     path, and the id column are required."""
     columns = table["columns"]
-    if not isinstance(columns, dict) or not all(isinstance(v, str) for v in columns.values()):
+    if not isinstance(columns, dict) or not all(isinstance(v, bool) if k == "id_fills_blanks" else isinstance(v, str)
+                                                for k, v in columns.items()):
         raise InputError(f"{origin}: columns must be a table role = \"column\" (e.g. id = \"instance_id\")")
-    unknown = sorted(set(columns) - set(COLUMN_ROLES))
+    unknown = sorted(set(columns) - set(COLUMN_ROLES) - {"id_fills_blanks"})
     if unknown:
         raise InputError(f"{origin}: unknown column role {unknown[0]!r}; use {', '.join(COLUMN_ROLES)}")
     if "id" not in columns:

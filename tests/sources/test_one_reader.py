@@ -2,13 +2,10 @@
 per-dataset adapters it replaced gave (`reference/*.json`, recorded from them): the same items with the same
 fields, keys, problems, repeats and files read.
 
-Three cases were re-recorded on purpose, where the one reader keeps a rule the adapters did not:
-- swe-polybench: a row whose repo cell is blank takes its repo from its id (`microsoft__vscode-100`), as a
-  user's file read by columns always did; `missing_repo` is still counted.
-- r2e-gym-subset: ids no recogniser takes are counted as `unrecognised_id` only when the row has no key from
-  its other columns either; R2E-Gym's commit ids are its fix-commit keys.
-- swe-rebench-v2-prs: a PR cell that is not a number (`five`) is counted `non_numeric_pr` and the row takes
-  its id's PR (`x__y-5`), as a blank cell does.
+One case was re-recorded on purpose, where the one reader keeps a rule the adapter did not: r2e-gym-subset's
+ids no recogniser takes are counted as `unrecognised_id` only when the row has no key from its other columns
+either (R2E-Gym's commit ids are its fix-commit keys). Cases whose only change is a column that is null
+everywhere (an absent `subset`) compare equal after `normalised`.
 """
 
 from __future__ import annotations
