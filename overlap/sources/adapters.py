@@ -14,8 +14,8 @@ from ..errors import InputError
 from .arvo import load_arvo_mapping
 from .arvo_meta import load_arvo_meta, load_arvo_projects
 from .cyber import cybergym_task_path, load_cybergym, load_mimo_cyber, load_sec_bench
-from .files import FileSource
 from .declared import read_declared
+from .files import FileSource
 from .mimo_code import load_mimo_code
 from .spec import DatasetSpec
 from .swe_bench import load_swe_bench, load_swe_bench_pro, load_swe_polybench

@@ -24,7 +24,8 @@ from .generic import GenericColumns, assemble, read_generic, scan_keys
 from .json_rows import BAD_LINES
 from .listing import list_files
 from .spec import DatasetSpec
-from .transforms import Counted, transform_of
+from .transform_rows import transform_of
+from .transforms import Counted
 
 
 def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
@@ -48,7 +49,8 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     subset_of = {label: subset for subset, label, _ in parts}
     provenance = Provenance(name=spec.name, origin=source.origin, repo_id=source.repo_id, revision=source.revision,
                             location=source.location, adapter=spec.name)
-    batches = BatchSource(spec.name, files, wanted, tuple(c for c in wanted if c != columns.id or len(parts) > 1 or (columns.repo and columns.pr)),
+    id_optional = len(parts) > 1 or bool(columns.repo and columns.pr)  # a file may lack it, or the id is made
+    batches = BatchSource(spec.name, files, wanted, tuple(c for c in wanted if c != columns.id or id_optional),
                           provenance=provenance)
     bad_lines: list[str] = []
     token = BAD_LINES.set(bad_lines)
@@ -103,7 +105,7 @@ def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted
                           "the file is not readable parquet")
             continue
 
-        def has(column: str | None) -> bool:
+        def has(column: str | None, names: set[str] = names) -> bool:
             return bool(column) and (column in names or column.split(".")[0] in names)
 
         for column in wanted:

@@ -35,9 +35,9 @@ from ..ids.recognise import (
     repo_as_written,
 )
 from ..model import Dataset, Problem
-from .row_checks import HIDDEN, check_columns, task_problems
 from .batches import BatchSource, glob_source, open_batches
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
+from .row_checks import HIDDEN, check_columns, task_problems
 
 
 @dataclass(frozen=True)
@@ -285,7 +285,8 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         table["patch"] = _text(column(spec.patch))
     table["_unrecognised"] = pc.is_null(recognition.recogniser)
     if spec.repo or spec.pr or spec.base:
-        table.update(check_columns(column, spec, cell_numbers, table["base_commit"], _pr_from(column, spec, recognition)))
+        pr_from = _pr_from(column, spec, recognition)
+        table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from))
     return pa.table(table), keys
 
 
@@ -400,7 +401,8 @@ def _other_base(kept, repeats) -> list[Problem]:
 def _unrecognised(kept, keys) -> list[Problem]:
     """Items whose id no recogniser takes and that have no key from their other columns either: nothing
     joins them by id. (How ids were read is `dataset.recognition`, the summary's `id_recognition`.)"""
-    alone = pc.and_(kept.column("_unrecognised"), pc.invert(pc.is_in(kept.column("row"), value_set=keys.column("row"))))
+    keyed = pc.is_in(kept.column("row"), value_set=keys.column("row"))
+    alone = pc.and_(kept.column("_unrecognised"), pc.invert(keyed))
     count = pc.sum(alone).as_py() or 0
     if not count:
         return []

@@ -18,7 +18,8 @@ from ..ids.recognise import id_strings
 from ..model import Problem
 
 DETAILS = {
-    "missing_repo": "no repo: the repo_pr keys come from the id when it names the repo, else none (base_pr still joins)",
+    "missing_repo": "no repo: the repo_pr keys come from the id when it names the repo, else none "
+                    "(base_pr still joins)",
     "malformed_repo": "repo is not a GitHub owner/name",
     "malformed_id": "instance_id is not owner__repo-N: no PR number, only the base key is made",
     "missing_base_commit": "empty base commit: no base or base_pr key",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InputError
 from ..ids.recognise import id_strings
 from .spec import DatasetSpec
 from .transforms import Transform
@@ -60,3 +61,14 @@ def multi_swe_bench(spec: DatasetSpec) -> Transform:
 TRANSFORMS: dict[str, Callable[[DatasetSpec], Transform]] = {
     "multi-swe-bench": multi_swe_bench,
 }
+
+
+def transform_of(spec: DatasetSpec) -> Transform | None:
+    """A fresh Transform for one read of `spec` (None when it names none); an unknown name lists the known."""
+    name = spec.extra.get("transform")
+    if name is None:
+        return None
+    if name not in TRANSFORMS:
+        raise InputError(f"{spec.origin or spec.name}: extra.transform names {name!r}, which overlap does not know; "
+                         f"known: {', '.join(sorted(TRANSFORMS))}")
+    return TRANSFORMS[name](spec)

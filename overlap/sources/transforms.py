@@ -12,9 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
 from ..model import Problem
-from .spec import DatasetSpec
 
 
 @dataclass
@@ -36,20 +34,3 @@ class Transform:
     rows: Callable[[Any], Any] | None = None  # raw batch -> batch with the declared columns
     problems: Counted = field(default_factory=Counted)
     finish: Callable[[Any], None] | None = None  # the Dataset, once read
-
-
-def _registry() -> dict[str, Callable[[DatasetSpec], Transform]]:
-    from . import transform_rows  # the transforms themselves; imported when a declaration names one
-    return transform_rows.TRANSFORMS
-
-
-def transform_of(spec: DatasetSpec) -> Transform | None:
-    """A fresh Transform for one read of `spec` (None when it names none); an unknown name lists the known."""
-    name = spec.extra.get("transform")
-    if name is None:
-        return None
-    known = _registry()
-    if name not in known:
-        raise InputError(f"{spec.origin or spec.name}: extra.transform names {name!r}, which overlap does not know; "
-                         f"known: {', '.join(sorted(known))}")
-    return known[name](spec)

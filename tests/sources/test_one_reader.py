@@ -11,7 +11,6 @@ everywhere (an absent `subset`) compare equal after `normalised`.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from reference_outputs import HERE, cases, normalised, snapshot
