@@ -10,6 +10,7 @@ repeats, the same for every dataset.
 from __future__ import annotations
 
 import glob
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,9 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     """The Dataset `spec` declares, read from `source` (the Hub repo, a folder laid out like it, or one file
     standing for its one file), with the subsets asked for (empty: the declaration's defaults, else all)."""
     columns = GenericColumns.of(spec.columns)
+    fields = spec.extra.get("item_fields")
+    if fields:
+        columns = replace(columns, item_fields=tuple(fields.items()))
     transform = transform_of(spec)
     parts = _parts(source, spec, subsets, single)
     if parts is None:  # one data file or split: read in place (the Hub by ranged reads)
@@ -41,7 +45,7 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
         return dataset
     wanted = _read_columns(spec, columns)
     problems = Counted()
-    usable = _usable(parts, wanted, columns, problems)
+    usable = _usable(parts, wanted, columns, problems, made=transform is not None)
     if not usable:
         reasons = "; ".join(f"{p.what}: {p.example}" for p in problems)
         raise InputError(f"{spec.name}: no usable rows ({reasons}); check the files and their columns")
@@ -64,13 +68,31 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     if bad_lines:  # they stand as rows without an id: counted as what they are instead
         dataset.problems = _recount(dataset.problems, "missing_id", len(bad_lines),
                                     Problem("malformed_line", len(bad_lines), bad_lines[0], "not a JSON object"))
+    if transform and transform.unread:
+        dataset.problems = _recount(dataset.problems, "missing_id", len(transform.unread),
+                                    Problem(transform.unread_as, len(transform.unread), transform.unread[0],
+                                            transform.unread_detail))
     read = {f.path: f for f in provenance.files}
     source.records.extend(read.get(label) or FileRecord(path=label, sha256=sha256_of(path), rows=_rows(path))
                           for _, label, path in parts)
     dataset.provenance.files = list(source.records)
     if transform and transform.finish:
         transform.finish(dataset)
+    if subsets and spec.extra.get("subset_values"):
+        dataset = _only_subsets(dataset, subsets)
     _membership_flag(dataset, source, spec, single)
+    return dataset
+
+
+def _only_subsets(dataset: Dataset, subsets: tuple[str, ...]) -> Dataset:
+    """The items of the subsets asked for, where a cell value names the subset (rows of the others were read,
+    so positions stay those of the file)."""
+    keep = dataset.items["subset"].isin(subsets).fillna(False).astype(bool)
+    dataset.items = dataset.items[keep].reset_index(drop=True)
+    chosen = set(dataset.items["item_id"])
+    dataset.keys = dataset.keys[dataset.keys["item_id"].isin(chosen)].reset_index(drop=True)
+    if dataset.repeats is not None:
+        dataset.repeats = dataset.repeats[dataset.repeats["item_id"].isin(chosen)].reset_index(drop=True)
     return dataset
 
 
@@ -87,11 +109,11 @@ def _recount(problems: list[Problem], what: str, fewer: int, new: Problem) -> li
     return sorted([p for p in out if p.count > 0] + [new], key=lambda p: p.what)
 
 
-def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted):
+def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted, *, made: bool = False):
     """The parts whose parquet files have the columns an item is made from (the id, or a repo and a PR), each
     wanted column a file lacks counted (`missing_column`: read as empty), a file with no way to an item
-    counted (`unusable_file`) and left out. Other formats are read as they come (their columns show while
-    read)."""
+    counted (`unusable_file`) and left out (`made`: a transform makes the id from the columns read, so one of
+    them is enough). Other formats are read as they come (their columns show while read)."""
     kept = []
     for part in parts:
         label, path = part[1], part[2]
@@ -111,7 +133,7 @@ def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted
         for column in wanted:
             if not has(column):
                 problems.note("missing_column", f"{label}: {column}", "a column the file lacks is read as empty")
-        if has(columns.id) or (has(columns.repo) and has(columns.pr)):
+        if has(columns.id) or (has(columns.repo) and has(columns.pr)) or (made and any(map(has, wanted))):
             kept.append(part)
         else:
             problems.note("unusable_file", label, "the file has none of the columns an item id is made from")

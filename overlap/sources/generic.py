@@ -39,6 +39,9 @@ from .batches import BatchSource, glob_source, open_batches
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
 from .row_checks import HIDDEN, check_columns, task_problems
 
+# The scheme of ids that only name their row (a set whose tasks carry no source identity): no key is looked for.
+LABEL = "label"
+
 
 @dataclass(frozen=True)
 class GenericColumns:
@@ -57,6 +60,9 @@ class GenericColumns:
     # A blank repo or PR cell takes what the row's id says (`owner__repo-N`); false: it stays blank (no repo or
     # PR key), for sets whose columns are the identity their harness reads.
     id_fills_blanks: bool = True
+    # More item columns, copied from the row as text (blank: null): ((item column, source column), ...), e.g.
+    # (("crash_report", "sanitizer_report"),); a declaration's `[extra.item_fields]`.
+    item_fields: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, columns: GenericColumns | dict[str, Any] | None = None, **options: Any) -> GenericColumns:
@@ -76,8 +82,9 @@ class GenericColumns:
         if not values.get("id"):
             raise InputError("name the id column (CLI: --id-column NAME; dotted for nested fields: "
                              "extra_info.instance_id)")
-        if values.get("scheme") is not None and values["scheme"] not in RECOGNISERS:
-            raise InputError(f"id scheme {values['scheme']!r}: use one of {', '.join(RECOGNISERS)}")
+        if values.get("scheme") is not None and values["scheme"] not in (*RECOGNISERS, LABEL):
+            raise InputError(f"id scheme {values['scheme']!r}: use one of {', '.join(RECOGNISERS)} (or {LABEL}: the "
+                             "id only names the row)")
         return cls(**values)
 
     def context(self) -> dict[str, str]:
@@ -87,7 +94,8 @@ class GenericColumns:
 
     def wanted(self) -> list[str]:
         return list(dict.fromkeys(c for c in (self.id, self.repo, self.pr, self.base, self.patch, self.text,
-                                              self.project, self.fix, self.cve) if c))
+                                              self.project, self.fix, self.cve,
+                                              *(source for _, source in self.item_fields)) if c))
 
 
 def text_field(column: str) -> str:
@@ -113,7 +121,8 @@ def iter_key_batches(source: str | os.PathLike | BatchSource, spec: GenericColum
     """Yield (label, provenance) once, then (items, keys) per batch of `source`: Arrow tables whose `row`
     counts rows across every file (items also carry `file`, `file_row` and, with `subset_of(file)`, `subset`).
     `source` is a place (`open_batches`) or batches already opened; `transform` (a row transform,
-    `overlap.sources.transforms`) turns each raw batch into the columns `spec` names. `report` takes each
+    `overlap.sources.transforms`; called with the batch, its file's name and first row) turns each raw batch
+    into the columns `spec` names. `report` takes each
     batch's recognition counts. Memory is one batch: a caller that keeps only what it needs (a streamed join)
     stays bounded whatever the size of `source`."""
     if isinstance(source, BatchSource):
@@ -128,15 +137,19 @@ def iter_key_batches(source: str | os.PathLike | BatchSource, spec: GenericColum
         subset = subset_of(data_file) if subset_of else None
         for batch in file_batches:
             if transform is not None:
-                batch = transform(batch)
+                batch = transform(batch, data_file.name, file_row)
             items, keys = _batch_items(batch, spec, report)
             n = batch.num_rows
             positions = pa.array(range(file_row, file_row + n), pa.int64())
             items = items.append_column("file", pa.array([data_file.name] * n, pa.string()))
             items = items.append_column("file_row", positions)
             items = items.append_column("row", pc.add(positions, offset))
-            if subset_of:
-                items = items.append_column("subset", pa.array([subset] * n, pa.string()))
+            if subset_of and (subset is not None or "subset" not in items.column_names):
+                # The file's subset wins; a file of no subset keeps what its rows say (a cell, a transform).
+                named = pa.array([subset] * n, pa.string())
+                names = items.column_names
+                items = items.set_column(names.index("subset"), "subset", named) if "subset" in names \
+                    else items.append_column("subset", named)
             yield items, keys.set_column(0, "row", pc.add(keys.column("row"), offset + file_row))
             file_row += n
         offset += file_row
@@ -216,7 +229,8 @@ def assemble(scan: KeyScan, spec: GenericColumns, label: str, *, allow_empty: bo
         raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')"
                          + (f" ({reasons})" if reasons else "") + "; check the files and their columns")
     keys = scan.keys
-    problems += _unrecognised(kept, keys)
+    if spec.scheme != LABEL:
+        problems += _unrecognised(kept, keys, spec.scheme)
     if "_pr_from" in kept.column_names:
         problems += task_problems(kept)
     kept = kept.drop_columns([c for c in (*HIDDEN, "_unrecognised") if c in kept.column_names])
@@ -241,7 +255,10 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     column = batch.column
     context = {name: column(col) for name, col in spec.context().items() if name != "fix"}
     ids = column(spec.id)
-    recognition = recognise(ids, scheme=spec.scheme, context=context)
+    if spec.scheme == LABEL:
+        recognition = recognise(pa.nulls(n, pa.string()), context={})
+    else:
+        recognition = recognise(ids, scheme=spec.scheme, context=context)
     report.merge(recognition.report)
     if not spec.id_fills_blanks:
         recognition.keys = _without_id_fill(recognition.keys, column, spec)
@@ -283,6 +300,9 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         table[text_field(spec.text)] = _text(column(spec.text))
     if spec.patch:
         table["patch"] = _text(column(spec.patch))
+    for name, source in spec.item_fields:
+        text = _text(column(source))
+        table[name] = pc.if_else(_blank_cells(text), pa.scalar(None, pa.string()), text)
     table["_unrecognised"] = pc.is_null(recognition.recogniser)
     if spec.repo or spec.pr or spec.base:
         pr_from = _pr_from(column, spec, recognition)
@@ -317,6 +337,8 @@ def _pr_from(column, spec: GenericColumns, recognition) -> Any:
     owes no PR number."""
     if spec.pr and not pa.types.is_null(column(spec.pr).type):
         return pa.repeat(pa.scalar(spec.pr), len(recognition.recogniser))
+    if spec.scheme == LABEL:  # ids that only name the row owe no PR number
+        return pa.nulls(len(recognition.recogniser), pa.string())
     other = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), False)
     return pc.if_else(other, pa.scalar(None, pa.string()), pa.scalar("id"))
 
@@ -371,8 +393,11 @@ def _parts_table(parts, n: int):
 
 
 def _item_frame(table):
+    import pandas as pd
+
     out = table.to_pandas()
-    out["pr"] = out["pr"].astype("Int64")
+    # Straight to Int64: through float64 (pandas' int column with nulls) a PR past 2**53 would lose digits.
+    out["pr"] = table.column("pr").cast(pa.int64()).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     for column in out.columns:
         if column not in ("row", "file_row", "pr"):
             out[column] = out[column].astype("string")
@@ -398,15 +423,18 @@ def _other_base(kept, repeats) -> list[Problem]:
                     "a repeated id at another base commit: its first row is kept, the others' keys are not")]
 
 
-def _unrecognised(kept, keys) -> list[Problem]:
+def _unrecognised(kept, keys, scheme: str | None) -> list[Problem]:
     """Items whose id no recogniser takes and that have no key from their other columns either: nothing
-    joins them by id. (How ids were read is `dataset.recognition`, the summary's `id_recognition`.)"""
+    joins them by id; `malformed_id` when the set declares its scheme (the id is not one of its kind).
+    (How ids were read is `dataset.recognition`, the summary's `id_recognition`.)"""
     keyed = pc.is_in(kept.column("row"), value_set=keys.column("row"))
     alone = pc.and_(kept.column("_unrecognised"), pc.invert(keyed))
     count = pc.sum(alone).as_py() or 0
     if not count:
         return []
     examples = kept.column("item_id").filter(alone).slice(0, 3).to_pylist()
+    if scheme:
+        return [Problem("malformed_id", count, examples[0], f"not a {scheme} id: kept without a key")]
     return [Problem("unrecognised_id", count, ", ".join(examples),
                     "ids no recogniser takes: kept as items without an id key; name the scheme (--id-scheme) if "
                     "they are ids of a known kind")]

@@ -31,6 +31,11 @@ class Counted:
 
 @dataclass
 class Transform:
-    rows: Callable[[Any], Any] | None = None  # raw batch -> batch with the declared columns
+    rows: Callable[..., Any] | None = None  # (raw batch, file name, first row) -> batch with the declared columns
     problems: Counted = field(default_factory=Counted)
     finish: Callable[[Any], None] | None = None  # the Dataset, once read
+    # Rows the transform could not read (where, e.g. `code.parquet row 2`): they stand as rows without an id,
+    # and are counted under `unread_as` instead of `missing_id`.
+    unread: list[str] = field(default_factory=list)
+    unread_as: str = "malformed_row"
+    unread_detail: str = ""
