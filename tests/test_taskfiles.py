@@ -1,7 +1,7 @@
 from fixtures import write_cybergym
 
 from overlap.api.demo import demo_data
-from overlap.sources.cyber import cybergym_task_path
+from overlap.sources.item_paths import cybergym_task_path
 from overlap.sources.load import load_dataset
 from overlap.sources.taskfiles import MAX_FILE_BYTES, fetch_item_files
 

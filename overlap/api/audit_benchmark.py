@@ -18,9 +18,9 @@ from ..audit.study.naming import ImageNaming
 from ..audit.study.targets import BatchTarget
 from ..errors import InputError
 from ..sources.files import read_records
+from ..sources.later_columns import str_or_none
 from ..sources.load import load_dataset
 from ..sources.registry import get_spec, parse_selection, selection_label
-from ..sources.swe_tasks import str_or_none
 
 
 def draw(ids: list[str], sample: int | None, seed: int) -> list[str]:

@@ -1,8 +1,9 @@
-"""Adapters by name: the code a declaration names (`adapter = "cybergym"`) to turn a dataset's rows into items
-and keys, and the few functions a declaration names for what it cannot say as values (`item_path`).
+"""Readers by name: every dataset is read by the one reader (`adapter = "columns"`, the default of a declaration
+with a `[columns]` table: `overlap.sources.declared`); identity data (ARVO's id mapping, pools) by its own
+loader. Also the few functions a declaration names for what it cannot say as values (`item_path`).
 
-The registry reads declarations and never imports this module; `load` does, to run the adapter a
-declaration names. Adding a dataset with an existing row layout is a declaration file, not code.
+The registry reads declarations and never imports this module; `load` does, to run the reader a declaration
+names. Adding a dataset is a declaration file, not code.
 """
 
 from __future__ import annotations
@@ -13,14 +14,10 @@ from typing import Any
 from ..errors import InputError
 from .arvo import load_arvo_mapping
 from .arvo_meta import load_arvo_meta, load_arvo_projects
-from .cyber import cybergym_task_path, load_cybergym, load_mimo_cyber, load_sec_bench
 from .declared import read_declared
 from .files import FileSource
-from .mimo_code import load_mimo_code
+from .item_paths import cybergym_task_path
 from .spec import DatasetSpec
-from .swe_bench import load_swe_bench, load_swe_bench_pro, load_swe_polybench
-from .swe_multi import load_multi_swe_bench, load_multi_swe_rl_discarded
-from .swe_rebench import load_swe_rebench_v2, load_swe_rebench_v2_prs
 
 # An adapter turns the resolved files of a dataset into a Dataset (or, for mapping and pool data, the
 # mapping or pool). `subsets` is the selection (empty = all); `single` is True when the user gave one file
@@ -34,17 +31,6 @@ ADAPTERS: dict[str, Adapter] = {
     "arvo-mapping": load_arvo_mapping,
     "arvo-meta": load_arvo_meta,
     "arvo-projects": load_arvo_projects,
-    "cybergym": load_cybergym,
-    "mimo-code": load_mimo_code,
-    "mimo-cyber": load_mimo_cyber,
-    "multi-swe-bench": load_multi_swe_bench,
-    "multi-swe-rl-discarded": load_multi_swe_rl_discarded,
-    "sec-bench": load_sec_bench,
-    "swe-bench": load_swe_bench,
-    "swe-bench-pro": load_swe_bench_pro,
-    "swe-polybench": load_swe_polybench,
-    "swe-rebench-v2": load_swe_rebench_v2,
-    "swe-rebench-v2-prs": load_swe_rebench_v2_prs,
 }
 
 # Functions a declaration names in `extra` (e.g. `item_path`: where a task's per-item files live).

@@ -629,6 +629,7 @@ def _json_batches(data_file, columns, optional, batch_rows, filesystem, compress
                 elif batch.schema != reader.schema:  # pragma: no cover - the reader keeps one schema
                     raise pa.ArrowInvalid("schema changed")
                 out = exact_numbers(_batch(batch, plans, columns))
+                out.validate(full=True)  # pyarrow takes invalid UTF-8 inside strings; the Python reader names the line
                 yield out
                 given += out.num_rows
             return

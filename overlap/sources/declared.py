@@ -57,7 +57,7 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     batches = BatchSource(spec.name, files, wanted, tuple(c for c in wanted if c != columns.id or id_optional),
                           provenance=provenance)
     bad_lines: list[str] = []
-    token = BAD_LINES.set(bad_lines)
+    token = BAD_LINES.set(bad_lines if spec.extra.get("bad_lines") == "count" else None)
     try:
         scan = scan_keys(batches, columns, transform=transform.rows if transform else None,
                          subset_of=lambda data_file: subset_of[data_file.name])
@@ -123,8 +123,10 @@ def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted
         try:
             names = set(pq.read_schema(path).names)
         except (pa.ArrowInvalid, OSError) as exc:
-            problems.note("unreadable_file", f"{label}: {str(exc).splitlines()[0][:200]}",
-                          "the file is not readable parquet")
+            reason = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            if len(parts) == 1:  # the dataset's one file: nothing to go on with
+                raise InputError(f"{label}: cannot read parquet ({reason}); is the file complete?") from None
+            problems.note("unreadable_file", f"{label}: {reason}", "the file is not readable parquet")
             continue
 
         def has(column: str | None, names: set[str] = names) -> bool:
@@ -138,6 +140,15 @@ def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted
         else:
             problems.note("unusable_file", label, "the file has none of the columns an item id is made from")
     return kept
+
+
+def reads_files(spec: DatasetSpec) -> bool:
+    """Whether `spec` names its files (by subset, subset folder, listing or one path), so a written split of it,
+    laid out the same, is read back by `read_declared`; else it is read in place (a glob, a Hub split)."""
+    if spec.adapter != "columns":
+        return True
+    return bool([s for s in spec.files if s] or spec.extra.get("subset_folders") or spec.extra.get("files_glob")
+                or (spec.files.get("") and not glob.has_magic(spec.files[""])))
 
 
 def _where(source: FileSource, spec: DatasetSpec) -> Any:
@@ -175,7 +186,7 @@ def _parts(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...],
     if folders:
         return _folder_parts(source, spec, subsets)
     pattern = spec.extra.get("files_glob")
-    if pattern or (spec.files.get("") and not glob.has_magic(spec.files[""])):
+    if reads_files(spec):
         listed = list_files(source, pattern) if pattern else [spec.files[""]]
         if not listed:
             raise InputError(f"{source.location or source.repo_id}: no {pattern} files found")

@@ -172,7 +172,7 @@ def scan_keys(source: str | os.PathLike | BatchSource, columns: GenericColumns |
         key_parts.append(keys)
     if not item_parts:
         if not allow_empty:
-            raise InputError(f"{label}: no rows read; check the files")
+            raise InputError(f"{label}: no usable rows (no rows read); check the files")
         empty = pa.RecordBatch.from_pydict({c: pa.array([], pa.string()) for c in dict.fromkeys([spec.id,
                                                                                                  *spec.wanted()])})
         items, keys = _batch_items(empty, spec, report)
@@ -242,7 +242,7 @@ def assemble(scan: KeyScan, spec: GenericColumns, label: str, *, allow_empty: bo
     provenance = scan.provenance
     provenance.name = label
     repeat_frame = repeats.select(["item_id", "file", "file_row", "row"]).to_pandas()
-    dataset = Dataset(label, _item_frame(kept), key_frame, provenance, sorted(problems, key=lambda p: p.what),
+    dataset = Dataset(label, _item_frame(kept, spec), key_frame, provenance, sorted(problems, key=lambda p: p.what),
                       repeats=repeat_frame)
     dataset.recognition = scan.report  # type: ignore[attr-defined]
     dataset.generic_columns = spec  # type: ignore[attr-defined]  # a written split is read back by the same columns
@@ -392,7 +392,10 @@ def _parts_table(parts, n: int):
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _item_frame(table):
+def _item_frame(table, spec: GenericColumns):
+    """Items as pandas. A column no item has a value in is left out, unless the set declares it: a PR-task set
+    (repo, PR or base columns) keeps repo, pr and base_commit, a set with a project column keeps project."""
+    task_columns = bool(spec.repo or spec.pr or spec.base)
     import pandas as pd
 
     out = table.to_pandas()
@@ -402,9 +405,9 @@ def _item_frame(table):
         if column not in ("row", "file_row", "pr"):
             out[column] = out[column].astype("string")
     out = out[["item_id", *[c for c in out.columns if c != "item_id"]]]
-    if out["project"].isna().all():
+    if out["project"].isna().all() and not spec.project:
         out = out.drop(columns=["project"])
-    for column in ("repo", "pr", "base_commit"):
+    for column in () if task_columns else ("repo", "pr", "base_commit"):
         if out[column].isna().all():
             out = out.drop(columns=[column])
     return out.reset_index(drop=True)

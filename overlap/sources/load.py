@@ -8,11 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, OverlapError
 from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset, Provenance
 from . import arvo_meta
 from .adapters import adapter_of
+from .declared import reads_files
 from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, read_records
 from .generic import GenericColumns, read_generic
 from .github import GithubRepo
@@ -123,12 +124,17 @@ def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericCo
 
 
 def reread(dataset: Dataset, source: FileSource) -> Dataset:
-    """The dataset's adapter run again, with the same subsets, over `source` (e.g. a written split)."""
-    columns = getattr(dataset, "generic_columns", None)
-    if columns is not None and isinstance(source, SplitSource):
-        return _reread_by_columns(dataset, source, columns)
+    """The dataset read again, the same way and with the same subsets, over `source` (e.g. a written split)."""
     prov = dataset.provenance
-    spec = get_spec(prov.adapter or dataset.name)
+    try:
+        spec = get_spec(prov.adapter or dataset.name)
+    except OverlapError:
+        spec = None
+    columns = getattr(dataset, "generic_columns", None)
+    if (spec is None or not reads_files(spec)) and columns is not None and isinstance(source, SplitSource):
+        return _reread_by_columns(dataset, source, columns)
+    if spec is None:
+        raise InputError(f"{dataset.name}: cannot tell how it was read; read the split with `overlap compare`")
     again = adapter_of(spec)(source, spec, tuple(prov.subsets), prov.origin == "local-file")
     again.name = again.provenance.name = dataset.name
     again.source = source

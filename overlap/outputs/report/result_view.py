@@ -16,7 +16,7 @@ import pandas as pd
 from ...errors import InputError
 from ...evidence.patches import PatchBook, relate_patches
 from ...jsonout import dumps_json
-from ...sources.cyber import cybergym_task_path
+from ...sources.item_paths import cybergym_task_path
 from ...sources.swe import TEXT, ensure_columns
 from ...sources.taskfiles import fetch_item_files
 from ..folders import require_kind

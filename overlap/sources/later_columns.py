@@ -1,39 +1,42 @@
-"""SWE-rebench-V2 and SWE-rebench-V2-PRs: a key scan of the id columns, texts fetched later.
-
-Both sets are read by key columns only, one parquet row group at a time (the PRs set is 2.7 GB); their
-texts and patches are fetched afterwards, for the items that need them, by `fetch_columns` /
-`ensure_columns`.
+"""Columns fetched later, for the items that need them: a training set too large to hold its texts (SWE-rebench's
+2.7 GB of PRs) is read by its key columns only, and its texts and patches (`extra.lazy_columns`) are read back
+from the same files afterwards, row group by row group, for the wanted items only.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import math
+from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from ..errors import InputError, OverlapError
-from ..ids.github import canonical_repo, instance_id_for, normalize_base, parse_pr
+from ..ids.github import canonical_repo, instance_id_for, parse_instance_id, parse_pr
 from ..model import Dataset
-from .builder import DatasetBuilder
-from .files import FileSource
+from .files import FileSource, HubRepo, LocalFolder, SingleFile
 from .registry import get_spec
-from .spec import DatasetSpec
-from .swe_columns import LOCATED, OTHER_BASE, add_rows, derive, locate
-from .swe_files import file_rows, list_files, parquet_columns, reopen
-from .swe_tasks import BASE_FIELDS, TEXT, add_task, pr_from_id, str_or_none
 
+TEXT = "text_problem_statement"
 REBENCH_KEYS = ["instance_id", "repo", "pull_number", "base_commit"]
-REBENCH_LAZY = {TEXT: "problem_statement", "patch": "patch"}
-REBENCH_FIELDS = (*BASE_FIELDS,)
+
+
+def str_or_none(value: Any) -> str | None:
+    """The value as text; None for None, NaN (pandas' empty cell) and blank text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value)
+    return text if text.strip() else None
+
+
+def pr_from_id(item_id: str | None) -> int | None:
+    """The PR number of an `owner__repo-N` instance id (the number after the last `-`); None otherwise."""
+    parsed = parse_instance_id(item_id) if item_id else None
+    return parsed[2] if parsed else None
 
 
 def _rebench_identity(row: dict[str, Any], pr_column: bool) -> tuple[str | None, Any, str]:
-    """(item id, PR value, where the PR came from) of a SWE-rebench row.
-
-    V2 has no PR column (the PR is the number after the last `-` of `owner__repo-N`); the PRs set has
-    `pull_number`. Without `instance_id`, the id is made from repo + PR (`owner__name-N`).
-    """
+    """(item id, PR value, where the PR came from) of a row, as the reader made its item: V2 has no PR column
+    (the PR is the number after the last `-` of `owner__repo-N`); the PRs set has `pull_number`. Without
+    `instance_id`, the id is made from repo + PR (`owner__name-N`)."""
     item_id = str_or_none(row.get("instance_id"))
     if pr_column and "pull_number" in row:
         pr, field = row.get("pull_number"), "pull_number"
@@ -46,75 +49,17 @@ def _rebench_identity(row: dict[str, Any], pr_column: bool) -> tuple[str | None,
     return item_id, pr, field
 
 
-def _scan_rebench(source: FileSource, spec: DatasetSpec, files: list[str]) -> Dataset:
-    """Items and keys of SWE-rebench files, column-wise (`swe_columns`); JSON lines or CSV (a user's own file
-    given for a rebench set) row by row, the same items."""
-    if any(source.fetch(f).suffix.lower() in (".jsonl", ".csv") for f in files):
-        return _scan_rebench_rows(source, spec, files)
-    builder = DatasetBuilder(spec.name, REBENCH_FIELDS)
-    pr_column = spec.extra.get("pr_column", False)
-    wanted, needed_any = _rebench_columns(pr_column)
-    parts, read = [], []
-    offset = 0
-    for relpath in files:
-        label, table, rows = parquet_columns(source, builder, relpath, wanted, needed_any)
-        if table is not None and rows:
-            field = "pull_number" if pr_column and "pull_number" in table.column_names else "instance_id"
-            parts.append(locate(derive(table, pr_column), label, offset, field))
-            read.append((offset, table))
-        offset += rows
-
-    def cells(column: str, rows: list[int]) -> list:
-        starts = [start for start, _ in read]
-        out = []
-        for row in rows:
-            start, table = read[bisect_right(starts, row) - 1]
-            out.append(table.column(column)[row - start].as_py() if column in table.column_names else None)
-        return out
-
-    add_rows(builder, pa.concat_tables(parts) if parts else LOCATED.empty_table(), cells, other_base=True)
-    return builder.build(source)
-
-
-def _rebench_columns(pr_column: bool) -> tuple[list[str], tuple[tuple[str, ...], ...]]:
-    """(key columns read, the column groups one of which makes an item) of a rebench set."""
-    wanted = [c for c in REBENCH_KEYS if pr_column or c != "pull_number"]
-    return wanted, ((("instance_id",), ("repo", "pull_number")) if pr_column else (("instance_id",),))
-
-
-def _scan_rebench_rows(source: FileSource, spec: DatasetSpec, files: list[str]) -> Dataset:
-    """The row-by-row scan (`add_task` per row): JSON lines and CSV files, and the reference the column-wise
-    scan is tested against."""
-    builder = DatasetBuilder(spec.name, REBENCH_FIELDS)
-    pr_column = spec.extra.get("pr_column", False)
-    wanted, needed_any = _rebench_columns(pr_column)
-    other_base: list[str] = []
-    first_base: dict[str, str | None] = {}
-    for relpath in files:
-        for where, row in file_rows(source, builder, relpath, "parquet", wanted, needed_any):
-            item_id, pr, field = _rebench_identity(row, pr_column)
-            base = normalize_base(row.get("base_commit"))
-            if item_id is not None and builder.has(item_id):
-                if first_base.get(item_id) != base:
-                    other_base.append(item_id)
-            if add_task(builder, item_id, where, repo=row.get("repo"), pr=pr, base=row.get("base_commit"),
-                        pr_field=field):
-                first_base[item_id] = base
-    for item_id in other_base:
-        builder.problem("duplicate_id_other_base", item_id, OTHER_BASE)
-    return builder.build(source)
-
-
-def load_swe_rebench_v2(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
-    return _scan_rebench(source, spec, [spec.files[""]])
-
-
-def load_swe_rebench_v2_prs(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...],
-                            single: bool) -> Dataset:
-    files = [""] if single else list_files(source, ".parquet")
-    if not files:
-        raise InputError(f"{source.location or source.repo_id}: no parquet files found")
-    return _scan_rebench(source, spec, files)
+def reopen(dataset: Dataset) -> FileSource:
+    """The file source a loaded dataset was read from (for fetching more columns later)."""
+    if getattr(dataset, "source", None) is not None:
+        return dataset.source  # e.g. a written split read back: its provenance names no place to reopen
+    prov = dataset.provenance
+    if prov.origin == "local-folder":
+        return LocalFolder(origin=prov.origin, location=prov.location, root=Path(prov.location or "."),
+                           repo_id=prov.repo_id, revision=prov.revision)
+    if prov.origin == "local-file":
+        return SingleFile(origin=prov.origin, location=prov.location, path=Path(prov.location or "."))
+    return HubRepo(origin=prov.origin, repo_id=prov.repo_id, revision=prov.revision)
 
 
 def lazy_columns(dataset: Dataset) -> dict[str, str]:
