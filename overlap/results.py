@@ -189,8 +189,8 @@ def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping
         block["subsets"] = {s: int(counts[s]) for s in dataset.subsets()}
     if mapping is not None and (dataset.keys["kind"] == "ossfuzz").any():
         block["ossfuzz_ids"] = describe_ids(dataset.keys, mapping)
-    recognition = getattr(dataset, "recognition", None)  # a dataset read by its columns: how ids were read
-    if recognition is not None:
+    recognition = getattr(dataset, "recognition", None)  # how ids were read, for what the user brought
+    if recognition is not None and not getattr(dataset, "ids_known", False):
         block["id_recognition"] = recognition.to_dict()
     return block
 

@@ -53,11 +53,11 @@ def output_label(text: str) -> str:
 
 
 def report_recognition(datasets) -> None:
-    """For each dataset read by its columns, one stderr line: how many ids each scheme took, with an example,
-    and the values none took (`overlap.ids.recognise`)."""
+    """For each dataset the user brought, one stderr line: how many ids each scheme took, with an example, and
+    the values none took (`overlap.ids.recognise`); a built-in dataset's ids are known."""
     for dataset in datasets:
         recognition = getattr(dataset, "recognition", None)
-        if recognition is not None:
+        if recognition is not None and not getattr(dataset, "ids_known", False):
             typer.echo(f"overlap: {printable(dataset.name)}: ids read as {printable(recognition.summary())}", err=True)
 
 

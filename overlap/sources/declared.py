@@ -31,7 +31,15 @@ from .transforms import Counted
 
 def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
     """The Dataset `spec` declares, read from `source` (the Hub repo, a folder laid out like it, or one file
-    standing for its one file), with the subsets asked for (empty: the declaration's defaults, else all)."""
+    standing for its one file), with the subsets asked for (empty: the declaration's defaults, else all).
+    How the ids were read (`dataset.recognition`) is reported for what the user brought; a built-in
+    dataset's is known (`dataset.ids_known`)."""
+    dataset = _read(source, spec, subsets, single)
+    dataset.ids_known = spec.builtin  # type: ignore[attr-defined]
+    return dataset
+
+
+def _read(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
     columns = GenericColumns.of(spec.columns)
     fields = spec.extra.get("item_fields")
     if fields:

@@ -11,7 +11,7 @@ like the repo, or at a single file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from importlib.resources import files as package_files
 from pathlib import Path
@@ -48,7 +48,7 @@ def _load_builtin() -> None:
     folder = package_files("overlap.sources") / "declarations"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
-            register(read_declaration(entry.read_text(encoding="utf-8"), entry.name))
+            register(replace(read_declaration(entry.read_text(encoding="utf-8"), entry.name), builtin=True))
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
         for spec in _entry_point_specs(point):
             register(spec)

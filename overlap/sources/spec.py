@@ -51,6 +51,7 @@ class DatasetSpec:
     # (the `[audit]` table; read by overlap.audit.study.naming, listed in AUDIT_FIELDS).
     audit: dict = field(default_factory=dict)
     declaration: str = field(default="", compare=False)  # the TOML text, shown by `overlap datasets --show`
+    builtin: bool = field(default=False, compare=False)  # shipped with overlap: how its ids read is known
 
     @property
     def is_dataset(self) -> bool:
