@@ -101,6 +101,10 @@ def _unrecognised(kept, keys, scheme: str | None) -> list[Problem]:
     (How ids were read is `dataset.recognition`, the summary's `id_recognition`.)"""
     keyed = pc.is_in(kept.column("row"), value_set=keys.column("row"))
     alone = pc.and_(kept.column("_unrecognised"), pc.invert(keyed))
+    if "_pr_from" in kept.column_names:
+        # A PR task's identity is its repo, PR and base cells (their problems are counted by `row_checks`), or an
+        # id that should carry the PR (`malformed_id` when it does not): its id is no scheme's to recognise.
+        alone = pc.and_(alone, pc.is_null(kept.column("_pr_from")))
     count = pc.sum(alone).as_py() or 0
     if not count:
         return []

@@ -240,9 +240,9 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         junk = pc.and_(pc.is_valid(id_strings(column(spec.pr))), pc.is_null(cell_numbers))
         junk = pc.and_(pc.fill_null(junk, False), pc.invert(_blank_cells(column(spec.pr))))
         numbers = pc.if_else(junk, pa.scalar(None, pa.int64()), numbers)
-    repo = pc.utf8_trim_whitespace(id_strings(column(spec.repo))) if spec.repo else pa.nulls(n, pa.string())
+    repo = pc.utf8_trim_whitespace(_text(column(spec.repo))) if spec.repo else pa.nulls(n, pa.string())
     if spec.project:
-        project = id_strings(column(spec.project))
+        project = _text(column(spec.project))
     else:
         project = pc.coalesce(canonical_repos(written), _repo_from_keys(recognition.keys, n))
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
@@ -252,8 +252,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if spec.patch:
         table["patch"] = _text(column(spec.patch))
     for name, source in spec.item_fields:
-        text = _text(column(source))
-        table[name] = pc.if_else(_blank_cells(text), pa.scalar(None, pa.string()), text)
+        table[name] = _text(column(source))
     table["_unrecognised"] = pc.is_null(recognition.recogniser)
     if spec.repo or spec.pr or spec.base:
         pr_from = _pr_from(column, spec, recognition)
@@ -295,9 +294,12 @@ def _pr_from(column, spec: GenericColumns, recognition) -> Any:
 
 
 def _text(array):
+    """A text column as string; a blank cell is no text (null)."""
     if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
-        return array.cast(pa.string())
-    return id_strings(array)
+        text = array.cast(pa.string())
+    else:
+        text = id_strings(array)
+    return pc.if_else(_blank_cells(text), pa.scalar(None, pa.string()), text)
 
 
 def _pr_from_keys(keys, n: int):

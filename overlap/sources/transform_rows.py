@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..ids.recognise import id_strings
+from ..ids.recognise import id_strings, pr_numbers
 from ..model import Problem
 from .spec import DatasetSpec
 from .transforms import Transform
@@ -48,11 +48,17 @@ def _issues_text(issues) -> str | None:
 
 
 def multi_swe_bench(spec: DatasetSpec) -> Transform:
-    """`org` + `repo` → `repo` (`org/repo`), `resolved_issues` → `problem_statement`."""
+    """`org` + `repo` → `repo` (`org/repo`), `resolved_issues` → `problem_statement`, and a missing id made
+    from them and `number`."""
 
     def rows(batch, *_where):
         table = pa.Table.from_batches([batch])
         org, name = (_blank_to_null(id_strings(table.column(c).combine_chunks())) for c in ("org", "repo"))
+        number = pr_numbers(table.column("number").combine_chunks())
+        # A row without an id is the documented `{org}__{repo}-{number}`.
+        made = pc.binary_join_element_wise(org, "__", name, "-", number.cast(pa.string()), "")
+        ids = _blank_to_null(id_strings(table.column("instance_id").combine_chunks()))
+        batch = _replace(batch, "instance_id", pc.coalesce(ids, made))
         batch = _replace(batch, "repo", pc.binary_join_element_wise(org, name, "/"))
         issues = table.column("resolved_issues").to_pylist()
         return _replace(batch, "problem_statement", pa.array([_issues_text(i) for i in issues], pa.string()))

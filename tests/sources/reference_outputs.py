@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "swe")]
 import fixtures as cyber_fixtures  # noqa: E402
 import swe_fixtures  # noqa: E402
 from coverage_fixtures import write_coverage  # noqa: E402
+from generated_inputs import write_generated  # noqa: E402
 
 from overlap.sources.load import load_dataset  # noqa: E402
 
@@ -61,7 +63,12 @@ def normalised(shot: dict) -> dict:
     all-null one say the same (no item has a value)."""
     items = [{k: v for k, v in item.items() if v is not None} for item in shot["items"]]
     present = {k for item in items for k in item}
-    return {**shot, "items": items, "columns": sorted(c for c in shot["columns"] if c in present)}
+    # Examples that name a temporary folder name it as <root>; where a row without an id is (`line 7` of a JSON
+    # lines file, or `row 6`) is left out.
+    problems = [[what, count, "" if what == "missing_id" else re.sub(r"\S*/(?=(generated|swe|cyber|coverage|prs|swe2|cyber2)/)", "<root>/", example)]
+                for what, count, example in shot["problems"]]
+    return {**shot, "items": items, "columns": sorted(c for c in shot["columns"] if c in present),
+            "problems": problems}
 
 
 def cases(root: Path) -> dict[str, tuple[str, dict[str, Path]]]:
@@ -83,12 +90,15 @@ def cases(root: Path) -> dict[str, tuple[str, dict[str, Path]]]:
     cyber = cyber_fixtures.write_all(root / "cyber2")
     out["cybergym:arvo"] = ("cybergym:arvo", {"cybergym": cyber["cybergym"]})
     out["sec-bench:cve"] = ("sec-bench:cve", {"sec-bench": cyber["sec-bench"]})
+    out.update(write_generated(root / "generated"))
     return out
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for case, (argument, data) in sorted(cases(Path(folder)).items()):
+            if only and not any(case.startswith(o) for o in only):
+                continue
             shot = snapshot(load_dataset(argument, data))
             name = case.replace(":", "--")
             (HERE / "reference" / f"{name}.json").write_text(json.dumps(shot, indent=1, sort_keys=True) + "\n")
@@ -96,4 +106,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
