@@ -65,7 +65,8 @@ def normalised(shot: dict) -> dict:
     present = {k for item in items for k in item}
     # Examples that name a temporary folder name it as <root>; where a row without an id is (`line 7` of a JSON
     # lines file, or `row 6`) is left out.
-    problems = [[what, count, "" if what == "missing_id" else re.sub(r"\S*/(?=(generated|swe|cyber|coverage|prs|swe2|cyber2)/)", "<root>/", example)]
+    folder = r"\S*/(?=(generated|swe|cyber|coverage|prs|swe2|cyber2)/)"
+    problems = [[what, count, "" if what == "missing_id" else re.sub(folder, "<root>/", example)]
                 for what, count, example in shot["problems"]]
     return {**shot, "items": items, "columns": sorted(c for c in shot["columns"] if c in present),
             "problems": problems}
