@@ -133,7 +133,8 @@ def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted
         except (pa.ArrowInvalid, OSError) as exc:
             reason = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             if len(parts) == 1:  # the dataset's one file: nothing to go on with
-                raise InputError(f"{label}: cannot read parquet ({reason}); is the file complete?") from None
+                raise InputError(f"{label}: no usable rows (unreadable_file: cannot read parquet ({reason})); is the "
+                                 "file complete?") from None
             problems.note("unreadable_file", f"{label}: {reason}", "the file is not readable parquet")
             continue
 

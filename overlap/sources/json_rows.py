@@ -186,7 +186,8 @@ def _check_seen(data_file, columns, optional, seen, keys) -> None:
     missing = [c for c in columns if c not in seen and c not in optional]
     if missing:
         raise InputError(f"{data_file.name}: no column '{missing[0]}'; the rows have "
-                         f"{', '.join(sorted(keys)[:20]) or 'no fields'}")
+                         f"{', '.join(sorted(keys)[:20]) or 'no fields'} (missing column(s) "
+                         f"{', '.join(repr(c) for c in missing)}: name the columns the file has)")
 
 
 def _loose_array(values: list) -> Any:
