@@ -26,6 +26,12 @@ CELL_SCHEMA = pa.schema([
     ("baseline_p_uniform", pa.float64()), ("baseline_p_within_project", pa.float64()),
     ("evidence", pa.string()),  # which checks made the cell: "ids" (the id join)
     ("skipped", pa.string()),  # "" or why the cell was not joined ("own subset")
+    # With `overlap atlas --text` (null without it): the n-gram check compare --text runs for the pair.
+    ("text_ran", pa.bool_()), ("text_reason", pa.string()),  # false: why not (a side has no text field)
+    ("text_fields", pa.string()),  # "TRAIN_FIELD:BENCH_FIELD"
+    ("text_flagged_train_items", pa.int64()), ("text_flagged_bench_items", pa.int64()),  # at the largest n
+    ("text_flagged_rest", pa.int64()),  # flagged train items in no counted id pair, at the largest n
+    ("text_summary", pa.string()),  # JSON: compare's text section for the pair (every n, runs, boilerplate)
 ])
 
 PAIR_SCHEMA = pa.schema([

@@ -33,6 +33,7 @@ from ..sources.github import cache_root
 from ..sources.load import load_dataset, load_pool
 from ..sources.registry import all_specs, get_spec, parse_selection
 from ..stats.wiring import cyber_baselines
+from .atlas_text import CellText
 from .compare import canonical_ossfuzz_ids, data_paths, id_comparison
 from .matrix import is_own_subset
 
@@ -187,13 +188,16 @@ def _load_pool(pool: str | None, entries: list[AtlasEntry], data: dict[str, Path
 
 
 def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLike] | None = None,
-          cache: str | os.PathLike | None = None, pool: str | None = "auto") -> AtlasResult:
+          cache: str | os.PathLike | None = None, pool: str | None = "auto", text: bool = False,
+          engine: str = "local", ray_address: str | None = None, workers: int | None = None) -> AtlasResult:
     """Every dataset of `names` (default: every registered training set, benchmark and reference set,
     declarations added with `--registry` included) against every benchmark among them.
 
     `data` maps registered names to local files or folders, as for `compare`. `cache` is the folder of the
     key and cell caches (default: the user cache, `OVERLAP_CACHE`). `pool` ("auto", a pool name or path,
-    None) gives the cells with OSS-Fuzz ids on both sides their chance baselines.
+    None) gives the cells with OSS-Fuzz ids on both sides their chance baselines. `text` adds each cell's
+    n-gram text check, as `compare` runs it (`overlap.api.atlas_text`), on `engine` ("local" or "ray", at
+    `ray_address`) with `workers`.
     """
     data = data_paths(data)
     chosen = _names(names)
@@ -203,6 +207,8 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
         raise InputError(f"none of {', '.join(chosen)} is declared a benchmark (role = \"benchmark\"); the atlas "
                          "pairs every dataset with the benchmarks among them")
     folder = _cache_folder(cache)
+    texts = CellText(data, {get_spec(parse_selection(n).name).name: n for n in chosen}, engine=engine,
+                     ray_address=ray_address, workers=workers) if text else None
     entries = []
     for name in chosen:
         stage(f"reading {name}")
@@ -229,7 +235,8 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
             key = None
             if train.fingerprint and bench.fingerprint:
                 key = hashlib.sha256("\n".join((train.fingerprint, bench.fingerprint, mapping_fp, pool_fp,
-                                                __version__)).encode()).hexdigest()
+                                                __version__, *([texts.cache_key()] if texts else []))
+                                               ).encode()).hexdigest()
             cached = _load_cell(folder, key)
             if cached is None:
                 stage(f"joining {train.name} × {bench.name}")
@@ -239,6 +246,9 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
                 row, cell_pairs = _cell(train, bench, dups, loaded_pool)
                 if loaded_pool is None:
                     row["baseline_status"] = f"not_run: {pool_reason}"
+                if texts is not None:
+                    stage(f"text check {train.name} × {bench.name}")
+                    row |= texts.cell(train, bench, cell_pairs)
                 cached = {"row": row, "pairs": cell_pairs}
                 _save_cell(folder, key, cached)
                 recomputed.append((train.name, bench.name))
@@ -246,7 +256,7 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
             pairs += cached["pairs"]
     return AtlasResult(entries=entries, cells=rows, pairs=pairs, recomputed=recomputed,
                        parameters={"datasets": [e.name for e in entries], "benches": [b.name for b in benches],
-                                   "pool": pool},
+                                   "pool": pool, **({"text": texts.parameters()} if texts else {})},
                        mapping_provenance=mapping_provenance)
 
 

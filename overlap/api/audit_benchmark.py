@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..audit.study.naming import ImageNaming
+from ..audit.study.naming import ImageNaming, record_value
 from ..audit.study.targets import BatchTarget
 from ..errors import InputError
 from ..sources.files import read_records
@@ -34,14 +34,14 @@ def draw(ids: list[str], sample: int | None, seed: int) -> list[str]:
 
 
 def _records(dataset, naming: ImageNaming) -> dict[str, dict]:
-    """Instance id -> the record's columns the naming needs, read from the files the items came from."""
+    """Instance id -> the record's columns the naming needs, read from the files the items came from (a dotted
+    name is read from the column it starts at)."""
     id_col = naming.columns["id"]
-    columns = [id_col, *naming.record_columns()]
     out: dict[str, dict] = {}
     labels = sorted({str(f) for f in dataset.items.get("file", []) if isinstance(f, str)})
     for label in labels:
-        for row in read_records(dataset.source.fetch(label), columns):
-            key = str_or_none(row.get(id_col))
+        for row in read_records(dataset.source.fetch(label), naming.read_columns()):
+            key = str_or_none(record_value(row, id_col))
             if key is not None:
                 out.setdefault(key, row)
     return out
@@ -88,8 +88,8 @@ def _target(naming: ImageNaming, record: dict | None, iid: str, tag: str | None,
     if record is None:
         return BatchTarget(set_name, "", "image", instance_id=iid,
                            error=f"no record with {naming.columns['id']} = {iid} in the benchmark's files")
-    ref = {role: str_or_none(record.get(naming.columns[role])) for role in ("base_commit", "patch", "test_patch",
-                                                                             "fix_commit") if role in naming.columns}
+    ref = {role: str_or_none(record_value(record, naming.columns[role]))
+           for role in ("base_commit", "patch", "test_patch", "fix_commit") if role in naming.columns}
     try:
         kind, target = naming.target(record, iid, tag, base)
     except InputError as exc:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .options import DataOption, RegistryOption, out_option
+from .options import DataOption, Engine, EngineOption, RayAddressOption, RegistryOption, WorkersOption, out_option
 from .shared import check_out
 
 
@@ -27,11 +27,18 @@ def atlas(
                                              help="Upload the folder to this Hub dataset repo.")] = None,
     create_pr: Annotated[bool, typer.Option("--create-pr", help="With --push: open a pull request instead of "
                                             "committing to main.")] = False,
+    text: Annotated[bool, typer.Option("--text", help="Also run the n-gram text check of `compare --text` in every "
+                                       "cell whose two datasets both have a text field (slow: reads the texts).")
+                    ] = False,
+    engine: EngineOption = Engine.local,
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Map where training sets and benchmarks share tasks: one cell per (dataset, benchmark) with the bench
     items matched, their share, the plain-join count, bench items by pair kind and by subset, and the chance
-    baseline where a pool fits. Datasets and cells are cached: a re-run after one pin bump recomputes only
-    that dataset's cells (and says which).
+    baseline where a pool fits; with --text, the n-gram text evidence per cell (on --engine local or ray).
+    Datasets and cells are cached: a re-run after one pin bump recomputes only that dataset's cells (and says
+    which).
 
     Example: overlap atlas --out atlas (every registered dataset); overlap atlas mimo-cyber cybergym
     -d mimo-cyber=./mimo -d cybergym=./cybergym --pool none --out try/atlas
@@ -41,7 +48,8 @@ def atlas(
     from ..sources.load import parse_data_options
 
     check_out(out, "atlas", *(names or []), data=data)
-    result = run_atlas(names or None, data=parse_data_options(data), cache=cache, pool=pool)
+    result = run_atlas(names or None, data=parse_data_options(data), cache=cache, pool=pool, text=text,
+                       engine=engine.value, ray_address=ray_address, workers=workers)
     write_atlas(result, out)
     recomputed = len(result.recomputed)
     typer.echo(f"atlas: {len(result.cells)} cells, {recomputed} recomputed, {len(result.cells) - recomputed} from "

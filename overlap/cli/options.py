@@ -5,12 +5,13 @@ Vocabulary (option → commands):
 
 - `--data/-d NAME=PATH`            compare, ids, matrix, filter, ngram
 - `--text TRAIN_FIELD:BENCH_FIELD` compare, ngram (`--field`: hidden, deprecated alias)
+  (atlas: `--text` is a switch; each cell uses the fields compare picks by default)
 - `--ngram/-n N`                   compare, ngram (`--n`: hidden, deprecated alias)
 - `--out/-o`                       every command that writes a folder or file (audit: `--output` is a hidden
                                    alias; audit writes one JSON file, the others a folder)
 - `--format/-f table|json|csv|md`  every command that prints results
 - `--push` / `--repo OWNER/NAME`   card, filter (filter: `--push-to-hub REPO` = `--push --repo REPO`)
-- `--engine local|ray`, `--ray-address`, `--workers`  ngram, compare, filter (the text scan)
+- `--engine local|ray`, `--ray-address`, `--workers`  ngram, compare, filter, atlas (the text scan)
 
 Hidden aliases still parse; `OverlapCommand` leaves them out of `--help`. The command class also writes
 arguments as `TRAIN BENCH...` in the usage line and the help (typer's own `{train}` / `<list[str]>` labels

@@ -116,8 +116,26 @@ def test_swe_bench_names_follow_the_harness():
         naming.target({}, "instance_x", None, Path("."))
 
 
+def test_a_dotted_name_reaches_into_a_struct_or_a_json_string():
+    naming = ImageNaming.from_table({"image": "{extra.task.image}", "id": "extra.task.id",
+                                     "test_patch": "extra.task.tests"}, "t.toml")
+    assert naming.read_columns() == ["extra", "extra.task.id", "extra.task.image", "extra.task.tests"]
+    as_json = {"extra": {"task": json.dumps({"id": "t-1", "image": "reg.example/t-1:v3", "tests": "diff"})}}
+    as_struct = {"extra": {"task": {"id": "t-1", "image": "reg.example/t-1:v3"}}}
+    for record in (as_json, as_struct):
+        assert naming.target(record, "t-1", None, Path(".")) == ("image", "docker://reg.example/t-1:v3")
+    for broken in ({"extra": {"task": "{not json"}}, {"extra": None}, {}):
+        with pytest.raises(InputError, match="no extra.task.image"):
+            naming.target(broken, "t-1", None, Path("."))
+    literal = ImageNaming.from_table({"image": "x/{{literal}}:{a.b}"}, "t.toml")
+    assert literal.target({"a.b": "column with a dot"}, "i", None, Path("."))[1] == (
+        "docker://x/{literal}:column with a dot")
+
+
 @pytest.mark.parametrize("table, needle", [
     ({"image": "x/{instance!r}"}, "plain names"),
+    ({"image": "x/{a..b}"}, "plain names"),
+    ({"image": "x/{a[0]}"}, "plain names"),
     ({"image": "x/{instance"}, "image"),
     ({"image": "x/{instance}", "replace": [["__"]]}, "replace"),
     ({"image": "x/{instance}", "tags": "v1"}, "tags"),

@@ -5,10 +5,11 @@ sources allow, and no others; `overlap atlas` runs over them."""
 from __future__ import annotations
 
 import pytest
-from coverage_fixtures import BASE, R2E, write_coverage
+from coverage_fixtures import BASE, R2E, diff, write_coverage
 
 from overlap.api import compare
 from overlap.api.atlas import atlas
+from overlap.api.audit_benchmark import benchmark_targets
 from overlap.sources import registry
 from overlap.sources.load import load_dataset
 
@@ -105,6 +106,15 @@ def test_mimo_code_ids_come_from_the_json_string_and_have_no_key(data):
     assert code.keys.empty
     assert {p.what for p in code.problems} == {"malformed_instance_json"}
     assert code.items["text_problem_statement"].tolist() == ["Add a --json flag", "Fix the parser"]
+
+
+def test_mimo_code_images_are_named_by_each_record(data):
+    """The [audit] table reads docker_image, instance_id and test_patch inside the JSON string instance_json."""
+    targets = {t.instance_id: t for t in benchmark_targets(["mimo-code"], data=data)}
+    assert set(targets) == {"format-code-task-000001", "format-code-task-000002"}  # the broken row is no item
+    first = targets["format-code-task-000001"]
+    assert first.target == "docker://format-code-task-000001:latest" and first.set == "mimo-code"
+    assert first.test_patch == diff("mimo_test_command.sh", "", "pytest") and first.error is None
 
 
 def test_atlas_over_the_new_sets(data, tmp_path):

@@ -2,13 +2,17 @@
 
 ``image`` is a template: ``{instance}`` is the instance id after the naming rule (``lower``, then each
 ``replace`` pair in order), ``{id}`` the id as written, ``{tag}`` one of ``tags`` (or ``--tag``), and any
-other ``{name}`` the record's column of that name (e.g. SWE-bench Pro's ``{dockerhub_tag}``). The result is
-a registry reference (``docker://`` is added when missing), or with a leading ``path:`` a local target
-(relative to the declaration's folder), which keeps a declared benchmark testable offline.
+other ``{name}`` the record's column of that name (e.g. SWE-bench Pro's ``{dockerhub_tag}``). A dotted name
+reaches into a record (``{extra_info.instance_json.docker_image}``: a struct's field, or a field of an object
+written as a JSON string, as MiMo's code tasks name their images), and so may the role columns (``id``,
+``test_patch``, …). The result is a registry reference (``docker://`` is added when missing), or with a
+leading ``path:`` a local target (relative to the declaration's folder), which keeps a declared benchmark
+testable offline.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import string
 from dataclasses import dataclass, field
@@ -79,9 +83,9 @@ class ImageNaming:
         for _, name, spec, conv in parsed:
             if name is None:
                 continue
-            if not name or spec or conv or not name.replace("_", "").replace("-", "").isalnum():
+            if not name or spec or conv or not all(_plain(part) for part in name.split(".")):
                 raise InputError(f"[audit] image {self.image!r}: placeholders are plain names such as {{instance}}, "
-                                 "{tag} or a record column")
+                                 "{tag} or a record column (dotted to reach into it)")
             out.append(name)
         return out
 
@@ -92,6 +96,10 @@ class ImageNaming:
     def record_columns(self) -> list[str]:
         """Columns a record must be read for: the roles and the template's own column placeholders."""
         return sorted({*self.columns.values(), *(f for f in self.fields() if f not in BUILTIN)})
+
+    def read_columns(self) -> list[str]:
+        """The file columns to read: each named column, and the column a dotted name starts from."""
+        return sorted({c for name in self.record_columns() for c in (name, name.split(".")[0])})
 
     def instance_name(self, instance_id: str) -> str:
         name = instance_id.lower() if self.lower else instance_id
@@ -106,16 +114,40 @@ class ImageNaming:
         for name in self.fields():
             if name in BUILTIN:
                 continue
-            value = record.get(name)
+            value = record_value(record, name)
             if value is None or not str(value).strip():
                 raise InputError(f"the record has no {name} (named by the image template)")
             values[name] = str(value).strip()
         if "tag" in values and self.uses_tag and not tag:
             raise InputError("the image template needs a tag: give --tag or declare tags")
-        text = self.image.format(**values)
+        # filled piece by piece: str.format would read a dotted name as attribute access
+        text = "".join(literal + ("" if name is None else values[name])
+                       for literal, name, _, _ in string.Formatter().parse(self.image))
         if text.startswith("path:"):
             local = text[5:]
             return "path", os.path.abspath(local if os.path.isabs(local) else base / local)
         if "://" in text and not text.startswith("docker://"):
             raise InputError(f"image {text}: only docker:// references and path: targets are audited")
         return "image", image_reference(text)
+
+
+def _plain(part: str) -> bool:
+    return bool(part) and part.replace("_", "").replace("-", "").isalnum()
+
+
+def record_value(record: dict, name: str):
+    """What a column name gives in a record: the column itself, else (a dotted name) each step's field of a
+    struct, or of an object written as a JSON string; None where a step finds nothing."""
+    if name in record:
+        return record[name]
+    value = record
+    for part in name.split("."):
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except (ValueError, RecursionError):
+                return None
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
