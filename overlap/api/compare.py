@@ -69,15 +69,16 @@ def _label(dataset: Dataset) -> str:
 
 
 def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: GenericColumns | None,
-                   split: str | None) -> list[Dataset]:
+                   split: str | None, skip_first: bool = False) -> list[Dataset]:
     """Each dataset argument read: a Dataset as given, a registered name through its declaration, anything
     else (a file, folder, glob or Hub id) by the named `columns` when given. Columns that no argument uses are
-    refused: an option that silently does nothing would be a wrong answer waiting to happen."""
+    refused: an option that silently does nothing would be a wrong answer waiting to happen. `skip_first`: the
+    first argument is checked but not read (a training set that is streamed)."""
     if columns is not None and all(isinstance(a, Dataset) or is_registered(a) for a in args):
         raise InputError(f"the id column {columns.id!r} names a column of your own files or Hub datasets, and every "
                          "dataset given is registered (its columns are declared); leave the column options out")
     out = []
-    for arg in args:
+    for arg in args[1:] if skip_first else args:
         if isinstance(arg, Dataset):
             out.append(arg)
         elif columns is not None and not is_registered(arg):
@@ -203,7 +204,7 @@ def compare(
     streamed = stream and _streams(train, generic, reference)
     train_dups = mapping_provenance = None
     if streamed:
-        bench_ds = _read_datasets(benches, data, generic, split)
+        bench_ds = _read_datasets([train, *benches], data, generic, split, skip_first=True)
         stage("joining ids")
         train_ds, train_dups, mapping, mapping_provenance = _streamed_train(train, generic, split, bench_ds, data,
                                                                             mapping, engine, ray_address, workers)

@@ -38,6 +38,7 @@ from .batch import FACT_SCHEMA, PRESENT_COLUMNS, TASK_KEY_SCHEMA, BatchJoin, Bat
 from .clean import clean_ids
 from .spill import Spill
 
+BATCH_ROWS = 65536  # rows of one batch read
 SPILL_ROWS = 4_000_000  # rows of each spill held in memory before it goes to disk (~200 MB of ids)
 DUPLICATE_DETAIL = "a repeated id keeps its first row; `filter` drops or keeps every copy with it"
 
@@ -52,8 +53,10 @@ class _State:
     ossfuzz: list[pa.Table] = field(default_factory=list)
     matched_items: list[pa.Table] = field(default_factory=list)
     matched_keys: list[pa.Table] = field(default_factory=list)
+    item_schema: pa.Schema | None = None  # the items' columns, for a side where no row matched
 
     def add(self, part: BatchPart) -> None:
+        self.item_schema = self.item_schema or part.matched_items.schema
         self.rows += part.rows
         self.missing += part.missing
         self.first_missing = self.first_missing or part.first_missing
@@ -68,12 +71,13 @@ class _State:
 def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: list[Dataset], *,
                  split: str | None = None, filesystem: Any = None, mapping: Any = None,
                  mapping_for: Callable[[], Any] | None = None, engine: str = "local", ray_address: str | None = None,
-                 workers: int | None = None, batch_rows: int = 65536, spill_rows: int = SPILL_ROWS,
+                 workers: int | None = None, batch_rows: int | None = None, spill_rows: int | None = None,
                  spill_folder: str | None = None) -> tuple[Dataset, pd.DataFrame]:
     """(the training side as a streamed Dataset, its duplicates table), read from `source` by `columns`
     against the keys of `benches` (canonical already). `mapping`: the OSS-Fuzz mapping, or `mapping_for()`
     called at the first OSS-Fuzz key (its result is kept in `joiner.mapping`). `engine`: "local", or "ray"
     (the batches' keys derived on Ray, `ray_address` / `workers` as the text scan's): the same result."""
+    batch_rows, spill_rows = batch_rows or BATCH_ROWS, spill_rows or SPILL_ROWS
     report = RecognitionReport(scheme=columns.scheme)
     joiner = BatchJoin(BenchKeys.of(benches), mapping=mapping, mapping_for=mapping_for)
     state = _State(Spill(FACT_SCHEMA, "item_id", max_rows=spill_rows, folder=spill_folder),
@@ -178,7 +182,7 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
                                                          ("value", pa.string()), ("raw", pa.string())])), repeats)
     ossfuzz_keys = _key_frame(oss.column("item_id"), pa.repeat(pa.scalar("ossfuzz"), oss.num_rows),
                               oss.column("value"), oss.column("raw"))
-    matched = _not_repeats(_concat(state.matched_items) or pa.table({"row": pa.array([], pa.int64())}), repeats)
+    matched = _not_repeats(_concat(state.matched_items, state.item_schema), repeats)
     keys = _concat(state.matched_keys)
     totals = SideTotals(items=items, keys_by_kind=by_kind, projects=projects, same_pr=same_pr,
                         ossfuzz_keys=ossfuzz_keys, grouped_items=grouped, clean_ids=repeats)
@@ -205,8 +209,6 @@ def _matched_keys(matched: pa.Table, keys: pa.Table | None) -> pd.DataFrame:
 def _items_frame(matched: pa.Table, present: int) -> pd.DataFrame:
     """The matched items as `read_generic` types them, with the columns the whole side has: a column no item
     of the side fills is left out (however the matched ones fill it)."""
-    if "item_id" not in matched.column_names:
-        return pd.DataFrame({"item_id": pd.Series([], dtype="string"), "row": pd.Series([], dtype="int64")})
     out = matched.to_pandas()
     out["pr"] = out["pr"].astype("Int64")
     for column in out.columns:
