@@ -23,6 +23,8 @@ from ..join import TASK_KINDS
 from ..model import KEY_KINDS
 
 KIND_CODES = pa.array(KEY_KINDS, pa.string())
+OSSFUZZ = KEY_KINDS.index("ossfuzz")
+TASK_CODES = [KEY_KINDS.index(k) for k in TASK_KINDS]
 # Bits of `present`: which item columns a row has a value in (a column no item has is left out of Items).
 PRESENT_COLUMNS = ("project", "repo", "pr", "base_commit")
 
@@ -55,7 +57,7 @@ class BatchPart:
     missing: int  # rows without an id
     first_missing: tuple[str, int] | None  # (file, file_row) of the first of them
     facts: pa.Table  # FACT_SCHEMA, one row per row with an id
-    task_keys: pa.Table  # TASK_KEY_SCHEMA, the task-kind keys of rows with an id
+    task_keys: pa.Table  # TASK_KEY_SCHEMA, the task-kind keys of rows with an id (raw null: the value)
     ossfuzz: pa.Table  # row, item_id, value, raw of the OSS-Fuzz keys, in scan order
     matched_items: pa.Table  # items of the rows that have a key some benchmark has
     matched_keys: pa.Table  # every key of those rows
@@ -95,35 +97,70 @@ class BatchJoin:
         if missing:
             at = int(np.argmin(valid))
             first_missing = (items.column("file")[at].as_py(), int(items.column("file_row")[at].as_py()))
+        code, copies = _kind_codes(keys.column("kind"))
         keys = keys.combine_chunks()
         local = keys.column("row").to_numpy() - base
         if missing and len(local):
             keep = valid[local]
-            keys, local = keys.filter(pa.array(keep)), local[keep]
-        kinds = keys.column("kind")
-        oss = pc.equal(kinds, "ossfuzz")
-        if len(local) and pc.any(oss).as_py():
-            value = pc.if_else(oss, self._canonical(pc.if_else(oss, keys.column("raw"), "0")), keys.column("value"))
+            keys, local, code = keys.filter(pa.array(keep)), local[keep], code[keep]
+        oss = code == OSSFUZZ
+        if oss.any():
+            mask = pa.array(oss)
+            value = pc.if_else(mask, self._canonical(pc.if_else(mask, keys.column("raw"), "0")), keys.column("value"))
             keys = keys.set_column(2, "value", value)
-        code = pc.fill_null(pc.index_in(kinds, value_set=KIND_CODES), len(KEY_KINDS)).to_numpy().astype(np.int64)
-        keys, local, code = _first_copies(keys, local, code)
+        if copies:
+            keys, local, code = _first_copies(keys, local, code)
         facts = _facts(items, ids, valid, local, code)
-        item_of_key = ids.take(pa.array(local, pa.int64()))
-        task = pc.is_in(keys.column("kind"), value_set=pa.array(TASK_KINDS, pa.string()))
-        task_keys = pa.table({"kind": keys.column("kind"), "value": keys.column("value"), "raw": keys.column("raw"),
-                              "item_id": item_of_key, "row": keys.column("row"),
-                              "project": items.column("project").take(pa.array(local, pa.int64()))},
-                             schema=TASK_KEY_SCHEMA).filter(task)
-        oss = pc.equal(keys.column("kind"), "ossfuzz")
-        ossfuzz = pa.table({"row": keys.column("row"), "item_id": item_of_key, "value": keys.column("value"),
-                            "raw": keys.column("raw")}).filter(oss)
-        hit = pc.or_(pc.is_in(keys.column("value"), value_set=self.bench.values),
-                     pc.and_(task, pc.is_in(keys.column("raw"), value_set=self.bench.raws)))
-        hit = pc.fill_null(hit, False).to_numpy(zero_copy_only=False)
+        task = np.isin(code, TASK_CODES)
+        task_keys = _task_keys(items, ids, keys, local, task)
+        oss = code == OSSFUZZ
+        rows_of_oss = pa.array(local[oss], pa.int64())
+        ossfuzz = pa.table({"row": keys.column("row").filter(pa.array(oss)), "item_id": ids.take(rows_of_oss),
+                            "value": keys.column("value").filter(pa.array(oss)),
+                            "raw": keys.column("raw").filter(pa.array(oss))})
+        hit = pc.fill_null(pc.is_in(keys.column("value"), value_set=self.bench.values), False).to_numpy(
+            zero_copy_only=False)
+        if task.any() and len(self.bench.raws):
+            raw = pc.fill_null(pc.is_in(keys.column("raw"), value_set=self.bench.raws), False)
+            hit |= task & raw.to_numpy(zero_copy_only=False)
         matched_rows = np.unique(local[hit])
         matched_items = items.take(pa.array(matched_rows, pa.int64()))
         matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
         return BatchPart(n, missing, first_missing, facts, task_keys, ossfuzz, matched_items, matched_keys)
+
+
+def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
+    """(each key's kind as its index in KEY_KINDS, whether a (row, kind) may repeat). The keys come in pieces
+    of one kind each (one per recogniser and column), rows rising inside a piece: a chunk of one kind is coded
+    without hashing a string, and only a kind found in two chunks (the id and a fix column) or a mixed chunk
+    can hold a key twice for one row."""
+    codes, seen, copies = [], set(), False
+    for chunk in kinds.chunks if isinstance(kinds, pa.ChunkedArray) else [kinds]:
+        if not len(chunk):
+            continue
+        low, high = pc.min_max(chunk).values()
+        if low.is_valid and low == high and not chunk.null_count:
+            code = KEY_KINDS.index(low.as_py()) if low.as_py() in KEY_KINDS else len(KEY_KINDS)
+            codes.append(np.full(len(chunk), code, np.int64))
+            copies |= code in seen
+            seen.add(code)
+        else:
+            found = pc.fill_null(pc.index_in(chunk, value_set=KIND_CODES), len(KEY_KINDS))
+            codes.append(found.to_numpy().astype(np.int64))
+            copies = True
+    return (np.concatenate(codes) if codes else np.zeros(0, np.int64)), copies
+
+
+def _task_keys(items: pa.Table, ids, keys: pa.Table, local: np.ndarray, task: np.ndarray) -> pa.Table:
+    """The task-kind keys with their item and its project; a raw value equal to the value is left null (most
+    are: it is the value again), which halves what the spill holds."""
+    mask = pa.array(task)
+    rows = pa.array(local[task], pa.int64())
+    value, raw = keys.column("value").filter(mask), keys.column("raw").filter(mask)
+    raw = pc.if_else(pc.fill_null(pc.equal(value, raw), False), pa.scalar(None, pa.string()), raw)
+    return pa.table({"kind": keys.column("kind").filter(mask), "value": value, "raw": raw, "item_id": ids.take(rows),
+                     "row": keys.column("row").filter(mask), "project": items.column("project").take(rows)},
+                    schema=TASK_KEY_SCHEMA)
 
 
 def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray):

@@ -68,6 +68,12 @@ def hash64(values) -> np.ndarray:
     return _mix(out)
 
 
-def partition_of(values, partitions: int) -> np.ndarray:
-    """The spill partition (0..partitions-1) of each string of `values`."""
-    return (hash64(values) % np.uint64(partitions)).astype(np.int64)
+def partition_of(values, partitions: int, chunk: int = 65536) -> np.ndarray:
+    """The spill partition (0..partitions-1) of each string of `values`, hashed a chunk at a time (the
+    per-byte temporaries of a million strings at once cost more in page faults than the hashing)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    out = np.empty(len(values), np.int64)
+    for start in range(0, len(values), chunk):
+        out[start:start + chunk] = hash64(values.slice(start, chunk)) % np.uint64(partitions)
+    return out

@@ -39,7 +39,7 @@ from .clean import clean_ids
 from .spill import Spill
 
 BATCH_ROWS = 65536  # rows of one batch read
-SPILL_ROWS = 4_000_000  # rows of each spill held in memory before it goes to disk (~200 MB of ids)
+SPILL_ROWS = 1_000_000  # rows of each spill held in memory before it goes to disk (~100 MB)
 DUPLICATE_DETAIL = "a repeated id keeps its first row; `filter` drops or keeps every copy with it"
 
 
@@ -117,23 +117,21 @@ def _items_pass(state: _State):
     for table in state.facts.partitions_read():
         if not table.num_rows:
             continue
-        codes = pc.dictionary_encode(table.column("item_id")).combine_chunks().indices.to_numpy()
-        rows = table.column("row").to_numpy()
-        order = np.lexsort((rows, codes))
-        sorted_codes = codes[order]
-        first = np.ones(len(order), bool)
-        first[1:] = sorted_codes[1:] != sorted_codes[:-1]
-        firsts, repeats = order[first], order[~first]
-        items += len(firsts)
-        packed_total.update(unpack_kinds(table.column("kinds").to_numpy()[firsts]))
-        present |= int(np.bitwise_or.reduce(table.column("present").to_numpy()[firsts], initial=0))
-        counted = pc.value_counts(pc.drop_null(table.column("project").take(pa.array(firsts))))
+        # each id's first row (rows are unique: the row itself says whether it is the first)
+        firsts = table.group_by("item_id", use_threads=False).aggregate([("row", "min")]).column("row_min")
+        first = pc.is_in(table.column("row"), value_set=firsts).to_numpy(zero_copy_only=False)
+        items += int(first.sum())
+        packed_total.update(unpack_kinds(table.column("kinds").to_numpy()[first]))
+        present |= int(np.bitwise_or.reduce(table.column("present").to_numpy()[first], initial=0))
+        counted = pc.value_counts(pc.drop_null(table.column("project").filter(pa.array(first))))
         projects.update({str(v["values"]): int(v["counts"]) for v in counted.to_pylist()})
-        if len(repeats):
+        if not first.all():
+            rows = table.column("row").to_numpy()
+            repeats = np.flatnonzero(~first)
             repeat_rows.append(rows[repeats])
-            at = repeats[np.argmin(rows[repeats])]
+            at = int(repeats[np.argmin(rows[repeats])])
             if first_repeat is None or rows[at] < first_repeat[0]:
-                first_repeat = (int(rows[at]), table.column("item_id")[int(at)].as_py())
+                first_repeat = (int(rows[at]), table.column("item_id")[at].as_py())
     repeats = np.sort(np.concatenate(repeat_rows)) if repeat_rows else np.zeros(0, np.int64)
     return items, dict(packed_total), dict(projects), present, repeats, first_repeat
 
@@ -151,12 +149,14 @@ def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
         table = _not_repeats(table, repeats)
         if not table.num_rows:
             continue
-        counts = table.group_by(["kind", "value"], use_threads=False).aggregate([("item_id", "count_distinct")])
-        shared = counts.filter(pc.greater(counts.column("item_id_count_distinct"), 1))
+        # an item is one row, and a row holds a (kind, value) once: its count is the count of items holding it
+        counts = table.group_by(["kind", "value"], use_threads=False).aggregate([("row", "count")])
+        shared = counts.filter(pc.greater(counts.column("row_count"), 1))
         if shared.num_rows:
             found.append(table.join(shared.select(["kind", "value"]), ["kind", "value"], join_type="inner",
                                     use_threads=False))
-    return pa.concat_tables(found) if found else TASK_KEY_SCHEMA.empty_table()
+    keys = pa.concat_tables(found) if found else TASK_KEY_SCHEMA.empty_table()
+    return keys.set_column(2, "raw", pc.coalesce(keys.column("raw"), keys.column("value")))
 
 
 def _concat(tables: list[pa.Table], schema: pa.Schema | None = None) -> pa.Table | None:
