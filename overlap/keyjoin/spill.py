@@ -68,9 +68,16 @@ class Spill:
             yield pa.concat_tables(self._parts) if self._parts else self.schema.empty_table()
             return
         self._flush()
-        readers = [pa.ipc.open_file(pa.memory_map(str(path))) for path in self.files]
-        for p in range(self.partitions):
-            yield pa.Table.from_batches([r.get_batch(p) for r in readers], schema=self.schema)
+        # read, not memory-mapped: a mapped file's pages stay resident once touched, and over all partitions
+        # the whole spill would count in the process's memory
+        handles = [pa.OSFile(str(path), "rb") for path in self.files]
+        try:
+            readers = [pa.ipc.open_file(handle) for handle in handles]
+            for p in range(self.partitions):
+                yield pa.Table.from_batches([r.get_batch(p) for r in readers], schema=self.schema)
+        finally:
+            for handle in handles:
+                handle.close()
 
     def close(self) -> None:
         self._parts = []
