@@ -201,6 +201,21 @@ class Problem:
 
 
 @dataclass
+class SideTotals:
+    """What the outputs need of a side whose rows were streamed and never held: counts of the whole side."""
+
+    items: int  # items (rows with an id, the first row of each id)
+    keys_by_kind: dict[str, int]  # keys of those items by kind (as `Dataset.keys` would count them)
+    projects: dict[str, int]  # items per project (non-null), for the per-repo SWE table
+    same_pr: dict[str, int]  # {"groups", "items"}: one PR (canonical repo + PR) listed by several items
+    ossfuzz_keys: pd.DataFrame  # KEY_COLUMNS of every `ossfuzz` key: the baselines and related bugs read them
+    grouped_items: pd.DataFrame  # item_id, row, project of the items in a duplicate group (the report shows them)
+    # The ids of the side's items that are in none of `matched`, in source order (read again from the source:
+    # a list of every id is what streaming avoids holding).
+    clean_ids: Any = field(default=None, repr=False)
+
+
+@dataclass
 class Dataset:
     """A loaded dataset: its Items and Keys, where it came from, and what was skipped."""
 
@@ -213,6 +228,9 @@ class Dataset:
     # rows can be fetched later from the same place and revision.
     source: Any = field(default=None, repr=False, compare=False)
     repeats: pd.DataFrame | None = None  # REPEAT_COLUMNS: rows whose id an earlier row already took
+    # A side whose rows were streamed against the benchmarks (`overlap.keyjoin`): `items` and `keys` hold
+    # only the items that can be in a pair, and `totals` the counts of the whole side.
+    totals: SideTotals | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.repeats = _coerce(_repeats_frame(self.repeats), REPEAT_COLUMNS, self.name)
@@ -222,6 +240,32 @@ class Dataset:
         if not known.all():
             orphans = self.keys.loc[~known, "item_id"]
             raise InputError(f"{self.name}: keys name unknown item id '{sorted(set(orphans), key=str)[0]}'")
+
+    @property
+    def item_count(self) -> int:
+        """Items of the whole side (a streamed side keeps only its paired items in `items`)."""
+        return self.totals.items if self.totals is not None else int(len(self.items))
+
+    def keys_by_kind(self) -> dict[str, int]:
+        """{key kind: keys of the whole side}, sorted by kind."""
+        if self.totals is not None:
+            return dict(sorted(self.totals.keys_by_kind.items()))
+        return {str(k): int(v) for k, v in sorted(self.keys["kind"].value_counts().items())}
+
+    def has_kind(self, *kinds: str) -> bool:
+        """Does any item of the whole side have a key of one of `kinds`?"""
+        if self.totals is not None:
+            return any(self.totals.keys_by_kind.get(k, 0) for k in kinds)
+        return bool(self.keys["kind"].isin(kinds).any())
+
+    def keys_of_kind(self, kind: str) -> pd.DataFrame:
+        """The keys of one kind of the whole side. A streamed side keeps its OSS-Fuzz keys (bounded by the
+        tracker's issues, what the chance baselines and related bugs read) and no other kind in full."""
+        if self.totals is None:
+            return self.keys[self.keys["kind"] == kind]
+        if kind != "ossfuzz":
+            raise InputError(f"{self.name}: the {kind} keys of a streamed side are not kept")
+        return self.totals.ossfuzz_keys
 
     @property
     def text_columns(self) -> list[str]:

@@ -116,6 +116,8 @@ class CompareResult:
     def train_clean_ids(self) -> list[str]:
         """Train ids in no pair with any benchmark, in source order."""
         matched = set(self.pairs["train_id"])
+        if self.train.totals is not None:  # a streamed side: its ids are read again from the source
+            return list(self.train.totals.clean_ids(matched))
         items = self.train.items.sort_values("row")
         return [i for i in items["item_id"] if i not in matched]
 
@@ -140,7 +142,7 @@ class CompareResult:
 
     def __repr__(self) -> str:
         benches = "; ".join(f"{b.name}: {b.items_matched} of {b.items} items matched" for b in self.benches)
-        return f"<CompareResult {self.train.name} ({len(self.train.items)} items) vs {benches}>"
+        return f"<CompareResult {self.train.name} ({self.train.item_count} items) vs {benches}>"
 
     def _repr_html_(self) -> str:
         rows = "".join(
@@ -148,7 +150,7 @@ class CompareResult:
             f"<td>{(b.items_matched / b.items if b.items else 0):.1%}</td><td>{len(b.pairs):,}</td>"
             f"<td>{int(b.plain_pairs['bench_id'].nunique()) if len(b.plain_pairs) else 0:,}</td></tr>"
             for b in self.benches)
-        return (f"<p><b>overlap</b>: {escape(self.train.name)} ({len(self.train.items):,} items), "
+        return (f"<p><b>overlap</b>: {escape(self.train.name)} ({self.train.item_count:,} items), "
                 f"{len(self.train_clean_ids()):,} in no pair</p>"
                 "<table><thead><tr><th>benchmark</th><th>items</th><th>items matched</th><th>share</th>"
                 "<th>pairs</th><th>matched by a plain id join</th></tr></thead>"
@@ -177,8 +179,8 @@ def repeated_ids(problems) -> int:
 def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping | None) -> dict[str, Any]:
     block: dict[str, Any] = {
         "name": dataset.name,
-        "items": int(len(dataset.items)),
-        "keys_by_kind": {k: int(v) for k, v in sorted(dataset.keys["kind"].value_counts().items())},
+        "items": dataset.item_count,
+        "keys_by_kind": dataset.keys_by_kind(),
         "duplicates": {"groups": int(len(dups)), "items": int(dups["items"].sum()) if len(dups) else 0,
                        "repeated_ids": repeated_ids(dataset.problems)},
         "problems": [p.__dict__ for p in dataset.problems],
@@ -187,8 +189,8 @@ def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping
     if dataset.subsets():
         counts = dataset.items["subset"].value_counts()
         block["subsets"] = {s: int(counts[s]) for s in dataset.subsets()}
-    if mapping is not None and (dataset.keys["kind"] == "ossfuzz").any():
-        block["ossfuzz_ids"] = describe_ids(dataset.keys, mapping)
+    if mapping is not None and dataset.has_kind("ossfuzz"):
+        block["ossfuzz_ids"] = describe_ids(dataset.keys_of_kind("ossfuzz"), mapping)
     recognition = getattr(dataset, "recognition", None)  # how ids were read, for what the user brought
     if recognition is not None and not getattr(dataset, "ids_known", False):
         block["id_recognition"] = recognition.to_dict()
@@ -303,7 +305,7 @@ def summarize(result: CompareResult) -> dict[str, Any]:
         summary["benches"].append(block)
     all_pairs = result.pairs
     summary["train_items_in_any_pair"] = int(all_pairs["train_id"].nunique())
-    summary["train_items_clean"] = len(result.train.items) - summary["train_items_in_any_pair"]
+    summary["train_items_clean"] = result.train.item_count - summary["train_items_in_any_pair"]
     summary.update(result.sections)
     if result.mapping_provenance is not None:
         summary["mapping"] = {

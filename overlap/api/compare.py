@@ -13,6 +13,7 @@ from ..evidence.attach import FIX_JOIN_MODES, attach_evidence
 from ..evidence.swe_pairs import classify_result, swe_sections
 from ..ids.ossfuzz import OssFuzzMapping, canonicalize_keys
 from ..join import duplicates, join, shared_keys
+from ..keyjoin import stream_train
 from ..model import Dataset
 from ..outputs.ship.splits import check_reasons, filter_split, write_split
 from ..progress import stage
@@ -68,15 +69,16 @@ def _label(dataset: Dataset) -> str:
 
 
 def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: GenericColumns | None,
-                   split: str | None) -> list[Dataset]:
+                   split: str | None, skip_first: bool = False) -> list[Dataset]:
     """Each dataset argument read: a Dataset as given, a registered name through its declaration, anything
     else (a file, folder, glob or Hub id) by the named `columns` when given. Columns that no argument uses are
-    refused: an option that silently does nothing would be a wrong answer waiting to happen."""
+    refused: an option that silently does nothing would be a wrong answer waiting to happen. `skip_first`: the
+    first argument is checked but not read (a training set that is streamed)."""
     if columns is not None and all(isinstance(a, Dataset) or is_registered(a) for a in args):
         raise InputError(f"the id column {columns.id!r} names a column of your own files or Hub datasets, and every "
                          "dataset given is registered (its columns are declared); leave the column options out")
     out = []
-    for arg in args:
+    for arg in args[1:] if skip_first else args:
         if isinstance(arg, Dataset):
             out.append(arg)
         elif columns is not None and not is_registered(arg):
@@ -153,6 +155,7 @@ def compare(
     engine: str = "local",
     ray_address: str | None = None,
     workers: int | None = None,
+    stream: bool = True,
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
@@ -178,6 +181,10 @@ def compare(
     `columns` ({"id": …, "repo": …, "pr": …, "base": …, "patch": …, "text": …, "project": …, "fix": …,
     "cve": …, "scheme": …}), `train` is read as a local file, folder, glob or Hub dataset
     `owner/name[:config][@revision]` (`split` picks the Hub split or files), its ids recognised from the values.
+    Such a training set is streamed against the benchmarks' keys (`overlap.keyjoin`: memory is the
+    benchmarks and a batch, never a row per training row; the key scan runs on `engine` too) unless its columns
+    name a text or a patch (the text check and the fix join read every row's), a `reference` is given, or
+    `stream` is False (the filter, which writes every row); the result is the same either way.
     """
     if fix_join not in FIX_JOIN_MODES:
         raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
@@ -194,7 +201,15 @@ def compare(
         raise InputError("give at least one benchmark to compare with")
     generic = GenericColumns.of(dict(columns or {}), id_column=id_column) if id_column is not None or columns else None
     stage("reading the datasets")
-    train_ds, *bench_ds = _read_datasets([train, *benches], data, generic, split)
+    streamed = stream and _streams(train, generic, reference)
+    train_dups = mapping_provenance = None
+    if streamed:
+        bench_ds = _read_datasets([train, *benches], data, generic, split, skip_first=True)
+        stage("joining ids")
+        train_ds, train_dups, mapping, mapping_provenance = _streamed_train(train, generic, split, bench_ds, data,
+                                                                            mapping, engine, ray_address, workers)
+    else:
+        train_ds, *bench_ds = _read_datasets([train, *benches], data, generic, split)
     names = [train_ds.name] + [b.name for b in bench_ds]
     if len(set(names)) != len(names):
         raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
@@ -203,9 +218,11 @@ def compare(
             text_field(train_ds, train_field, f"text '{train_field}:{bench_field}'")
             for b in bench_ds:
                 text_field(b, bench_field, f"text '{train_field}:{bench_field}'")
-    stage("joining ids")
-    mapping, mapping_provenance = canonical_ossfuzz_ids([train_ds, *bench_ds], data, mapping)
-    result = id_comparison(train_ds, bench_ds, mapping=mapping, mapping_provenance=mapping_provenance,
+    if not streamed:
+        stage("joining ids")
+        mapping, mapping_provenance = canonical_ossfuzz_ids([train_ds, *bench_ds], data, mapping)
+    result = id_comparison(train_ds, bench_ds, train_duplicates=train_dups, mapping=mapping,
+                           mapping_provenance=mapping_provenance,
                            # labels: the datasets as selected (`cybergym:arvo`), for titles; train/benches stay
                            # the names
                            parameters={"train": names[0], "benches": names[1:],
@@ -221,6 +238,40 @@ def compare(
         attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold, workers=workers,
                     engine=engine, ray_address=ray_address)
     return result
+
+
+def _streams(train: Any, generic: GenericColumns | None, reference: str | None) -> bool:
+    """Is the training set read by columns, with nothing that needs every row's text (see `compare`), and no
+    repo, PR or base column (whose cells' problems are counted over every kept row by the reader)?"""
+    return (generic is not None and isinstance(train, str) and not is_registered(train) and generic.text is None
+            and generic.patch is None and reference is None and not (generic.repo or generic.pr or generic.base))
+
+
+def _streamed_train(train: str, columns: GenericColumns, split: str | None, benches: list[Dataset],
+                    data: dict[str, Path], mapping: OssFuzzMapping | None, engine: str, ray_address: str | None,
+                    workers: int | None):
+    """(train Dataset, its duplicates, mapping, mapping provenance): the training set streamed against the
+    benchmarks' keys, OSS-Fuzz ids made canonical as `canonical_ossfuzz_ids` makes them (the mapping loaded
+    when a side has one: before the scan for a benchmark's, at the first training one otherwise)."""
+    loaded: list = []
+
+    def load():
+        found, provenance = load_identity("arvo", data)
+        loaded.append(provenance)
+        return found
+
+    if mapping is None and any((b.keys["kind"] == "ossfuzz").any() for b in benches):
+        mapping = load()
+    for bench in benches if mapping is not None else ():
+        bench.keys = canonicalize_keys(bench.keys, mapping)
+    train_ds, dups = stream_train(train, columns, benches, split=split, mapping=mapping,
+                                  mapping_for=load if mapping is None else None, engine=engine,
+                                  ray_address=ray_address, workers=workers)
+    if mapping is None and train_ds.mapping is not None:  # loaded by the training side: the benches have no
+        mapping = train_ds.mapping  # OSS-Fuzz key, but are typed as canonical keys are
+        for bench in benches:
+            bench.keys = canonicalize_keys(bench.keys, mapping)
+    return train_ds, dups, mapping, (loaded[0] if loaded else None)
 
 
 def id_comparison(train: Dataset, benches: list[Dataset], *, train_duplicates=None, bench_duplicates=None,
@@ -286,7 +337,8 @@ def filter_train(
         "ngram_ns": ns or (13,),
         "engine": engine, "ray_address": ray_address, "workers": workers,  # the text scan
     }
-    result = compare(train, benches, data=data, mapping=mapping, columns=columns, split=split, **options)
+    result = compare(train, benches, data=data, mapping=mapping, columns=columns, split=split, stream=False,
+                     **options)
     for comparison in result.benches if ns and not (flagged and all(f"ngram:{n}" in flagged for n in ns)) else ():
         block = comparison.sections.get("text") or {}
         if block.get("status") != "ran":

@@ -11,7 +11,7 @@ Vocabulary (option → commands):
                                    alias; audit writes one JSON file, the others a folder)
 - `--format/-f table|json|csv|md`  every command that prints results
 - `--push` / `--repo OWNER/NAME`   card, filter (filter: `--push-to-hub REPO` = `--push --repo REPO`)
-- `--engine local|ray`, `--ray-address`, `--workers`  ngram, compare, filter, atlas (the text scan)
+- `--engine local|ray`, `--ray-address`, `--workers`  ngram, compare, filter, atlas (the text scan; compare's key scan)
 
 Hidden aliases still parse; `OverlapCommand` leaves them out of `--help`. The command class also writes
 arguments as `TRAIN BENCH...` in the usage line and the help (typer's own `{train}` / `<list[str]>` labels
@@ -126,7 +126,8 @@ NgramOption = Annotated[
 # `ray_address` and `workers` (overlap.text.text_check).
 EngineOption = Annotated[Engine, typer.Option(
     "--engine", help="Text scan: local (this machine) or ray (a Ray cluster; pip install 'overlap[ray]'): the "
-                     "train side as a Ray Dataset scanned by an actor pool; the same flags.")]
+                     "train side as a Ray Dataset scanned by an actor pool; the same flags. compare also derives "
+                     "the keys of a training set read by columns (parquet) there; the same result.")]
 RayAddressOption = Annotated[str | None, typer.Option(
     "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster to attach to (e.g. ray://HEAD:10001 or auto); "
                                                 "default: start a local Ray.")]

@@ -48,7 +48,8 @@ def _fix_join(comp, train, tpatch: ItemTexts, bpatch: ItemTexts, tbook, bbook, m
     t, b = _project_table(train), _project_table(comp.bench)
     if mode == "auto":
         t, b = t[t["item_id"].isin(_cyber_ids(train))], b[b["item_id"].isin(_cyber_ids(comp.bench))]
-        if not len(t) or not len(b):
+        # whether a side has such items at all: a streamed training set holds its paired items only
+        if not train.has_kind("ossfuzz", "cve") or not len(b):
             return {"status": "not_run", "reason": "the same-fix join pairs OSS-Fuzz/CVE items, and a side has none "
                     "(use --fix-join on for every item)"}
     for side in (tpatch, bpatch):
@@ -175,7 +176,7 @@ def _related(result, comp) -> tuple[pd.DataFrame, dict[str, Any]]:
 
 
 def _canonical_items(dataset) -> dict[str, list[str]]:
-    keys = dataset.keys[dataset.keys["kind"] == "ossfuzz"]
+    keys = dataset.keys_of_kind("ossfuzz")
     out: dict[str, list[str]] = {}
     for value, item_id in zip(keys["value"], keys["item_id"], strict=True):
         out.setdefault(str(value), []).append(item_id)

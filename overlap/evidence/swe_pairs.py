@@ -52,7 +52,7 @@ def _share(part: int, whole: int) -> float:
 def has_pr_keys(dataset) -> bool:
     """True when some item of the dataset has a pull-request or base-commit key (an SWE section is worth
     showing); it decides nothing about how pairs count."""
-    return bool(dataset.keys["kind"].isin(SWE_KINDS).any())
+    return dataset.has_kind(*SWE_KINDS)
 
 
 # --- pair kinds ---------------------------------------------------------------------------------------
@@ -211,7 +211,10 @@ def _subset_block(bench, overlap_ids: set[str]) -> dict[str, dict[str, Any]]:
 
 
 def _repo_blocks(train, bench, counted: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    train_repos = Counter(train.items["project"].dropna()) if "project" in train.items.columns else Counter()
+    if train.totals is not None:  # a streamed side: its items per project were counted as it was read
+        train_repos = Counter(train.totals.projects)
+    else:
+        train_repos = Counter(train.items["project"].dropna()) if "project" in train.items.columns else Counter()
     overlap_by_repo: dict[str, set[str]] = defaultdict(set)
     bproject = bench.items.set_index("item_id")["project"] if "project" in bench.items.columns else pd.Series()
     for b_id in set(counted["bench_id"]):
@@ -260,6 +263,8 @@ def _suggested_renames(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) 
 
 def _same_pr_groups(dataset) -> dict[str, int]:
     """The same PR (canonical repo + PR) listed more than once inside one dataset (e.g. at two bases)."""
+    if dataset.totals is not None:
+        return dict(dataset.totals.same_pr)
     keys = dataset.keys[dataset.keys["kind"] == "repo_pr"]
     counts = keys.groupby("value")["item_id"].nunique()
     dup = counts[counts > 1]
@@ -337,7 +342,7 @@ def swe_sections(result) -> dict[str, Any]:
             train_ids_any |= set(pairs.loc[pairs["pair_kind"].notna(), "train_id"])
     return {
         "train": result.train.name,
-        "train_items": int(len(result.train.items)),
+        "train_items": result.train.item_count,
         "train_same_pr_listed_twice": _same_pr_groups(result.train),
         "train_items_in_any_pair": len(train_ids),
         "train_items_in_any_pair_incl_reported": len(train_ids_any),

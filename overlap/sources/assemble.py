@@ -106,9 +106,14 @@ def _unrecognised(kept, keys, scheme: str | None) -> list[Problem]:
         # id that should carry the PR (`malformed_id` when it does not): its id is no scheme's to recognise.
         alone = pc.and_(alone, pc.is_null(kept.column("_pr_from")))
     count = pc.sum(alone).as_py() or 0
+    return unrecognised_problem(count, kept.column("item_id").filter(alone).slice(0, 3).to_pylist(), scheme)
+
+
+def unrecognised_problem(count: int, examples: list[str], scheme: str | None) -> list[Problem]:
+    """The problem of `count` items whose id no scheme takes and that have no key (first `examples`):
+    `malformed_id` when the set declares its scheme, else `unrecognised_id`."""
     if not count:
         return []
-    examples = kept.column("item_id").filter(alone).slice(0, 3).to_pylist()
     if scheme:
         return [Problem("malformed_id", count, examples[0], f"not a {scheme} id: kept without a key")]
     return [Problem("unrecognised_id", count, ", ".join(examples),

@@ -37,10 +37,7 @@ DEFAULT_POOL = "arvo-meta"
 def pool_for(result: CompareResult) -> str | None:
     """The registered pool that fits a compare: `arvo-meta` when the training set and a benchmark both
     have OSS-Fuzz ids, else None (no pool is known)."""
-    def has_ossfuzz(dataset: Dataset) -> bool:
-        return bool((dataset.keys["kind"] == "ossfuzz").any())
-
-    if has_ossfuzz(result.train) and any(has_ossfuzz(b.bench) for b in result.benches):
+    if result.train.has_kind("ossfuzz") and any(b.bench.has_kind("ossfuzz") for b in result.benches):
         return DEFAULT_POOL
     return None
 
@@ -57,7 +54,7 @@ def _pool_table(pool: Pool | pd.DataFrame, result: CompareResult) -> tuple[pd.Da
 
 
 def _ossfuzz_ids(dataset: Dataset) -> pd.DataFrame:
-    keys = dataset.keys[dataset.keys["kind"] == "ossfuzz"]
+    keys = dataset.keys_of_kind("ossfuzz")
     return pd.DataFrame({"item_id": keys["item_id"].astype(str), "id": keys["value"].astype("int64")})
 
 
@@ -72,8 +69,8 @@ def _side(dataset: Dataset, pool_ids: set[int]) -> tuple[set[int], set[int], dic
     outside = sorted(ids - pool_ids)
     block = {
         "name": dataset.name,
-        "items": int(len(dataset.items)),
-        "items_without_ossfuzz_id": int(len(dataset.items) - items_with_id),
+        "items": dataset.item_count,
+        "items_without_ossfuzz_id": int(dataset.item_count - items_with_id),
         "items_in_pool": int(items_in_pool),
         "items_outside_pool": int(items_with_id - items_in_pool),
         "ids": len(ids),

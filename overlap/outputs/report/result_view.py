@@ -133,7 +133,13 @@ def pair_items(result) -> pd.DataFrame:
         ids = set(result.pairs[side]) if len(result.pairs) else set()
         for joined in dup.get("item_ids", pd.Series([], dtype=str)):
             ids |= set(str(joined).split(";"))
-        chosen = dataset.items[dataset.items["item_id"].isin(ids)].sort_values("row")
+        chosen = dataset.items[dataset.items["item_id"].isin(ids)]
+        if dataset.totals is not None:  # a streamed side holds its grouped items apart from its paired ones
+            grouped = dataset.totals.grouped_items
+            grouped = grouped[grouped["item_id"].isin(ids) & ~grouped["item_id"].isin(chosen["item_id"])]
+            chosen = pd.concat([chosen, grouped[[c for c in grouped.columns if c in chosen.columns]]],
+                               ignore_index=True)
+        chosen = chosen.sort_values("row")
         keep = [c for c in ("item_id", "row", "subset", "project") if c in chosen.columns]
         texts = [*dataset.text_columns, *(["patch"] if "patch" in chosen.columns else [])]
         frame = chosen[keep + texts].copy()

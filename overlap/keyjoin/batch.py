@@ -1,0 +1,212 @@
+"""One batch of a training side against the benchmarks' keys: what of it can be in a pair, and the facts of
+its rows that the whole-side counts need (kept compact, never as pandas rows).
+
+`BatchJoin.process(items, keys)` takes one batch as `overlap.sources.generic.iter_key_batches` yields it
+(Arrow: items with item_id … file, file_row, row; keys row, kind, value, raw, rows counted across files) and
+returns a `BatchPart`. The keys are the ones `read_generic` would give the batch's rows: OSS-Fuzz values made
+canonical with the old→new mapping (loaded at the first OSS-Fuzz key when none was given), keys of rows
+without an id dropped, a key repeated within a row kept once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..join import TASK_KINDS
+from ..model import KEY_KINDS
+
+KIND_CODES = pa.array(KEY_KINDS, pa.string())
+OSSFUZZ = KEY_KINDS.index("ossfuzz")
+TASK_CODES = [KEY_KINDS.index(k) for k in TASK_KINDS]
+# Bits of `present`: which item columns a row has a value in (a column no item has is left out of Items).
+PRESENT_COLUMNS = ("project", "repo", "pr", "base_commit")
+UNRECOGNISED_BIT = len(PRESENT_COLUMNS)  # and whether no id scheme took the row's id
+
+FACT_SCHEMA = pa.schema([("item_id", pa.string()), ("row", pa.int64()), ("project", pa.string()),
+                         ("present", pa.uint8()), ("kinds", pa.uint64())])
+TASK_KEY_SCHEMA = pa.schema([("kind", pa.string()), ("value", pa.string()), ("raw", pa.string()),
+                             ("item_id", pa.string()), ("row", pa.int64()), ("project", pa.string())])
+
+
+@dataclass
+class BenchKeys:
+    """What a training key must have to be in a pair with some benchmark: its canonical value among the
+    benchmarks' values (the normalised join), or for a task kind its raw value among theirs (the plain join)."""
+
+    values: pa.Array
+    raws: pa.Array
+
+    @classmethod
+    def of(cls, benches) -> BenchKeys:
+        frames = [b.keys for b in benches]
+        keys = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["kind", "value", "raw"])
+        task = keys[keys["kind"].isin(TASK_KINDS)]
+        return cls(values=pa.array(sorted(set(keys["value"].dropna().astype(str))), pa.string()),
+                   raws=pa.array(sorted(set(task["raw"].dropna().astype(str))), pa.string()))
+
+
+@dataclass
+class BatchPart:
+    rows: int
+    missing: int  # rows without an id
+    first_missing: tuple[str, int] | None  # (file, file_row) of the first of them
+    facts: pa.Table  # FACT_SCHEMA, one row per row with an id
+    task_keys: pa.Table  # TASK_KEY_SCHEMA, the task-kind keys of rows with an id (raw null: the value)
+    ossfuzz: pa.Table  # row, item_id, value, raw of the OSS-Fuzz keys, in scan order
+    matched_items: pa.Table  # items of the rows that have a key some benchmark has
+    matched_keys: pa.Table  # every key of those rows
+
+
+class BatchJoin:
+    """Processes batches against one set of bench keys; `mapping_for()` gives the OSS-Fuzz mapping when the
+    first OSS-Fuzz key is met (the caller loads it then, as a compare loads it only when a side needs it)."""
+
+    def __init__(self, bench: BenchKeys, mapping: Any = None, mapping_for: Callable[[], Any] | None = None):
+        self.bench = bench
+        self.mapping = mapping
+        self._mapping_for = mapping_for
+        self._old = self._new = None
+
+    def _canonical(self, raw: pa.Array) -> pa.Array:
+        """OSS-Fuzz raw ids as canonical values (`overlap.ids.ossfuzz.canonicalize_keys`, column-wise)."""
+        if self.mapping is None and self._mapping_for is not None:
+            self.mapping = self._mapping_for()
+        if self.mapping is None:
+            return raw
+        if self._old is None:
+            pairs = sorted(self.mapping.old_to_new.items())
+            self._old = pa.array([int(o) for o, _ in pairs], pa.int64())
+            self._new = pa.array([int(n) for _, n in pairs], pa.int64())
+        numbers = pc.cast(raw, pa.int64())
+        where = pc.index_in(numbers, value_set=self._old)
+        return pc.cast(pc.coalesce(pc.take(self._new, where), numbers), pa.string())
+
+    def process(self, items: pa.Table, keys: pa.Table) -> BatchPart:
+        n = items.num_rows
+        base = items.column("row")[0].as_py() if n else 0
+        ids = items.column("item_id").combine_chunks()
+        valid = pc.is_valid(ids).to_numpy(zero_copy_only=False)
+        missing = int(n - valid.sum())
+        first_missing = None
+        if missing:
+            at = int(np.argmin(valid))
+            first_missing = (items.column("file")[at].as_py(), int(items.column("file_row")[at].as_py()))
+        code, copies = _kind_codes(keys.column("kind"))
+        keys = keys.combine_chunks()
+        local = keys.column("row").to_numpy() - base
+        if missing and len(local):
+            keep = valid[local]
+            keys, local, code = keys.filter(pa.array(keep)), local[keep], code[keep]
+        oss = code == OSSFUZZ
+        if oss.any():
+            mask = pa.array(oss)
+            value = pc.if_else(mask, self._canonical(pc.if_else(mask, keys.column("raw"), "0")), keys.column("value"))
+            keys = keys.set_column(2, "value", value)
+        if copies:
+            keys, local, code = _first_copies(keys, local, code)
+        facts = _facts(items, ids, valid, local, code)
+        task = np.isin(code, TASK_CODES)
+        task_keys = _task_keys(items, ids, keys, local, task)
+        oss = code == OSSFUZZ
+        rows_of_oss = pa.array(local[oss], pa.int64())
+        ossfuzz = pa.table({"row": keys.column("row").filter(pa.array(oss)), "item_id": ids.take(rows_of_oss),
+                            "value": keys.column("value").filter(pa.array(oss)),
+                            "raw": keys.column("raw").filter(pa.array(oss))})
+        hit = pc.fill_null(pc.is_in(keys.column("value"), value_set=self.bench.values), False).to_numpy(
+            zero_copy_only=False)
+        if task.any() and len(self.bench.raws):
+            raw = pc.fill_null(pc.is_in(keys.column("raw"), value_set=self.bench.raws), False)
+            hit |= task & raw.to_numpy(zero_copy_only=False)
+        matched_rows = np.unique(local[hit])
+        matched_items = items.take(pa.array(matched_rows, pa.int64()))
+        matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
+        return BatchPart(n, missing, first_missing, facts, task_keys, ossfuzz, matched_items, matched_keys)
+
+
+def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
+    """(each key's kind as its index in KEY_KINDS, whether a (row, kind) may repeat). The keys come in pieces
+    of one kind each (one per recogniser and column), rows rising inside a piece: a chunk of one kind is coded
+    without hashing a string, and only a kind found in two chunks (the id and a fix column) or a mixed chunk
+    can hold a key twice for one row."""
+    codes, seen, copies = [], set(), False
+    for chunk in kinds.chunks if isinstance(kinds, pa.ChunkedArray) else [kinds]:
+        if not len(chunk):
+            continue
+        low, high = pc.min_max(chunk).values()
+        if low.is_valid and low == high and not chunk.null_count:
+            code = KEY_KINDS.index(low.as_py()) if low.as_py() in KEY_KINDS else len(KEY_KINDS)
+            codes.append(np.full(len(chunk), code, np.int64))
+            copies |= code in seen
+            seen.add(code)
+        else:
+            found = pc.fill_null(pc.index_in(chunk, value_set=KIND_CODES), len(KEY_KINDS))
+            codes.append(found.to_numpy().astype(np.int64))
+            copies = True
+    return (np.concatenate(codes) if codes else np.zeros(0, np.int64)), copies
+
+
+def _task_keys(items: pa.Table, ids, keys: pa.Table, local: np.ndarray, task: np.ndarray) -> pa.Table:
+    """The task-kind keys with their item and its project; a raw value equal to the value is left null (most
+    are: it is the value again), which halves what the spill holds."""
+    mask = pa.array(task)
+    rows = pa.array(local[task], pa.int64())
+    value, raw = keys.column("value").filter(mask), keys.column("raw").filter(mask)
+    raw = pc.if_else(pc.fill_null(pc.equal(value, raw), False), pa.scalar(None, pa.string()), raw)
+    return pa.table({"kind": keys.column("kind").filter(mask), "value": value, "raw": raw, "item_id": ids.take(rows),
+                     "row": keys.column("row").filter(mask), "project": items.column("project").take(rows)},
+                    schema=TASK_KEY_SCHEMA)
+
+
+def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray):
+    """Each (row, kind, value, raw) once, in scan order (`model.make_keys` keeps the first copy): only keys
+    whose (row, kind) repeats can be copies, so the four-column comparison runs on those alone."""
+    if len(code) < 2:
+        return keys, local, code
+    pair = local * (len(KEY_KINDS) + 1) + code
+    shared = pd.Series(pair).duplicated(keep=False).to_numpy()
+    if not shared.any():
+        return keys, local, code
+    subset = keys.filter(pa.array(shared)).select(["row", "kind", "value", "raw"]).to_pandas()
+    repeated = subset.duplicated().to_numpy()
+    if not repeated.any():
+        return keys, local, code
+    keep = np.ones(len(code), bool)
+    keep[np.flatnonzero(shared)[repeated]] = False
+    return keys.filter(pa.array(keep)), local[keep], code[keep]
+
+
+def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.ndarray) -> pa.Table:
+    """One row per row with an id: its id, row, project, which item columns it fills, and its keys by kind
+    (a count per kind packed in 8 bits each: a row has one or two keys of a kind)."""
+    n = items.num_rows
+    packed = np.zeros(n, np.uint64)
+    for kind in np.unique(code):
+        if kind < len(KEY_KINDS):
+            counts = np.bincount(local[code == kind], minlength=n).astype(np.uint64)
+            packed += counts << np.uint64(8 * int(kind))
+    present = np.zeros(n, np.uint8)
+    for bit, column in enumerate(PRESENT_COLUMNS):
+        present |= (pc.is_valid(items.column(column)).to_numpy(zero_copy_only=False).astype(np.uint8) << bit)
+    if "_unrecognised" in items.column_names:  # no scheme took the row's id
+        unrecognised = pc.fill_null(items.column("_unrecognised"), False).to_numpy(zero_copy_only=False)
+        present |= unrecognised.astype(np.uint8) << UNRECOGNISED_BIT
+    table = pa.table({"item_id": ids, "row": items.column("row"), "project": items.column("project"),
+                      "present": pa.array(present), "kinds": pa.array(packed)}, schema=FACT_SCHEMA)
+    return table.filter(pa.array(valid)) if not valid.all() else table
+
+
+def unpack_kinds(packed: np.ndarray) -> dict[str, int]:
+    """{kind: total} of packed per-row kind counts."""
+    out = {}
+    for index, kind in enumerate(KEY_KINDS):
+        total = int(((packed >> np.uint64(8 * index)) & np.uint64(255)).sum())
+        if total:
+            out[kind] = total
+    return out
