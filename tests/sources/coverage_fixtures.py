@@ -159,3 +159,12 @@ def write_coverage(root: Path) -> dict[str, Path]:
             "swe-bench-multimodal": root / "SWE-bench_Multimodal", "swe-smith": root / "SWE-smith",
             "r2e-gym-subset": root / "R2E-Gym-Subset", "multi-swe-rl": root / "Multi-SWE-RL",
             "mimo-code": root / "MiMo-V2.6-RL-oss"}
+
+
+def keys_of(dataset, item_id: str) -> dict[str, set[str]]:
+    """{kind: values} of one item's keys."""
+    rows = dataset.keys[dataset.keys["item_id"] == item_id]
+    out: dict[str, set[str]] = {}
+    for kind, value in zip(rows["kind"], rows["value"], strict=True):
+        out.setdefault(kind, set()).add(value)
+    return out

@@ -5,7 +5,7 @@ sources allow, and no others; `overlap atlas` runs over them."""
 from __future__ import annotations
 
 import pytest
-from coverage_fixtures import BASE, R2E, diff, write_coverage
+from coverage_fixtures import BASE, R2E, diff, keys_of, write_coverage
 
 from overlap.api import compare
 from overlap.api.atlas import atlas
@@ -20,20 +20,6 @@ NEW = ("swe-gym", "swe-gym-raw", "swe-bench-lite", "swe-bench-multimodal", "swe-
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     return write_coverage(tmp_path_factory.mktemp("coverage"))
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Tests never touch the network."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-
-
-def keys_of(dataset, item_id: str) -> dict[str, set[str]]:
-    rows = dataset.keys[dataset.keys["item_id"] == item_id]
-    out: dict[str, set[str]] = {}
-    for kind, value in zip(rows["kind"], rows["value"], strict=True):
-        out.setdefault(kind, set()).add(value)
-    return out
 
 
 def test_every_coverage_set_is_declared_with_a_role_and_a_source():

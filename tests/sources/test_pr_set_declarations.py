@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from coverage_fixtures import BASE as COVERAGE_BASE
-from coverage_fixtures import write_coverage
+from coverage_fixtures import keys_of, write_coverage
 from pr_set_fixtures import BASE, write_pr_sets
 
 from overlap.api import compare
@@ -25,20 +25,6 @@ NEW = ("swe-rebench-v1", "swe-rebench-leaderboard", "swe-bench-live")
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("pr-sets")
     return write_pr_sets(root) | {"swe-bench": write_coverage(root / "coverage")["swe-bench"]}
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Tests never touch the network."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-
-
-def keys_of(dataset, item_id: str) -> dict[str, set[str]]:
-    rows = dataset.keys[dataset.keys["item_id"] == item_id]
-    out: dict[str, set[str]] = {}
-    for kind, value in zip(rows["kind"], rows["value"], strict=True):
-        out.setdefault(kind, set()).add(value)
-    return out
 
 
 def test_each_is_declared_pinned_with_a_role_and_its_sources():
