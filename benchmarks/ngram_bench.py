@@ -360,6 +360,7 @@ def run_stage_table(args, data: Path) -> dict:
     size = max(int(s) for s in args.sizes.split(","))
     path, truth = workload(data, size)
     res = _child("side", path, truth, args.reps)
+    res["jit_cold_s"] = jit_cold_seconds() if res["jit"] else None
     same = print_table(res, f" ({size:,} train items)")
     ok = all(res[r][k] == 1.0 for r in ("whole", "paired")
              for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
@@ -368,6 +369,16 @@ def run_stage_table(args, data: Path) -> dict:
     if not same:
         print("  THE FLOOR AND THE SCAN GAVE DIFFERENT FLAGS", flush=True)
     return {"size": size, **res, "exact": ok}
+
+
+def jit_cold_seconds() -> float:
+    """Wall seconds of the kernels' first use in a fresh process with an empty numba cache (a compile)."""
+    code = "from overlap.text.ngram import jit; jit.kernels(); print(jit.load_seconds())"
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        proc = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
+                              cwd=str(Path(__file__).resolve().parents[1]))
+    return float(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:

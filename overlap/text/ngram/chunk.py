@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..runs import longest_common_run
+from ..runs import PAIR_BUDGET, longest_common_run
 from ..tokenize import (
     APOSTROPHE,
     TokenSpans,
@@ -22,9 +22,10 @@ from ..tokenize import (
     split_tokens,
     token_spans,
 )
+from . import jit
 from .hashing import string_values, token_values
 from .index import BenchIndex
-from .match import WindowMatches, finish_matches, match_windows
+from .match import WindowMatches, finish_matches, match_windows, record_hits
 
 BLOCK_BYTES = 4 << 20  # bytes of one block of a long row
 
@@ -53,14 +54,16 @@ class ChunkTokens:
     """The tokens of a chunk as the matcher sees them: a value per token (from its bytes, no lookup),
     and vocabulary ids looked up only where asked (the windows found in a table, the paired rows)."""
 
-    def __init__(self, index: BenchIndex, spans: TokenSpans):
+    def __init__(self, index: BenchIndex, spans: TokenSpans, values: np.ndarray | None = None):
         self.index, self.spans = index, spans
         lengths = spans.ends - spans.starts
-        self.values = token_values(spans.data, spans.starts, lengths, fold=spans.lowercase,
-                                   max_bytes=index.max_token_bytes)
-        if len(spans.wide):  # tokens with non-ASCII bytes: Unicode lowercasing, then the same values
-            self.values[spans.wide] = string_values(spans.strings(spans.wide), index.max_token_bytes,
-                                                    fold=spans.lowercase)
+        if values is None:
+            values = token_values(spans.data, spans.starts, lengths, fold=spans.lowercase,
+                                  max_bytes=index.max_token_bytes)
+            if len(spans.wide):  # tokens with non-ASCII bytes: Unicode lowercasing, then the same values
+                values[spans.wide] = string_values(spans.strings(spans.wide), index.max_token_bytes,
+                                                   fold=spans.lowercase)
+        self.values = values
         self.lengths = lengths
 
     def __len__(self) -> int:
@@ -100,40 +103,77 @@ def _exact_runs(index: BenchIndex, tokens: ChunkTokens, tok_offsets: np.ndarray,
             out["bench_start"][k], out["bench_end"][k] = j, j + length
 
 
+def chunk_tokens(index: BenchIndex, texts: pa.Array) -> ChunkTokens:
+    """The tokens of a chunk and their values (compiled when it can be: ``jit``)."""
+    if jit.kernels() is not None:
+        return ChunkTokens(index, *jit.split_values(index, texts))
+    return ChunkTokens(index, split_tokens(texts, index.tokenizer))
+
+
+def chunk_matches(index: BenchIndex, tokens: ChunkTokens) -> WindowMatches:
+    """The verified window matches of a chunk's rows."""
+    acc = WindowMatches()
+    offsets = tokens.spans.row_tokens
+    if jit.kernels() is not None:
+        record_hits(index, tokens, offsets, acc, jit.window_hits(index, tokens.values, offsets))
+    else:
+        match_windows(index, tokens, offsets, acc)
+    return acc
+
+
 def scan_chunk(index: BenchIndex, texts: pa.Array, pairs: dict[int, list[int]] | None = None) -> dict:
     """Scan one chunk of train texts (a valid UTF-8 string array). ``pairs``: row -> bench item indexes."""
     counts = {"rows": len(texts), "null": texts.null_count}
-    spans = split_tokens(texts, index.tokenizer)
-    counts["bytes"] = int(spans.input_bytes)
-    tokens = ChunkTokens(index, spans)
-    tok_offsets = spans.row_tokens
-    acc = WindowMatches()
-    match_windows(index, tokens, tok_offsets, acc)
-    out = finish_matches(index, acc)
+    tokens = chunk_tokens(index, texts)
+    counts["bytes"] = int(tokens.spans.input_bytes)
+    tok_offsets = tokens.spans.row_tokens
+    out = finish_matches(index, chunk_matches(index, tokens))
     if "row" in out:
         _exact_runs(index, tokens, tok_offsets, out)
     out["tokens_per_row"] = np.diff(tok_offsets)
     out["counts"] = counts
     if pairs:
-        runs = {}
-        row_ids = _rows_ids(tokens, tok_offsets, list(pairs))
-        for r, items in pairs.items():
-            got = pair_runs(index, row_ids[r], items)
-            runs.update({(r, it): v for it, v in got.items()})
-        out["runs"] = runs
+        out["runs"] = pair_view(index, tokens, pairs)
     return out
+
+
+def pair_view(index: BenchIndex, tokens: ChunkTokens, pairs: dict[int, list[int]]) -> dict:
+    """(row, bench item) -> (longest common run, train position, bench position) of the paired rows."""
+    rows = sorted(pairs)
+    ids, offsets = _rows_flat_ids(tokens, tokens.spans.row_tokens, rows)
+    if jit.kernels() is None:
+        runs = {}
+        for k, r in enumerate(rows):
+            got = pair_runs(index, ids[offsets[k] : offsets[k + 1]], pairs[r])
+            runs.update({(r, it): v for it, v in got.items()})
+        return runs
+    which = np.repeat(np.arange(len(rows)), [len(pairs[r]) for r in rows])
+    items = [it for r in rows for it in pairs[r]]
+    got = jit.pair_runs_many(index, ids, offsets, which, np.array(items, np.int64), PAIR_BUDGET).tolist()
+    runs = {}
+    for k, it, (length, i, j) in zip(which.tolist(), items, got, strict=True):
+        if length < 0:  # too many equal words (a repetitive text): the method made for it
+            length, i, j = pair_runs(index, ids[offsets[k] : offsets[k + 1]], [it])[it]
+        runs[(rows[k], it)] = (length, i, j)
+    return runs
 
 
 def _rows_ids(tokens: ChunkTokens, tok_offsets: np.ndarray, rows: list[int]) -> dict[int, np.ndarray]:
     """The vocabulary ids of the tokens of some rows (one look-up for all of them)."""
     rows = sorted(set(rows))
+    ids, starts = _rows_flat_ids(tokens, tok_offsets, rows)
+    return {r: ids[starts[k] : starts[k + 1]] for k, r in enumerate(rows)}
+
+
+def _rows_flat_ids(tokens: ChunkTokens, tok_offsets: np.ndarray, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The vocabulary ids of the tokens of sorted distinct ``rows``, back to back, and their offsets."""
     lo, hi = tok_offsets[rows], tok_offsets[np.asarray(rows, np.int64) + 1]
     lengths = hi - lo
     total = int(lengths.sum())
     starts = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(lengths, out=starts[1:])
     ids = tokens.ids_at(np.repeat(lo - starts[:-1], lengths) + np.arange(total, dtype=np.int64))
-    return {r: ids[starts[k] : starts[k + 1]] for k, r in enumerate(rows)}
+    return ids, starts
 
 
 def scan_long_row(index: BenchIndex, text: pa.Array, pair_items: list[int] | None = None,
