@@ -53,11 +53,12 @@ def load_seconds() -> float:
 
 def _byte_class(underscore: bool) -> np.ndarray:
     """Per byte: bit 1 an ASCII word character ([0-9A-Za-z], and ``_`` when it is one), bit 2 an ASCII
-    letter, bit 4 a byte of a non-ASCII character."""
+    letter, bit 4 a byte of a non-ASCII character, bit 8 the apostrophe."""
     b = np.arange(256)
     letter = (b < 128) & ((b | 0x20) >= 97) & ((b | 0x20) <= 122)
     word = letter | ((b >= 48) & (b <= 57)) | ((b == 95) & underscore)
-    return (word.astype(np.uint8) | (letter.astype(np.uint8) << 1) | ((b >= 128).astype(np.uint8) << 2))
+    return (word.astype(np.uint8) | (letter.astype(np.uint8) << 1) | ((b >= 128).astype(np.uint8) << 2)
+            | ((b == 0x27).astype(np.uint8) << 3))
 
 
 _BYTES = {u: _byte_class(u) for u in (False, True)}
@@ -70,7 +71,7 @@ def _smoke(mod) -> None:
     offs = np.array([0, 4, 11], np.int64)
     classes = np.zeros(256, np.uint8)
     classes[0xE9] = 3  # é: a letter (the real table is built only for text that needs it)
-    out = mod.tokenise(data, unaligned_u64(data), offs, _BYTES[True], classes, True, 8, _SEED64,
+    out = mod.tokenise(data, unaligned_u64(data), offs, _BYTES[True], classes, True, U64(8), _SEED64,
                        *_buffers(len(data), 2))
     assert out == (4, 1, True)
     ids = np.array([1, 2, 3], np.int32)
@@ -92,7 +93,7 @@ def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
     nrows = len(row_offsets) - 1
     out = _buffers(nbytes, nrows)
     args = (data, words, row_offsets, _BYTES[not tok.identifiers])
-    rest = (tok.lowercase, int(index.max_token_bytes), _SEED64, *out)
+    rest = (tok.lowercase, U64(min(int(index.max_token_bytes), 1 << 62)), _SEED64, *out)
     nt, nw, done = k.tokenise(*args, _NO_CLASSES, *rest)
     if not done:  # non-ASCII text: with the code point classes
         nt, nw, done = k.tokenise(*args, _codepoint_class_table(), *rest)

@@ -63,19 +63,21 @@ def _char(data, p, end, cp_class):
 
 @_njit
 def _value(words, s, length, ascii_, fold, max_bytes, seed):
+    """``hashing.token_values`` of one token (unsigned ``s``, ``length``, ``max_bytes``); 0 when not ASCII."""
     if not ascii_ or length > max_bytes:
         return U(0)
+    eight = U(8)
     w = words[s]
     if fold:
         w |= _FOLD
-    w = (w & _LOW[min(length, 8)]) ^ seed
-    k = 8
+    w = (w & _LOW[min(length, eight)]) ^ seed
+    k = eight
     while k < length:
         blk = words[s + k]
         if fold:
             blk |= _FOLD
-        w = _mix(w) ^ (blk & _LOW[min(length - k, 8)])
-        k += 8
+        w = _mix(w) ^ (blk & _LOW[min(length - k, eight)])
+        k += eight
     return _mix(w)
 
 
@@ -83,7 +85,7 @@ def _value(words, s, length, ascii_, fold, max_bytes, seed):
 def _letter_before(data, p, lo, cp_class):
     """Whether the character that ends just before byte ``p`` (and starts at or after ``lo``) is a letter."""
     if data[p - 1] < 0x80:
-        return (data[p - 1] | 0x20) - 97 < 26 and (data[p - 1] | 0x20) >= 97
+        return 97 <= (data[p - 1] | 0x20) <= 122
     q = p - 1
     while q > lo and data[q] < 0xC0:  # back to the character's lead byte
         q -= 1
@@ -98,7 +100,8 @@ def tokenise(data, words, offsets, byte_class, cp_class, fold, max_bytes, seed, 
     returns (tokens, wide tokens, done). The arrays must hold ``(bytes + rows) // 2 + 1`` tokens: a token
     takes a byte and is followed by a separator or a row's end.
 
-    ``byte_class``: per byte, bit 1 an ASCII word character, bit 2 an ASCII letter, bit 4 a non-ASCII byte;
+    ``byte_class``: per byte, bit 1 an ASCII word character, bit 2 an ASCII letter, bit 4 a non-ASCII byte,
+    bit 8 the apostrophe;
     ``cp_class``: per code point, bit 1 word character, bit 2 letter (may be empty: at the first non-ASCII
     byte ``done`` is then False and nothing was done).
     ``words``: ``data`` read as a little-endian uint64 at every byte (``data`` padded by 8 bytes)."""
@@ -109,15 +112,17 @@ def tokenise(data, words, offsets, byte_class, cp_class, fold, max_bytes, seed, 
         row_tokens[r] = nt
         lo, end = offsets[r], offsets[r + 1]
         first = nt
-        nt, high = _ascii_row(data, lo, end, byte_class, starts, ends, nt)
-        if high:  # a non-ASCII byte: the row again, character by character
+        nt, special = _plain_row(data, lo, end, byte_class, starts, ends, nt)
+        if special & 4:  # a non-ASCII byte: the row again, character by character
             if len(cp_class) == 0:
                 return 0, 0, False
             nt = _unicode_row(data, lo, end, byte_class, cp_class, starts, ends, first)
-        for t in range(first, nt):
-            s, e = starts[t], ends[t]
+        elif special & 8:  # an apostrophe: the row again, joining "don't"
+            nt = _ascii_row(data, lo, end, byte_class, starts, ends, first)
+        for t in range(U(first), U(nt)):
+            s, e = U(starts[t]), U(ends[t])
             ascii_ = True
-            if high:
+            if special & 4:
                 for q in range(s, e):
                     if data[q] >= 0x80:
                         ascii_ = False
@@ -131,21 +136,47 @@ def tokenise(data, words, offsets, byte_class, cp_class, fold, max_bytes, seed, 
 
 
 @_njit
+def _plain_row(data, lo, end, byte_class, starts, ends, nt):
+    """The tokens of one row when it holds neither non-ASCII bytes nor apostrophes; returns (tokens, the
+    bits of ``byte_class`` seen: 4 a non-ASCII byte, 8 an apostrophe, and then the caller reads the row
+    again). No branch per byte (a word's end is not predictable): every byte writes its position as a
+    start and as an end, and a word's first byte (first non-word byte) moves the start (end) count on.
+    Indexes are unsigned: with signed ones numba checks each for a negative index, 3x slower here."""
+    one = U(1)
+    ne = U(nt)
+    ns = ne
+    prev = U(0)
+    seen = U(0)
+    p = U(lo)
+    stop = U(end)
+    while p < stop:
+        c = U(byte_class[data[p]])
+        w = c & one
+        seen |= c
+        starts[ns] = p
+        ns += w & ~prev
+        ends[ne] = p
+        ne += prev & ~w
+        prev = w
+        p += one
+    ends[ne] = stop
+    ne += prev
+    return np.int64(ne), np.int64(seen)
+
+
+@_njit
 def _ascii_row(data, lo, end, byte_class, starts, ends, nt):
-    """The tokens of one row read as ASCII (bytes >= 0x80 as separators). Returns (tokens, whether a
-    non-ASCII byte was seen: then the caller reads the row again with ``_unicode_row``)."""
-    high = 0
+    """The tokens of one ASCII row, an apostrophe between two letters inside the word ("don't")."""
     in_word = False
-    for p in range(lo, end):
+    for p in range(U(lo), U(end)):
         b = data[p]
-        high |= b
         w = (byte_class[b] & 1) != 0
         if w != in_word:
             if w:
                 starts[nt] = p
             elif (b == 0x27 and p + 1 < end and (byte_class[data[p - 1]] & 2) != 0
                   and (byte_class[data[p + 1]] & 2) != 0):
-                continue  # an apostrophe between two letters belongs to the word ("don't")
+                continue
             else:
                 ends[nt] = p
                 nt += 1
@@ -153,7 +184,7 @@ def _ascii_row(data, lo, end, byte_class, starts, ends, nt):
     if in_word:
         ends[nt] = end
         nt += 1
-    return nt, high >= 0x80
+    return nt
 
 
 @_njit
@@ -231,23 +262,23 @@ def window_hits(values, row_tokens, first_row, ns, nmin_k, prefilter, word_shift
     Table ``t = 2 k + (0 real, 1 boilerplate)`` of ``ns[k]``: sorted hashes ``keys[key_bounds[t]:
     key_bounds[t + 1]]``, their directory ``dirs[dir_bounds[t]:dir_bounds[t + 1]]`` of top ``64 - shifts[t]``
     bits. (Fixed arrays, not grown here: a loop that may replace an array runs several times slower.)"""
-    nmin = ns[nmin_k]
+    nmin = U(ns[nmin_k])
     topn = bpow[nmin - 1]
     cap = len(pos)
     nh = 0
     for r in range(first_row, len(row_tokens) - 1):
-        s, e = row_tokens[r], row_tokens[r + 1]
+        s, e = U(row_tokens[r]), U(row_tokens[r + 1])  # unsigned: no negative-index check per window
         if e - s < nmin:
             continue
         row_start = nh
         h = U(0)
         for t in range(nmin):
             h += values[s + t] * bpow[t]
-        for i in range(s, e - nmin + 1):
+        for i in range(s, e - nmin + U(1)):
             m = (_ONE << ((h >> U(20)) & _63)) | (_ONE << ((h >> U(26)) & _63))
             if (prefilter[h >> word_shift] & m) == m:
                 for k in range(len(ns)):
-                    n = ns[k]
+                    n = U(ns[k])
                     if i + n > e:
                         continue
                     hn = h
