@@ -110,7 +110,7 @@ def test_hash_collisions_never_make_flags(monkeypatch, path):
 
         def all_collide(index, values, row_tokens):
             cols = []
-            for k, n in enumerate(index.ns):
+            for n in index.ns:
                 t = index.tables[n]
                 starts = np.concatenate([np.arange(s, e - n + 1) for s, e in zip(row_tokens[:-1], row_tokens[1:],
                                                                                    strict=True)]).astype(np.int64)

@@ -77,7 +77,9 @@ class ChunkTokens:
         exact = lengths <= 8  # the value packs the token's bytes (ASCII tokens of at most 8 bytes)
         if len(self.spans.wide):
             exact &= ~np.isin(flat, self.spans.wide)
-        ids = self.index.lookup_values(self.values[flat], exact, lengths, lambda k: self.spans.strings(flat[k]))
+        find = jit.find_sorted if jit.kernels() is not None else None
+        ids = self.index.lookup_values(self.values[flat], exact, lengths, lambda k: self.spans.strings(flat[k]),
+                                       find=find)
         return ids.reshape(positions.shape)
 
 

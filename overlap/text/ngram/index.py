@@ -83,13 +83,15 @@ class BenchIndex:
         parts = [t.repeat_items for t in self.tables.values()]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int32)
 
-    def lookup_values(self, values: np.ndarray, exact: np.ndarray, lengths: np.ndarray, strings) -> np.ndarray:
+    def lookup_values(self, values: np.ndarray, exact: np.ndarray, lengths: np.ndarray, strings,
+                      find=None) -> np.ndarray:
         """Bench vocabulary id of each token given its value (``token_values``), -1 for no bench word.
 
         ``exact``: the token's value packs its bytes (ASCII, at most 8 bytes); ``lengths``: its bytes;
         ``strings(k)``: the strings of the tokens at indexes ``k``. Two words of at most 8 bytes with one
         value are one word; any other id found by value is confirmed by comparing the words themselves,
-        so a value collision never gives a wrong id (exact, like ``lookup``)."""
+        so a value collision never gives a wrong id (exact, like ``lookup``). ``find(sorted values, values)``:
+        (position of each value in the sorted ones, found), when given (the compiled path's)."""
         if self._by_value is None:
             vals = self.r64[1:]
             order = np.argsort(vals, kind="stable").astype(np.int32)
@@ -102,8 +104,11 @@ class BenchIndex:
             return np.zeros(0, np.int32)
         if not unique or len(sv) == 0:  # (never seen in practice) two bench words share a value
             return self.lookup(strings(np.arange(len(values))))
-        k = np.minimum(np.searchsorted(sv, values), len(sv) - 1)
-        found = sv[k] == values
+        if find is not None:
+            k, found = find(sv, values)
+        else:
+            k = np.minimum(np.searchsorted(sv, values), len(sv) - 1)
+            found = sv[k] == values
         ids = np.where(found, order[k], np.int32(-1)).astype(np.int32, copy=False)
         safe = exact & (vlen[np.maximum(ids, 0)] == lengths)
         check = np.flatnonzero(found & ~safe)

@@ -82,6 +82,11 @@ def _smoke(mod) -> None:
     hits = [np.empty(4, d) for d in (np.int64, np.int32, np.int8, np.int64, np.int64, U64)]
     mod.window_hits(np.zeros(4, U64), offs[:2], 0, np.array([2], np.int64), 0, np.zeros(2, U64), U64(63),
                     POWERS.get(2)[0], U64(_BINV), *tables.args(), *hits)
+    where, found = np.empty(2, np.int64), np.empty(2, np.bool_)
+    keys = np.array([5, 9], U64)
+    d, shift = _directory(keys)
+    mod.find_sorted(keys, d, U64(shift), np.array([5, 6], U64), where, found)
+    assert found.tolist() == [True, False]
 
 
 def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
@@ -199,6 +204,18 @@ def _tables(index: BenchIndex) -> _Tables:
         index._jit_tables = _Tables.build([h for n in index.ns
                                            for h in (index.tables[n].real_hash, index.tables[n].bp_hash)])
     return index._jit_tables
+
+
+def find_sorted(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position in the sorted ``keys``, found) of each value: ``BenchIndex.lookup_values``'s ``find``.
+    The directory of the keys' top bits is built once per keys array (the bench vocabulary's values)."""
+    held = _STATE.get("find_sorted")
+    if held is None or held[0] is not keys:
+        held = (keys, *_directory(keys))
+        _STATE["find_sorted"] = held
+    where, found = np.empty(len(values), np.int64), np.empty(len(values), np.bool_)
+    kernels().find_sorted(keys, held[1], U64(held[2]), np.ascontiguousarray(values, U64), where, found)
+    return where, found
 
 
 def pair_runs_many(index: BenchIndex, train: np.ndarray, train_offsets: np.ndarray, rows: np.ndarray,

@@ -251,6 +251,15 @@ def _find(keys, key_base, key_end, dirs, dir_base, shift, h):
 
 
 @_njit
+def find_sorted(keys, dirs, shift, values, where, found):
+    """Position in the sorted ``keys`` (with their directory) of each of ``values``, and whether it is there."""
+    for q in range(len(values)):
+        j, c = _find(keys, 0, len(keys), dirs, 0, shift, values[q])
+        where[q] = min(j, len(keys) - 1)
+        found[q] = c > 0
+
+
+@_njit
 def window_hits(values, row_tokens, first_row, ns, nmin_k, prefilter, word_shift, bpow, binv,
                 keys, key_bounds, dirs, dir_bounds, shifts, pos, kk, real, first, count, hsh):
     """Candidate windows, from row ``first_row`` on: (flat position, index of n in ``ns``, real (1) or
