@@ -78,7 +78,7 @@ def _smoke(mod) -> None:
     runs = mod.longest_runs(ids, np.array([0, 3]), ids, np.array([0, 3]), np.zeros(1, np.int64),
                             np.zeros(1, np.int64), 100)
     assert runs[0, 0] == 3
-    tables = _Tables.build([np.zeros(0, U64), np.array([5], U64)])
+    tables = _Tables.build([np.zeros(0, U64), np.array([5], U64), np.array([5], U64)])
     hits = [np.empty(4, d) for d in (np.int64, np.int32, np.int8, np.int64, np.int64, U64)]
     mod.window_hits(np.zeros(4, U64), offs[:2], 0, np.array([2], np.int64), 0, np.zeros(2, U64), U64(63),
                     POWERS.get(2)[0], U64(_BINV), *tables.args(), *hits)
@@ -165,7 +165,8 @@ def window_hits(index: BenchIndex, values: np.ndarray, row_tokens: np.ndarray) -
 
 @dataclass
 class _Tables:
-    """Per n (in ``index.ns`` order), real then boilerplate: the sorted hashes back to back, each table
+    """Per n (in ``index.ns`` order), real then boilerplate, then the smallest n's bench window hashes
+    (``index.min_hashes``): the sorted hashes back to back, each table
     with a directory of its top bits (``directory[b]``: the first hash whose top bits are >= b), so a
     look-up reads about one hash past two memory accesses (a binary search would read ~18, most of them
     cache misses)."""
@@ -202,7 +203,8 @@ def _tables(index: BenchIndex) -> _Tables:
     """The look-up tables of an index, built once per process (not pickled: cheaper to rebuild)."""
     if index._jit_tables is None:
         index._jit_tables = _Tables.build([h for n in index.ns
-                                           for h in (index.tables[n].real_hash, index.tables[n].bp_hash)])
+                                           for h in (index.tables[n].real_hash, index.tables[n].bp_hash)]
+                                          + [np.ascontiguousarray(index.min_hashes, U64)])
     return index._jit_tables
 
 

@@ -268,11 +268,14 @@ def window_hits(values, row_tokens, first_row, ns, nmin_k, prefilter, word_shift
     written to the last six arrays. Returns (candidates, the next row): a row whose candidates do not fit
     is left whole for the next call (with larger arrays).
 
-    Table ``t = 2 k + (0 real, 1 boilerplate)`` of ``ns[k]``: sorted hashes ``keys[key_bounds[t]:
+    Table ``t = 2 k + (0 real, 1 boilerplate)`` of ``ns[k]``, and table ``2 len(ns)``: every distinct bench
+    window hash of the smallest n (a window of a larger n matches only where its smallest-n window is a
+    bench window: the prefilter's own rule). Each table: sorted hashes ``keys[key_bounds[t]:
     key_bounds[t + 1]]``, their directory ``dirs[dir_bounds[t]:dir_bounds[t + 1]]`` of top ``64 - shifts[t]``
     bits. (Fixed arrays, not grown here: a loop that may replace an array runs several times slower.)"""
     nmin = U(ns[nmin_k])
     topn = bpow[nmin - 1]
+    mt = 2 * len(ns)  # the table of every smallest-n bench window
     cap = len(pos)
     nh = 0
     for r in range(first_row, len(row_tokens) - 1):
@@ -285,7 +288,10 @@ def window_hits(values, row_tokens, first_row, ns, nmin_k, prefilter, word_shift
             h += values[s + t] * bpow[t]
         for i in range(s, e - nmin + U(1)):
             m = (_ONE << ((h >> U(20)) & _63)) | (_ONE << ((h >> U(26)) & _63))
-            if (prefilter[h >> word_shift] & m) == m:
+            # the prefilter, then the exact set of smallest-n bench windows (most windows that pass the
+            # prefilter are not bench windows: one look-up here instead of one per table)
+            if (prefilter[h >> word_shift] & m) == m and _find(keys, key_bounds[mt], key_bounds[mt + 1], dirs,
+                                                               dir_bounds[mt], shifts[mt], h)[1]:
                 for k in range(len(ns)):
                     n = U(ns[k])
                     if i + n > e:
