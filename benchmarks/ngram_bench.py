@@ -355,12 +355,12 @@ def run_sizes(args, data: Path) -> list[dict]:
 
 def run_stage_table(args, data: Path) -> dict:
     """The scan beside its floor, in one process, with the stage table, on the largest size."""
-    from ngram_stages import print_table
+    from ngram_stages import jit_cold_seconds, print_table
 
     size = max(int(s) for s in args.sizes.split(","))
     path, truth = workload(data, size)
     res = _child("side", path, truth, args.reps)
-    res["jit_cold_s"] = jit_cold_seconds() if res["jit"] else None
+    res["jit_cold_s"] = jit_cold_seconds() if res["jit"] else None  # (ngram_stages: a compile, apart)
     same = print_table(res, f" ({size:,} train items)")
     ok = all(res[r][k] == 1.0 for r in ("whole", "paired")
              for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
@@ -369,16 +369,6 @@ def run_stage_table(args, data: Path) -> dict:
     if not same:
         print("  THE FLOOR AND THE SCAN GAVE DIFFERENT FLAGS", flush=True)
     return {"size": size, **res, "exact": ok}
-
-
-def jit_cold_seconds() -> float:
-    """Wall seconds of the kernels' first use in a fresh process with an empty numba cache (a compile)."""
-    code = "from overlap.text.ngram import jit; jit.kernels(); print(jit.load_seconds())"
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        proc = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
-                              cwd=str(Path(__file__).resolve().parents[1]))
-    return float(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -12,6 +12,10 @@ The floor's flags are checked against the scan's: same (row, n, bench item, shar
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -194,3 +198,13 @@ def print_table(res: dict, label: str = "") -> bool:
               f"{res['jit_first_use_s']:.2f} s (importing numba, loading the cached kernels)"
               + (f"; compiling with an empty cache: {cold:.1f} s" if cold is not None else ""), flush=True)
     return bool(res["same_flags"])
+
+
+def jit_cold_seconds() -> float:
+    """Wall seconds of the kernels' first use in a fresh process with an empty numba cache (a compile)."""
+    code = "from overlap.text.ngram import jit; jit.kernels(); print(jit.load_seconds())"
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        proc = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
+                              cwd=str(Path(__file__).resolve().parents[1]))
+    return float(proc.stdout.strip().splitlines()[-1])
