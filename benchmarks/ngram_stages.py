@@ -23,7 +23,7 @@ import numpy as np
 
 # the compiled path (overlap/text/ngram/jit.py) fuses what the numpy path does in whole-array passes:
 # tokenise + word values in one pass over the bytes; rolling hash + prefilter + table probe in one pass
-# over the words; then the few candidates are verified word by word
+# over the words; then the few candidates are verified word by word (compiled too)
 STAGES = ("tokenise", "hash + prefilter + probe", "verify", "flags", "pair view")
 NUMPY_STAGES = ("tokenise", "hash", "prefilter", "look up", "flags", "pair view")
 
@@ -49,7 +49,7 @@ def stage_pass(index, tasks: list[tuple]) -> tuple[dict[str, float], int]:
     """One pass of the scan's code over the tasks, CPU seconds per stage; returns (seconds, flags)."""
     from overlap.text.ngram import jit
     from overlap.text.ngram.chunk import ChunkTokens, _exact_runs, pair_view
-    from overlap.text.ngram.match import WindowMatches, finish_matches, record_hits
+    from overlap.text.ngram.match import WindowMatches, finish_matches
 
     if jit.kernels() is None:
         return numpy_stage_pass(index, tasks)
@@ -63,7 +63,7 @@ def stage_pass(index, tasks: list[tuple]) -> tuple[dict[str, float], int]:
         hits = jit.window_hits(index, tokens.values, offsets)
         t2 = _cpu()
         acc = WindowMatches()
-        record_hits(index, tokens, offsets, acc, hits)
+        jit.record_hits(index, tokens, offsets, acc, hits)
         t3 = _cpu()
         out = finish_matches(index, acc)
         if "row" in out:

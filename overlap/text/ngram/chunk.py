@@ -25,7 +25,7 @@ from ..tokenize import (
 from . import jit
 from .hashing import string_values, token_values
 from .index import BenchIndex
-from .match import WindowMatches, finish_matches, match_windows, record_hits
+from .match import WindowMatches, finish_matches, match_windows
 
 BLOCK_BYTES = 4 << 20  # bytes of one block of a long row
 
@@ -56,15 +56,13 @@ class ChunkTokens:
 
     def __init__(self, index: BenchIndex, spans: TokenSpans, values: np.ndarray | None = None):
         self.index, self.spans = index, spans
-        lengths = spans.ends - spans.starts
         if values is None:
-            values = token_values(spans.data, spans.starts, lengths, fold=spans.lowercase,
+            values = token_values(spans.data, spans.starts, spans.ends - spans.starts, fold=spans.lowercase,
                                   max_bytes=index.max_token_bytes)
             if len(spans.wide):  # tokens with non-ASCII bytes: Unicode lowercasing, then the same values
                 values[spans.wide] = string_values(spans.strings(spans.wide), index.max_token_bytes,
                                                    fold=spans.lowercase)
         self.values = values
-        self.lengths = lengths
 
     def __len__(self) -> int:
         return len(self.values)
@@ -73,7 +71,7 @@ class ChunkTokens:
         """Bench vocabulary ids (-1: no bench word) of the tokens at ``positions`` (any shape)."""
         positions = np.asarray(positions, dtype=np.int64)
         flat = positions.ravel()
-        lengths = self.lengths[flat]
+        lengths = self.spans.ends[flat] - self.spans.starts[flat]  # (only where asked: most tokens never are)
         exact = lengths <= 8  # the value packs the token's bytes (ASCII tokens of at most 8 bytes)
         if len(self.spans.wide):
             exact &= ~np.isin(flat, self.spans.wide)
@@ -117,7 +115,7 @@ def chunk_matches(index: BenchIndex, tokens: ChunkTokens) -> WindowMatches:
     acc = WindowMatches()
     offsets = tokens.spans.row_tokens
     if jit.kernels() is not None:
-        record_hits(index, tokens, offsets, acc, jit.window_hits(index, tokens.values, offsets))
+        jit.record_hits(index, tokens, offsets, acc, jit.window_hits(index, tokens.values, offsets))
     else:
         match_windows(index, tokens, offsets, acc)
     return acc

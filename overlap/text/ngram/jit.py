@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tokenize import TokenSpans, _codepoint_class_table, prepared_bytes
+from ..tokenize import _buffers as _string_buffers
+from . import match
 from .hashing import _BINV, _SEED64, POWERS, U64, string_values, unaligned_u64
 from .index import BenchIndex
 
@@ -82,6 +84,16 @@ def _smoke(mod) -> None:
     hits = [np.empty(4, d) for d in (np.int64, np.int32, np.int8, np.int64, np.int64, U64)]
     mod.window_hits(np.zeros(4, U64), offs[:2], 0, np.array([2], np.int64), 0, np.zeros(2, U64), U64(63),
                     POWERS.get(2)[0], U64(_BINV), *tables.args(), *hits)
+    one = np.ones(1, np.int64)
+    vals = np.array([7, 5], U64)  # token "ab" of the data above: bench word 0, "ab"
+    got = mod.verify_hits(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.bool_), np.zeros(1, np.int64),
+                          one, np.zeros(1, U64), offs[:2], vals, np.zeros(1, np.int64), np.full(1, 2, np.int64), data,
+                          True, one, np.zeros(3, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int32),
+                          np.zeros(1, np.int32), np.array([0, 1], np.int64), np.array([0, 7], U64),
+                          np.frombuffer(b"ab", np.uint8), np.array([0, 2], np.int64),
+                          *(np.empty(1, d) for d in (np.int64, np.int64, np.int64, np.int32, np.int64, U64, np.bool_)),
+                          np.empty(1, np.int64), np.empty(1, np.int64))
+    assert got == (1, 0)
     where, found = np.empty(2, np.int64), np.empty(2, np.bool_)
     keys = np.array([5, 9], U64)
     d, shift = _directory(keys)
@@ -176,6 +188,7 @@ class _Tables:
     dirs: np.ndarray
     dir_bounds: np.ndarray
     shifts: np.ndarray
+    words: tuple | None = None  # the bench words that verify_hits compares with (_bench_words)
 
     def args(self) -> tuple:
         return self.keys, self.key_bounds, self.dirs, self.dir_bounds, self.shifts
@@ -206,6 +219,74 @@ def _tables(index: BenchIndex) -> _Tables:
                                            for h in (index.tables[n].real_hash, index.tables[n].bp_hash)]
                                           + [np.ascontiguousarray(index.min_hashes, U64)])
     return index._jit_tables
+
+
+def _bench_words(index: BenchIndex) -> tuple | None:
+    """What ``verify_hits`` reads of the bench: per table entry (the tables of ``_Tables``, their order) its
+    bench position and item (-1: boilerplate), the bench ids and item offsets, the word values and the
+    words' bytes. None when two bench words share a value (never seen): then ids are looked up by string."""
+    tables = _tables(index)
+    if tables.words is None:
+        vals = np.sort(index.r64[1:])
+        if len(vals) > 1 and not (vals[1:] != vals[:-1]).all():
+            tables.words = ()
+        else:
+            t = [index.tables[n] for n in index.ns]
+            pos = np.concatenate([np.zeros(0, np.int64), *(p for x in t for p in (x.real_pos, x.bp_pos))])
+            item = np.concatenate([np.zeros(0, np.int32), *(i for x in t for i in
+                                                            (x.real_item, np.full(len(x.bp_pos), -1, np.int32)))])
+            data, offsets = _string_buffers(index.vocab)
+            tables.words = (pos.astype(np.int64), item.astype(np.int32), np.ascontiguousarray(index.ids, np.int32),
+                            np.asarray(index.offsets, np.int64), np.ascontiguousarray(index.r64, U64),
+                            data if len(data) else np.zeros(1, np.uint8), offsets)
+    return tables.words or None
+
+
+def record_hits(index: BenchIndex, tokens, row_tokens: np.ndarray, acc, hits: Hits) -> None:
+    """Verify the candidate windows word by word in the compiled loop and keep the exact matches in ``acc``:
+    ``match.record_hits``'s result, without its per-candidate array passes in Python."""
+    if not len(hits.pos):
+        return
+    words = _bench_words(index)
+    if words is None:
+        match.record_hits(index, tokens, row_tokens, acc, hits)
+        return
+    ns = np.asarray(index.ns, np.int64)
+    k = np.zeros(len(hits.n), np.int64)
+    for j, n in enumerate(index.ns):
+        k[hits.n == n] = j
+    total = int(hits.count.sum())
+    out = tuple(np.empty(total, d) for d in (np.int64, np.int64, np.int64, np.int32, np.int64, U64, np.bool_))
+    und = (np.empty(total, np.int64), np.empty(total, np.int64))
+    spans = tokens.spans
+    got, nund = kernels().verify_hits(
+        np.asarray(hits.pos, np.int64), k, np.asarray(hits.real, np.bool_), np.asarray(hits.first, np.int64),
+        np.asarray(hits.count, np.int64), np.asarray(hits.hash, U64), row_tokens, tokens.values, spans.starts,
+        spans.ends, spans.data, bool(spans.lowercase), ns, _tables(index).key_bounds, *words, *out, *und)
+    row, pos, kk, item, bpos, hsh, real = (a[:got] for a in out)
+    n = ns[kk].astype(np.int32)
+    if real.any():
+        acc.row.append(row[real])
+        acc.pos.append(pos[real])
+        acc.n.append(n[real])
+        acc.item.append(item[real])
+        acc.bpos.append(bpos[real])
+        acc.hash.append(hsh[real])
+    if not real.all():
+        bp = ~real
+        acc.bp_row.append(row[bp])
+        acc.bp_pos.append(pos[bp])
+        acc.bp_n.append(n[bp])
+    if nund:  # a non-ASCII word to compare: Arrow lowercases it (the numpy path's verification)
+        q, entry = und[0][:nund], und[1][:nund]
+        c = hits.pos[q]
+        r = np.searchsorted(row_tokens, c, side="right") - 1
+        for j, n in enumerate(index.ns):
+            for is_real in (True, False):
+                sel = np.flatnonzero((k[q] == j) & (hits.real[q] == is_real))
+                if len(sel):
+                    match.keep_verified(index, index.tables[n], is_real, tokens, c[sel], r[sel], entry[sel],
+                                        np.ones(len(sel), np.int64), hits.hash[q][sel], row_tokens, acc)
 
 
 def find_sorted(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,237 +1,23 @@
-"""The scan's inner loops compiled with numba: one pass over the bytes, one over the word values.
+"""The scan's inner loops compiled with numba, used through :mod:`.jit` (which falls back to the numpy path
+when numba is missing or cannot compile). Each loop computes exactly what the numpy path computes, in one
+pass instead of a dozen whole-array passes:
 
-Imported only through :mod:`.jit` (which falls back to the numpy path when numba is missing or cannot
-compile). Each loop computes exactly what the numpy path computes, in one pass instead of a dozen
-whole-array passes:
-
-* :func:`tokenise` - the tokens of every row (the rules of :mod:`overlap.text.tokenize`: maximal runs of
-  word characters, an apostrophe between two letters inside the word, rows never share a token) and
-  the value of every ASCII token (:func:`~.hashing.token_values`); tokens with non-ASCII bytes are
-  listed, and the caller gives them their values (Unicode lowercasing is Arrow's);
+* :func:`tokenise` (:mod:`.kernels_tokens`) - the tokens of every row and the values of the ASCII ones;
 * :func:`window_hits` - the rolling hash of every smallest-n window inside a row, the prefilter, and for
   the windows that pass it the hash of every n looked up in the sorted table hashes (through a
-  directory of their top bits): the candidates that the caller then verifies word by word;
+  directory of their top bits): the candidate windows;
+* :func:`verify_hits` - each candidate window compared word by word with the bench words of its table
+  entries (a hash collision never makes a match);
 * :func:`longest_runs` - the pair view's longest common run of many (train row, bench item) pairs.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-U = np.uint64
-_M1 = U(0xFF51AFD7ED558CCD)
-_M2 = U(0xC4CEB9FE1A85EC53)
-_FOLD = U(0x2020202020202020)
-_ONE = U(1)
-_63 = U(63)
-_32 = U(32)
-_LOW = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=U)
+from .kernels_tokens import _ONE, U, _63, _njit, tokenise
 
-
-def _njit(fn):
-    try:
-        return numba.njit(cache=True, nogil=True, boundscheck=False)(fn)
-    except RuntimeError:  # no writable cache folder (a read-only install, no NUMBA_CACHE_DIR): compile each time
-        return numba.njit(nogil=True, boundscheck=False)(fn)
-
-
-@_njit
-def _mix(h):
-    h *= _M1
-    h ^= h >> _32
-    return h * _M2
-
-
-@_njit
-def _char(data, p, end, cp_class):
-    """(class bits, bytes) of the non-ASCII character at ``p`` (its code point's class)."""
-    b = np.int64(data[p])
-    if b < 0xE0:
-        n, cp = 2, b & 0x1F
-    elif b < 0xF0:
-        n, cp = 3, b & 0x0F
-    else:
-        n, cp = 4, b & 0x07
-    if b < 0xC0:  # not a lead byte (never in valid UTF-8): one byte, no word
-        return np.int64(0), 1
-    for k in range(1, n):
-        c = np.int64(data[p + k]) if p + k < end else 0
-        cp = (cp << 6) | (c & 0x3F)
-    return np.int64(cp_class[min(cp, 0x10FFFF)]), n
-
-
-@_njit
-def _value(words, s, length, ascii_, fold, max_bytes, seed):
-    """``hashing.token_values`` of one token (unsigned ``s``, ``length``, ``max_bytes``); 0 when not ASCII."""
-    if not ascii_ or length > max_bytes:
-        return U(0)
-    eight = U(8)
-    w = words[s]
-    if fold:
-        w |= _FOLD
-    w = (w & _LOW[min(length, eight)]) ^ seed
-    k = eight
-    while k < length:
-        blk = words[s + k]
-        if fold:
-            blk |= _FOLD
-        w = _mix(w) ^ (blk & _LOW[min(length - k, eight)])
-        k += eight
-    return _mix(w)
-
-
-@_njit
-def _letter_before(data, p, lo, cp_class):
-    """Whether the character that ends just before byte ``p`` (and starts at or after ``lo``) is a letter."""
-    if data[p - 1] < 0x80:
-        return 97 <= (data[p - 1] | 0x20) <= 122
-    q = p - 1
-    while q > lo and data[q] < 0xC0:  # back to the character's lead byte
-        q -= 1
-    return (_char(data, q, p, cp_class)[0] & 2) != 0
-
-
-@_njit
-def tokenise(data, words, offsets, byte_class, cp_class, fold, max_bytes, seed, starts, ends, values, wide,
-             row_tokens):
-    """The tokens of ``data`` cut into rows by ``offsets``, written to ``starts``, ``ends``, ``values`` (see
-    ``_value``), ``wide`` (the tokens with non-ASCII bytes: no value) and ``row_tokens`` (rows + 1);
-    returns (tokens, wide tokens, done). The arrays must hold ``(bytes + rows) // 2 + 1`` tokens: a token
-    takes a byte and is followed by a separator or a row's end.
-
-    ``byte_class``: per byte, bit 1 an ASCII word character, bit 2 an ASCII letter, bit 4 a non-ASCII byte,
-    bit 8 the apostrophe;
-    ``cp_class``: per code point, bit 1 word character, bit 2 letter (may be empty: at the first non-ASCII
-    byte ``done`` is then False and nothing was done).
-    ``words``: ``data`` read as a little-endian uint64 at every byte (``data`` padded by 8 bytes)."""
-    nrows = len(offsets) - 1
-    nt = 0
-    nw = 0
-    for r in range(nrows):
-        row_tokens[r] = nt
-        lo, end = offsets[r], offsets[r + 1]
-        first = nt
-        nt, special = _plain_row(data, lo, end, byte_class, starts, ends, nt)
-        if special & 4:  # a non-ASCII byte: the row again, character by character
-            if len(cp_class) == 0:
-                return 0, 0, False
-            nt = _unicode_row(data, lo, end, byte_class, cp_class, starts, ends, first)
-        elif special & 8:  # an apostrophe: the row again, joining "don't"
-            nt = _ascii_row(data, lo, end, byte_class, starts, ends, first)
-        for t in range(U(first), U(nt)):
-            s, e = U(starts[t]), U(ends[t])
-            ascii_ = True
-            if special & 4:
-                for q in range(s, e):
-                    if data[q] >= 0x80:
-                        ascii_ = False
-                        break
-            values[t] = _value(words, s, e - s, ascii_, fold, max_bytes, seed)
-            if not ascii_:
-                wide[nw] = t
-                nw += 1
-    row_tokens[nrows] = nt
-    return nt, nw, True
-
-
-@_njit
-def _plain_row(data, lo, end, byte_class, starts, ends, nt):
-    """The tokens of one row when it holds neither non-ASCII bytes nor apostrophes; returns (tokens, the
-    bits of ``byte_class`` seen: 4 a non-ASCII byte, 8 an apostrophe, and then the caller reads the row
-    again). No branch per byte (a word's end is not predictable): every byte writes its position as a
-    start and as an end, and a word's first byte (first non-word byte) moves the start (end) count on.
-    Indexes are unsigned: with signed ones numba checks each for a negative index, 3x slower here."""
-    one = U(1)
-    ne = U(nt)
-    ns = ne
-    prev = U(0)
-    seen = U(0)
-    p = U(lo)
-    stop = U(end)
-    while p < stop:
-        c = U(byte_class[data[p]])
-        w = c & one
-        seen |= c
-        starts[ns] = p
-        ns += w & ~prev
-        ends[ne] = p
-        ne += prev & ~w
-        prev = w
-        p += one
-    ends[ne] = stop
-    ne += prev
-    return np.int64(ne), np.int64(seen)
-
-
-@_njit
-def _ascii_row(data, lo, end, byte_class, starts, ends, nt):
-    """The tokens of one ASCII row, an apostrophe between two letters inside the word ("don't")."""
-    in_word = False
-    for p in range(U(lo), U(end)):
-        b = data[p]
-        w = (byte_class[b] & 1) != 0
-        if w != in_word:
-            if w:
-                starts[nt] = p
-            elif (b == 0x27 and p + 1 < end and (byte_class[data[p - 1]] & 2) != 0
-                  and (byte_class[data[p + 1]] & 2) != 0):
-                continue
-            else:
-                ends[nt] = p
-                nt += 1
-            in_word = w
-    if in_word:
-        ends[nt] = end
-        nt += 1
-    return nt
-
-
-@_njit
-def _unicode_row(data, lo, end, byte_class, cp_class, starts, ends, nt):
-    """The tokens of one row, character by character (code point classes for the non-ASCII ones)."""
-    p = lo
-    while p < end:
-        c = byte_class[data[p]]
-        if (c & 1) == 0:
-            if (c & 4) == 0:  # an ASCII separator
-                p += 1
-                continue
-            cc, step = _char(data, p, end, cp_class)
-            if (cc & 1) == 0:
-                p += step
-                continue
-        s = p
-        while True:  # to the end of the word
-            while p < end:
-                c = byte_class[data[p]]
-                if c & 1:
-                    p += 1
-                    continue
-                if (c & 4) == 0:
-                    break
-                cc, step = _char(data, p, end, cp_class)
-                if (cc & 1) == 0:
-                    break
-                p += step
-            # an apostrophe between two letters belongs to the word ("don't")
-            if p + 1 < end and data[p] == 0x27 and _letter_before(data, p, s, cp_class):
-                nb = data[p + 1]
-                nc = np.int64(byte_class[nb]) if nb < 0x80 else _char(data, p + 1, end, cp_class)[0]
-                if nc & 2:
-                    p += 1
-                    continue
-            break
-        starts[nt], ends[nt] = s, p
-        nt += 1
-    return nt
-
-
-@_njit
-def _grow(a, size):
-    out = np.empty(size, a.dtype)
-    out[: len(a)] = a
-    return out
+__all__ = ["find_sorted", "longest_runs", "tokenise", "verify_hits", "window_hits"]
 
 
 @_njit
@@ -358,3 +144,79 @@ def longest_runs(train, train_offsets, bench, bench_offsets, pair_rows, pair_ite
                     best, bi, bj = length, si, sj
         out[q, 0], out[q, 1], out[q, 2] = best, bi, bj
     return out
+
+
+@_njit
+def _ascii(data, s, e):
+    for q in range(s, e):
+        if data[q] >= 0x80:
+            return False
+    return True
+
+
+@_njit
+def _same_word(data, s, e, lowercase, vocab_data, vs):
+    """Whether the train token ``data[s:e]`` (ASCII, lowercased when ``lowercase``) is the bench word at
+    ``vocab_data[vs:]`` of the same length."""
+    for q in range(e - s):
+        c = data[s + q]
+        if lowercase and 65 <= c <= 90:
+            c += 32
+        if c != vocab_data[vs + q]:
+            return False
+    return True
+
+
+@_njit
+def verify_hits(pos, kk, real, first, count, hsh, row_tokens, values, starts, ends, data, lowercase, ns,
+                key_bounds, entry_pos, entry_item, bench_ids, bench_offsets, r64, vocab_data, vocab_offsets,
+                o_row, o_pos, o_k, o_item, o_bpos, o_hash, o_real, u_hit, u_entry):
+    """The candidate windows (``window_hits``'s arrays) whose words are those of a table entry, one output
+    per (window, entry): row, position in the row, index of n, item (real entries), bench position in the
+    item, window hash, real; returns (outputs, undecided). A train word is a bench word when it has the
+    word's value and, unless it packs its bytes exactly (ASCII, at most 8 bytes, as long as the word), the
+    same letters: ``BenchIndex.lookup_values``'s rule. A window whose only doubt is a non-ASCII word
+    (Unicode lowercasing is Arrow's) is left undecided, as (hit, entry), for the caller."""
+    nout = 0
+    nund = 0
+    nrows = len(row_tokens) - 1
+    for q in range(len(pos)):
+        c = pos[q]
+        k = kk[q]
+        n = ns[k]
+        r = np.searchsorted(row_tokens, c, "right") - 1
+        if r < 0 or r >= nrows or c + n > row_tokens[r + 1]:  # (never: windows stay inside their row)
+            continue
+        rk = 0 if real[q] else 1
+        base = key_bounds[2 * k + rk]
+        for e in range(first[q], first[q] + count[q]):
+            bp = entry_pos[base + e]
+            status = 1  # 1 the same words, 0 not, 2 undecided
+            for t in range(n):
+                i = c + t
+                b = bench_ids[bp + t]
+                if values[i] != r64[b + 1]:
+                    status = 0
+                    break
+                s, en = starts[i], ends[i]
+                length = en - s
+                vs = vocab_offsets[b]
+                same_length = vocab_offsets[b + 1] - vs == length
+                if length <= 8 and same_length and _ascii(data, s, en):
+                    continue
+                if not _ascii(data, s, en):
+                    status = 2
+                    continue
+                if not same_length or not _same_word(data, s, en, lowercase, vocab_data, vs):
+                    status = 0
+                    break
+            if status == 1:
+                item = entry_item[base + e]
+                o_row[nout], o_pos[nout], o_k[nout], o_item[nout] = r, c - row_tokens[r], k, item
+                o_bpos[nout] = bp - bench_offsets[item] if item >= 0 else bp
+                o_hash[nout], o_real[nout] = hsh[q], real[q]
+                nout += 1
+            elif status == 2:
+                u_hit[nund], u_entry[nund] = q, e
+                nund += 1
+    return nout, nund
