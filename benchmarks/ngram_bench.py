@@ -10,8 +10,9 @@ Workload (deterministic, seeded):
   must flag at n = 8), 1 % the template sentence alone (must never flag).
 
 The train set is written as 8 parquet shards first (not timed; seeded, so a folder given with ``--data``
-is generated once and reused), then scanned in a fresh process that reads the shards batch by batch, so
-the peak RSS printed is the scan's own. The id-matched pairs given to the
+is generated once and reused), then scanned in a fresh process: the check is given the folder and reads
+the shards batch by batch itself (as ``overlap ngram ./shards/`` does), so the peak RSS printed is the
+scan's own. The id-matched pairs given to the
 check are the planted (train, bench) pairs, for the run-length accuracy.
 
 Printed per size: MB/s and items/s of the whole check (index build excluded and shown apart; process
@@ -52,6 +53,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's overlap, not an installed one
 
 SEED = 5
 VOCAB = 50_000
@@ -190,9 +193,10 @@ def cpu_s() -> float:
 
 
 def shard_batches(folder: Path, columns=("item_id", "text")):
-    """The train shards, batch by batch (as a streamed source reads them)."""
-    for shard in sorted(folder.glob("*.parquet")):
-        yield from pq.ParquetFile(str(shard)).iter_batches(batch_size=ROWS_PER_BATCH, columns=list(columns))
+    """The train shards, batch by batch, read as the check reads a folder of files (``overlap.sources``)."""
+    from overlap.sources.batches import open_batches
+
+    yield from open_batches(str(folder), list(columns), batch_rows=ROWS_PER_BATCH, hash_files=False)
 
 
 def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_pairs: bool = True,
@@ -200,7 +204,6 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     """The whole check on the shards; ``with_pairs``: give it the planted pairs (the pair view: longest
     runs and identifiers of 9,000 id-matched pairs at 300k), else flags alone. ``index``: a prebuilt
     bench index; ``keep_flags``: also return the flags as (train row, n, bench item, shared)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import pandas as pd
 
     from overlap.text.api import text_check
@@ -229,7 +232,7 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     def progress(rows: int, nbytes: int) -> None:
         marks.append((time.perf_counter() - t1, nbytes))
 
-    res = text_check(shard_batches(path), bench_df, "text", "text", pairs=pairs if with_pairs else None,
+    res = text_check(str(path), bench_df, "text", "text", pairs=pairs if with_pairs else None,
                      workers=workers, index=index,
                      mask_spans=mask_spans, progress=progress)
     t_scan = time.perf_counter() - t1
