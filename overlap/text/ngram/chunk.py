@@ -71,6 +71,10 @@ class ChunkTokens:
         """Bench vocabulary ids (-1: no bench word) of the tokens at ``positions`` (any shape)."""
         positions = np.asarray(positions, dtype=np.int64)
         flat = positions.ravel()
+        if jit.kernels() is not None:
+            ids = jit.token_ids(self.index, self, flat)
+            if ids is not None:
+                return ids.reshape(positions.shape)
         lengths = self.spans.ends[flat] - self.spans.starts[flat]  # (only where asked: most tokens never are)
         exact = lengths <= 8  # the value packs the token's bytes (ASCII tokens of at most 8 bytes)
         if len(self.spans.wide):

@@ -78,7 +78,7 @@ def _smoke(mod) -> None:
     assert out == (4, 1, True)
     ids = np.array([1, 2, 3], np.int32)
     runs = mod.longest_runs(ids, np.array([0, 3]), ids, np.array([0, 3]), np.zeros(1, np.int64),
-                            np.zeros(1, np.int64), 100)
+                            np.zeros(1, np.int64), 100, 4)
     assert runs[0, 0] == 3
     tables = _Tables.build([np.zeros(0, U64), np.array([5], U64), np.array([5], U64)])
     hits = [np.empty(4, d) for d in (np.int64, np.int32, np.int8, np.int64, np.int64, U64)]
@@ -94,6 +94,13 @@ def _smoke(mod) -> None:
                           *(np.empty(1, d) for d in (np.int64, np.int64, np.int64, np.int32, np.int64, U64, np.bool_)),
                           np.empty(1, np.int64), np.empty(1, np.int64))
     assert got == (1, 0)
+    vocab = np.array([7], U64)
+    d, shift = _directory(vocab)
+    out = np.empty(2, np.int32)
+    assert mod.token_ids(np.array([0, 1], np.int64), vals, np.zeros(2, np.int64), np.full(2, 2, np.int64), data, True,
+                         vocab, np.zeros(1, np.int64), d, U64(shift), np.frombuffer(b"ab", np.uint8),
+                         np.array([0, 2], np.int64), out) == 0
+    assert out.tolist() == [0, -1]
     where, found = np.empty(2, np.int64), np.empty(2, np.bool_)
     keys = np.array([5, 9], U64)
     d, shift = _directory(keys)
@@ -188,7 +195,7 @@ class _Tables:
     dirs: np.ndarray
     dir_bounds: np.ndarray
     shifts: np.ndarray
-    words: tuple | None = None  # the bench words that verify_hits compares with (_bench_words)
+    words: object = None  # the bench words the compiled verification reads (_bench_words)
 
     def args(self) -> tuple:
         return self.keys, self.key_bounds, self.dirs, self.dir_bounds, self.shifts
@@ -221,25 +228,59 @@ def _tables(index: BenchIndex) -> _Tables:
     return index._jit_tables
 
 
-def _bench_words(index: BenchIndex) -> tuple | None:
-    """What ``verify_hits`` reads of the bench: per table entry (the tables of ``_Tables``, their order) its
-    bench position and item (-1: boilerplate), the bench ids and item offsets, the word values and the
-    words' bytes. None when two bench words share a value (never seen): then ids are looked up by string."""
+def _bench_words(index: BenchIndex) -> _Words | None:
+    """What the compiled verification reads of the bench, built once per process; None when two bench words
+    share a value (never seen): then ids are looked up by string, on the numpy path's code."""
     tables = _tables(index)
     if tables.words is None:
-        vals = np.sort(index.r64[1:])
-        if len(vals) > 1 and not (vals[1:] != vals[:-1]).all():
-            tables.words = ()
+        vals = index.r64[1:]
+        order = np.argsort(vals, kind="stable")
+        sv = np.ascontiguousarray(vals[order], U64)
+        if len(sv) > 1 and not (sv[1:] != sv[:-1]).all():
+            tables.words = False
         else:
             t = [index.tables[n] for n in index.ns]
             pos = np.concatenate([np.zeros(0, np.int64), *(p for x in t for p in (x.real_pos, x.bp_pos))])
             item = np.concatenate([np.zeros(0, np.int32), *(i for x in t for i in
                                                             (x.real_item, np.full(len(x.bp_pos), -1, np.int32)))])
             data, offsets = _string_buffers(index.vocab)
-            tables.words = (pos.astype(np.int64), item.astype(np.int32), np.ascontiguousarray(index.ids, np.int32),
-                            np.asarray(index.offsets, np.int64), np.ascontiguousarray(index.r64, U64),
-                            data if len(data) else np.zeros(1, np.uint8), offsets)
+            data = data if len(data) else np.zeros(1, np.uint8)
+            tables.words = _Words(
+                verify=(pos.astype(np.int64), item.astype(np.int32), np.ascontiguousarray(index.ids, np.int32),
+                        np.asarray(index.offsets, np.int64), np.ascontiguousarray(index.r64, U64), data, offsets),
+                lookup=(sv, order.astype(np.int64), *_directory(sv), data, offsets))
     return tables.words or None
+
+
+@dataclass
+class _Words:
+    """The bench words as the compiled verification reads them: ``verify`` (``verify_hits``'s bench
+    arguments: per table entry of ``_Tables`` its bench position and item (-1: boilerplate), the bench ids
+    and item offsets, the word values, the words' bytes and offsets) and ``lookup`` (``token_ids``'s:
+    the sorted word values, their ids, the directory of their top bits, the words' bytes and offsets)."""
+
+    verify: tuple
+    lookup: tuple
+
+
+def token_ids(index: BenchIndex, tokens, positions: np.ndarray) -> np.ndarray | None:
+    """Bench vocabulary ids of the chunk tokens at ``positions`` (``ChunkTokens.ids_at``), or None when the
+    compiled look-up does not apply (two bench words with one value)."""
+    words = _bench_words(index)
+    if words is None:
+        return None
+    sv, order, dirs, shift, data, offsets = words.lookup
+    spans = tokens.spans
+    out = np.empty(len(positions), np.int32)
+    undecided = kernels().token_ids(positions, tokens.values, spans.starts, spans.ends, spans.data,
+                                    bool(spans.lowercase), sv, order, dirs, U64(shift), data, offsets, out)
+    if undecided:  # non-ASCII words: Arrow's Unicode lowercasing, then the words compared
+        k = np.flatnonzero(out == -2)
+        p = positions[k]
+        lengths = spans.ends[p] - spans.starts[p]
+        out[k] = index.lookup_values(tokens.values[p], np.zeros(len(k), bool), lengths,
+                                     lambda sel: spans.strings(p[sel]))
+    return out
 
 
 def record_hits(index: BenchIndex, tokens, row_tokens: np.ndarray, acc, hits: Hits) -> None:
@@ -262,7 +303,7 @@ def record_hits(index: BenchIndex, tokens, row_tokens: np.ndarray, acc, hits: Hi
     got, nund = kernels().verify_hits(
         np.asarray(hits.pos, np.int64), k, np.asarray(hits.real, np.bool_), np.asarray(hits.first, np.int64),
         np.asarray(hits.count, np.int64), np.asarray(hits.hash, U64), row_tokens, tokens.values, spans.starts,
-        spans.ends, spans.data, bool(spans.lowercase), ns, _tables(index).key_bounds, *words, *out, *und)
+        spans.ends, spans.data, bool(spans.lowercase), ns, _tables(index).key_bounds, *words.verify, *out, *und)
     row, pos, kk, item, bpos, hsh, real = (a[:got] for a in out)
     n = ns[kk].astype(np.int32)
     if real.any():
@@ -307,4 +348,5 @@ def pair_runs_many(index: BenchIndex, train: np.ndarray, train_offsets: np.ndarr
     budget of equal positions (the caller uses the method for repetitive texts)."""
     return kernels().longest_runs(np.ascontiguousarray(train, np.int32), np.asarray(train_offsets, np.int64),
                                   np.ascontiguousarray(index.ids, np.int32), np.asarray(index.offsets, np.int64),
-                                  np.asarray(rows, np.int64), np.asarray(items, np.int64), int(budget))
+                                  np.asarray(rows, np.int64), np.asarray(items, np.int64), int(budget),
+                                  max(1, len(index.vocab)))

@@ -8,6 +8,7 @@ pass instead of a dozen whole-array passes:
   directory of their top bits): the candidate windows;
 * :func:`verify_hits` - each candidate window compared word by word with the bench words of its table
   entries (a hash collision never makes a match);
+* :func:`token_ids` - the bench vocabulary ids of some train tokens (the rows of the pair view);
 * :func:`longest_runs` - the pair view's longest common run of many (train row, bench item) pairs.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from .kernels_tokens import _ONE, U, _63, _njit, tokenise
 
-__all__ = ["find_sorted", "longest_runs", "tokenise", "verify_hits", "window_hits"]
+__all__ = ["find_sorted", "longest_runs", "token_ids", "tokenise", "verify_hits", "window_hits"]
 
 
 @_njit
@@ -102,47 +103,61 @@ def window_hits(values, row_tokens, first_row, ns, nmin_k, prefilter, word_shift
 
 
 @_njit
-def longest_runs(train, train_offsets, bench, bench_offsets, pair_rows, pair_items, budget):
+def longest_runs(train, train_offsets, bench, bench_offsets, pair_rows, pair_items, budget, vocab_size):
     """Per pair (train row, bench item): (length, train position, bench position) of the longest common
     run of ids (negative ids never match; ties: the smallest train position, then bench position), or
     length -1 when the pair has more than ``budget`` equal (train, bench) positions (the caller then
-    uses the method for repetitive texts)."""
+    uses the method for repetitive texts). Ids are below ``vocab_size``: the bench item's positions of an
+    id are chained through two arrays of that size (no sort, no search per word)."""
     npairs = len(pair_rows)
     out = np.zeros((npairs, 3), np.int64)
+    head = np.full(vocab_size, -1, np.int64)  # first position of an id in the bench item, -1: none
+    count = np.zeros(vocab_size, np.int64)
+    longest = 1
+    for q in range(npairs):
+        longest = max(longest, bench_offsets[pair_items[q] + 1] - bench_offsets[pair_items[q]])
+    nxt = np.empty(longest, np.int64)  # the next position of the same id
     for q in range(npairs):
         a = train[train_offsets[pair_rows[q]] : train_offsets[pair_rows[q] + 1]]
         b = bench[bench_offsets[pair_items[q]] : bench_offsets[pair_items[q] + 1]]
         out[q, 0], out[q, 1], out[q, 2] = 0, -1, -1
         if len(a) == 0 or len(b) == 0:
             continue
-        order = np.argsort(b, kind="mergesort")
-        sb = b[order]
+        for j in range(len(b) - 1, -1, -1):
+            x = b[j]
+            if x >= 0:
+                nxt[j] = head[x]
+                head[x] = j
+                count[x] += 1
         total = 0
         for i in range(len(a)):
             if a[i] >= 0:
-                total += np.searchsorted(sb, a[i], "right") - np.searchsorted(sb, a[i], "left")
+                total += count[a[i]]
         if total > budget:
             out[q, 0] = -1
-            continue
-        # run length ending at (i, j), kept per diagonal i - j: the diagonal's last pair and its length
-        last = np.full(len(a) + len(b), -2, np.int64)
-        run = np.zeros(len(a) + len(b), np.int64)
-        best, bi, bj = 0, -1, -1
-        for i in range(len(a)):
-            if a[i] < 0:
-                continue
-            lo = np.searchsorted(sb, a[i], "left")
-            hi = np.searchsorted(sb, a[i], "right")
-            for x in range(lo, hi):
-                j = order[x]
-                d = i - j + len(b)
-                run[d] = run[d] + 1 if last[d] == i - 1 else 1
-                last[d] = i
-                length = run[d]
-                si, sj = i - length + 1, j - length + 1
-                if length > best or (length == best and (si < bi or (si == bi and sj < bj))):
-                    best, bi, bj = length, si, sj
-        out[q, 0], out[q, 1], out[q, 2] = best, bi, bj
+        else:
+            # run length ending at (i, j), kept per diagonal i - j: the diagonal's last pair and its length
+            last = np.full(len(a) + len(b), -2, np.int64)
+            run = np.zeros(len(a) + len(b), np.int64)
+            best, bi, bj = 0, -1, -1
+            for i in range(len(a)):
+                if a[i] < 0:
+                    continue
+                j = head[a[i]]
+                while j >= 0:
+                    d = i - j + len(b)
+                    run[d] = run[d] + 1 if last[d] == i - 1 else 1
+                    last[d] = i
+                    length = run[d]
+                    si, sj = i - length + 1, j - length + 1
+                    if length > best or (length == best and (si < bi or (si == bi and sj < bj))):
+                        best, bi, bj = length, si, sj
+                    j = nxt[j]
+            out[q, 0], out[q, 1], out[q, 2] = best, bi, bj
+        for j in range(len(b)):
+            if b[j] >= 0:
+                head[b[j]] = -1
+                count[b[j]] = 0
     return out
 
 
@@ -220,3 +235,30 @@ def verify_hits(pos, kk, real, first, count, hsh, row_tokens, values, starts, en
                 u_hit[nund], u_entry[nund] = q, e
                 nund += 1
     return nout, nund
+
+
+@_njit
+def token_ids(positions, values, starts, ends, data, lowercase, sorted_values, order, dirs, shift, vocab_data,
+              vocab_offsets, out):
+    """The bench vocabulary id of the train tokens at ``positions`` (-1: no bench word), by
+    ``BenchIndex.lookup_values``'s rule (see ``verify_hits``); -2 where only Arrow's Unicode lowercasing can
+    tell (a non-ASCII token with a bench word's value), for the caller. Returns how many are -2."""
+    undecided = 0
+    for q in range(len(positions)):
+        p = positions[q]
+        j, c = _find(sorted_values, 0, len(sorted_values), dirs, 0, shift, values[p])
+        if c == 0:
+            out[q] = -1
+            continue
+        b = order[j]
+        s, e = starts[p], ends[p]
+        vs = vocab_offsets[b]
+        same_length = vocab_offsets[b + 1] - vs == e - s
+        if not _ascii(data, s, e):
+            out[q] = -2
+            undecided += 1
+        elif same_length and (e - s <= 8 or _same_word(data, s, e, lowercase, vocab_data, vs)):
+            out[q] = b
+        else:
+            out[q] = -1
+    return undecided
