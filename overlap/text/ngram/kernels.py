@@ -74,7 +74,8 @@ def window_hits(values, row_tokens, first_row, ns, nmin_k, prefilter, word_shift
         for t in range(nmin):
             h += values[s + t] * bpow[t]
         for i in range(s, e - nmin + U(1)):
-            m = (_ONE << ((h >> U(20)) & _63)) | (_ONE << ((h >> U(26)) & _63))
+            m = ((_ONE << ((h >> U(20)) & _63)) | (_ONE << ((h >> U(26)) & _63))  # index.BLOOM_FIELDS
+                 | (_ONE << ((h >> U(32)) & _63)) | (_ONE << ((h >> U(38)) & _63)))
             # the prefilter, then the exact set of smallest-n bench windows (most windows that pass the
             # prefilter are not bench windows: one look-up here instead of one per table)
             if (prefilter[h >> word_shift] & m) == m and _find(keys, key_bounds[mt], key_bounds[mt + 1], dirs,
