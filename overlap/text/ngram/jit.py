@@ -86,8 +86,9 @@ def _smoke(mod) -> None:
                     POWERS.get(2)[0], U64(_BINV), *tables.args(), *hits)
     one = np.ones(1, np.int64)
     vals = np.array([7, 5], U64)  # token "ab" of the data above: bench word 0, "ab"
+    edges = np.array([0, 2, 0, 2], np.int64)  # token spans as split_values gives them: strided views
     got = mod.verify_hits(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.bool_), np.zeros(1, np.int64),
-                          one, np.zeros(1, U64), offs[:2], vals, np.zeros(1, np.int64), np.full(1, 2, np.int64), data,
+                          one, np.zeros(1, U64), offs[:2], vals, edges[0::2], edges[1::2], data,
                           True, one, np.zeros(3, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int32),
                           np.zeros(1, np.int32), np.array([0, 1], np.int64), np.array([0, 7], U64),
                           np.frombuffer(b"ab", np.uint8), np.array([0, 2], np.int64),
@@ -97,7 +98,7 @@ def _smoke(mod) -> None:
     vocab = np.array([7], U64)
     d, shift = _directory(vocab)
     out = np.empty(2, np.int32)
-    assert mod.token_ids(np.array([0, 1], np.int64), vals, np.zeros(2, np.int64), np.full(2, 2, np.int64), data, True,
+    assert mod.token_ids(np.array([0, 1], np.int64), vals, edges[0::2], edges[1::2], data, True,
                          vocab, np.zeros(1, np.int64), d, U64(shift), np.frombuffer(b"ab", np.uint8),
                          np.array([0, 2], np.int64), out) == 0
     assert out.tolist() == [0, -1]
@@ -121,7 +122,8 @@ def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
     nt, nw, done = k.tokenise(*args, _NO_CLASSES, *rest)
     if not done:  # non-ASCII text: with the code point classes
         nt, nw, done = k.tokenise(*args, _codepoint_class_table(), *rest)
-    starts, ends, values, wide, row_tokens = out[0][:nt], out[1][:nt], out[2][:nt], out[3][:nw], out[4]
+    edges, values, wide, row_tokens = out[0][: 2 * nt], out[1][:nt], out[2][:nw], out[3]
+    starts, ends = edges[0::2], edges[1::2]  # (strided views: the kernel writes a token's two edges together)
     spans = TokenSpans(data=data, nbytes=nbytes, starts=starts, ends=ends, row_tokens=row_tokens, wide=wide,
                        lowercase=tok.lowercase, input_bytes=input_bytes)
     if nw:  # tokens with non-ASCII bytes: Unicode lowercasing (Arrow's), then the same values
@@ -130,7 +132,7 @@ def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
 
 
 def _buffers(nbytes: int, nrows: int) -> tuple[np.ndarray, ...]:
-    """Arrays for ``tokenise``: (starts, ends, values, wide, row_tokens).
+    """Arrays for ``tokenise``: (edges, values, wide, row_tokens, cls, cls_words).
 
     A chunk's arrays are taken again for a later chunk once nothing holds them any more (a scan drops a
     chunk's tokens before it reads the next): fresh memory costs a page fault per page on first touch,
@@ -138,14 +140,16 @@ def _buffers(nbytes: int, nrows: int) -> tuple[np.ndarray, ...]:
     cap = (nbytes + nrows) // 2 + 1
     pool = _STATE.setdefault("buffers", [])
     # the references to a free array: the set's tuple, getrefcount's argument and the generator's variable
-    free = [b for b in pool if len(b[0]) >= cap and all(sys.getrefcount(a) <= 3 for a in b)]
+    free = [b for b in pool if len(b[1]) >= cap and all(sys.getrefcount(a) <= 3 for a in b)]
     if free:
         held = free[0]
     else:
         cap = max(cap, 1 << 16)
-        held = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, U64), np.empty(cap, np.int64))
-        pool[:] = [b for b in pool if len(b[0]) >= cap][-1:] + [held]
-    return (*held, np.empty(nrows + 1, np.int64))
+        held = (np.empty(2 * cap, np.int64), np.empty(cap, U64), np.empty(cap, np.int64),
+                np.empty(2 * cap + 72, np.uint8))
+        pool[:] = [b for b in pool if len(b[1]) >= cap][-1:] + [held]
+    edges, values, wide, cls = held
+    return edges, values, wide, np.empty(nrows + 1, np.int64), cls, unaligned_u64(cls)
 
 
 @dataclass
