@@ -144,22 +144,39 @@ def scan_chunk(index: BenchIndex, texts: pa.Array, pairs: dict[int, list[int]] |
 def pair_view(index: BenchIndex, tokens: ChunkTokens, pairs: dict[int, list[int]]) -> dict:
     """(row, bench item) -> (longest common run, train position, bench position) of the paired rows."""
     rows = sorted(pairs)
-    ids, offsets = _rows_flat_ids(tokens, tokens.spans.row_tokens, rows)
-    if jit.kernels() is None:
-        runs = {}
-        for k, r in enumerate(rows):
-            got = pair_runs(index, ids[offsets[k] : offsets[k + 1]], pairs[r])
-            runs.update({(r, it): v for it, v in got.items()})
-        return runs
     which = np.repeat(np.arange(len(rows)), [len(pairs[r]) for r in rows])
-    items = [it for r in rows for it in pairs[r]]
-    got = jit.pair_runs_many(index, ids, offsets, which, np.array(items, np.int64), PAIR_BUDGET).tolist()
+    items = np.array([it for r in rows for it in pairs[r]], np.int64)
+    row_of = np.asarray(rows, np.int64)[which]
+    got = jit.value_runs(index, tokens, row_of, items, PAIR_BUDGET) if jit.kernels() is not None else None
+    if got is None:  # every pair by ids
+        got = np.full((len(items), 3), -2, np.int64)
+    got = got.tolist()
+    open_rows = sorted({rows[k] for k, (length, _, _) in zip(which.tolist(), got, strict=True) if length == -2})
+    if open_rows:  # not confirmed on the values (a non-ASCII word, or a value shared): by vocabulary ids
+        ids, offsets = _rows_flat_ids(tokens, tokens.spans.row_tokens, open_rows)
+        at = {r: k for k, r in enumerate(open_rows)}
+        for q, (k, it) in enumerate(zip(which.tolist(), items.tolist(), strict=True)):
+            if got[q][0] == -2:
+                r = at[rows[k]]
+                row_ids = ids[offsets[r] : offsets[r + 1]]
+                got[q] = list(_ids_run(index, row_ids, it))
     runs = {}
-    for k, it, (length, i, j) in zip(which.tolist(), items, got, strict=True):
-        if length < 0:  # too many equal words (a repetitive text): the method made for it
-            length, i, j = pair_runs(index, ids[offsets[k] : offsets[k + 1]], [it])[it]
+    for q, (k, it) in enumerate(zip(which.tolist(), items.tolist(), strict=True)):
+        length, i, j = got[q]
+        if length == -1:  # too many equal words (a repetitive text): the method made for it
+            r = rows[k]
+            lo, hi = tokens.spans.row_tokens[r], tokens.spans.row_tokens[r + 1]
+            length, i, j = pair_runs(index, tokens.ids_at(np.arange(lo, hi)), [it])[it]
         runs[(rows[k], it)] = (length, i, j)
     return runs
+
+
+def _ids_run(index: BenchIndex, row_ids: np.ndarray, item: int) -> tuple[int, int, int]:
+    """The longest run of one pair by vocabulary ids (-1: over the budget of equal positions)."""
+    if jit.kernels() is not None:
+        return tuple(jit.pair_runs_many(index, row_ids, np.array([0, len(row_ids)]), np.zeros(1, np.int64),
+                                        np.array([item], np.int64), PAIR_BUDGET)[0].tolist())
+    return pair_runs(index, row_ids, [item])[item]
 
 
 def _rows_ids(tokens: ChunkTokens, tok_offsets: np.ndarray, rows: list[int]) -> dict[int, np.ndarray]:

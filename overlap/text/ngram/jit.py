@@ -102,6 +102,11 @@ def _smoke(mod) -> None:
                          vocab, np.zeros(1, np.int64), d, U64(shift), np.frombuffer(b"ab", np.uint8),
                          np.array([0, 2], np.int64), out) == 0
     assert out.tolist() == [0, -1]
+    zero, word = np.zeros(1, np.int64), np.frombuffer(b"ab", np.uint8)
+    runs = mod.value_runs(vals[:1], np.array([0, 1], np.int64), edges[0::2], edges[1::2], data, True, zero, zero,
+                          vals[:1], np.zeros(1, np.int32), np.array([0, 1], np.int64), word, np.array([0, 2], np.int64),
+                          100)
+    assert runs.tolist() == [[1, 0, 0]]
     where, found = np.empty(2, np.int64), np.empty(2, np.bool_)
     keys = np.array([5, 9], U64)
     d, shift = _directory(keys)
@@ -249,10 +254,12 @@ def _bench_words(index: BenchIndex) -> _Words | None:
                                                             (x.real_item, np.full(len(x.bp_pos), -1, np.int32)))])
             data, offsets = _string_buffers(index.vocab)
             data = data if len(data) else np.zeros(1, np.uint8)
+            ids = np.ascontiguousarray(index.ids, np.int32)
             tables.words = _Words(
-                verify=(pos.astype(np.int64), item.astype(np.int32), np.ascontiguousarray(index.ids, np.int32),
-                        np.asarray(index.offsets, np.int64), np.ascontiguousarray(index.r64, U64), data, offsets),
-                lookup=(sv, order.astype(np.int64), *_directory(sv), data, offsets))
+                verify=(pos.astype(np.int64), item.astype(np.int32), ids, np.asarray(index.offsets, np.int64),
+                        np.ascontiguousarray(index.r64, U64), data, offsets),
+                lookup=(sv, order.astype(np.int64), *_directory(sv), data, offsets),
+                bench_values=np.ascontiguousarray(index.r64[ids.astype(np.int64) + 1], U64))
     return tables.words or None
 
 
@@ -261,10 +268,12 @@ class _Words:
     """The bench words as the compiled verification reads them: ``verify`` (``verify_hits``'s bench
     arguments: per table entry of ``_Tables`` its bench position and item (-1: boilerplate), the bench ids
     and item offsets, the word values, the words' bytes and offsets) and ``lookup`` (``token_ids``'s:
-    the sorted word values, their ids, the directory of their top bits, the words' bytes and offsets)."""
+    the sorted word values, their ids, the directory of their top bits, the words' bytes and offsets), and
+    the value of every bench token."""
 
     verify: tuple
     lookup: tuple
+    bench_values: np.ndarray  # the value of every bench token (``value_runs``)
 
 
 def token_ids(index: BenchIndex, tokens, positions: np.ndarray) -> np.ndarray | None:
@@ -344,6 +353,20 @@ def find_sorted(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
     where, found = np.empty(len(values), np.int64), np.empty(len(values), np.bool_)
     kernels().find_sorted(keys, held[1], U64(held[2]), np.ascontiguousarray(values, U64), where, found)
     return where, found
+
+
+def value_runs(index: BenchIndex, tokens, rows: np.ndarray, items: np.ndarray, budget: int) -> np.ndarray | None:
+    """(length, train position, bench position) per pair (chunk row, bench item), on the word values; length
+    -1: over the budget of equal positions, -2: not confirmed word by word (``kernels.value_runs``). None
+    when two bench words share a value (then the pairs are measured by ids)."""
+    words = _bench_words(index)
+    if words is None:
+        return None
+    spans = tokens.spans
+    _, _, ids, offsets, _, data, vocab_offsets = words.verify
+    return kernels().value_runs(tokens.values, spans.row_tokens, spans.starts, spans.ends, spans.data,
+                                bool(spans.lowercase), np.asarray(rows, np.int64), np.asarray(items, np.int64),
+                                words.bench_values, ids, offsets, data, vocab_offsets, int(budget))
 
 
 def pair_runs_many(index: BenchIndex, train: np.ndarray, train_offsets: np.ndarray, rows: np.ndarray,

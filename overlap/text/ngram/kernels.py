@@ -8,8 +8,9 @@ pass instead of a dozen whole-array passes:
   directory of their top bits): the candidate windows;
 * :func:`verify_hits` - each candidate window compared word by word with the bench words of its table
   entries (a hash collision never makes a match);
-* :func:`token_ids` - the bench vocabulary ids of some train tokens (the rows of the pair view);
-* :func:`longest_runs` - the pair view's longest common run of many (train row, bench item) pairs.
+* :func:`value_runs` - the pair view's longest common run of many (train row, bench item) pairs, found
+  on the word values and then confirmed word by word;
+* :func:`token_ids`, :func:`longest_runs` - the same by vocabulary ids, for the pairs it leaves open.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ import numpy as np
 
 from .kernels_tokens import _ONE, U, _63, _njit, tokenise
 
-__all__ = ["find_sorted", "longest_runs", "token_ids", "tokenise", "verify_hits", "window_hits"]
+__all__ = ["find_sorted", "longest_runs", "token_ids", "tokenise", "value_runs", "verify_hits",
+           "window_hits"]
+
+_GOLDEN = U(0x9E3779B97F4A7C15)  # a multiplier that spreads a value's bits into a table slot
 
 
 @_njit
@@ -263,3 +267,89 @@ def token_ids(positions, values, starts, ends, data, lowercase, sorted_values, o
         else:
             out[q] = -1
     return undecided
+
+
+@_njit
+def value_runs(values, row_tokens, starts, ends, data, lowercase, pair_rows, pair_items, bench_values, bench_ids,
+               bench_offsets, vocab_data, vocab_offsets, budget):
+    """``longest_runs`` of each pair (train row, bench item), on the word values: the bench item's values
+    are chained by value in a small hash table, so no train word is looked up in the vocabulary. Equal
+    words have equal values, so the longest run of equal values is at least the longest run of equal
+    words; once its words are confirmed one by one (``verify_hits``'s rule) it is that run, and the
+    earliest such. Length -1: over ``budget`` equal positions; -2: the run could not be confirmed here (a
+    non-ASCII word, or two words with one value): the caller measures the pair by ids."""
+    npairs = len(pair_rows)
+    out = np.zeros((npairs, 3), np.int64)
+    longest = 1
+    for q in range(npairs):
+        longest = max(longest, bench_offsets[pair_items[q] + 1] - bench_offsets[pair_items[q]])
+    bits = 1
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    size = 1 << bits
+    mask = size - 1
+    keys = np.zeros(size, U)
+    head = np.zeros(size, np.int64)
+    count = np.zeros(size, np.int64)
+    stamp = np.zeros(size, np.int64)  # == q + 1: the slot holds a value of pair q's bench item
+    nxt = np.empty(longest, np.int64)
+    slot_of = np.empty(0, np.int64)
+    shift = U(64 - bits)
+    for q in range(npairs):
+        lo, hi = row_tokens[pair_rows[q]], row_tokens[pair_rows[q] + 1]
+        bo = bench_offsets[pair_items[q]]
+        nb = bench_offsets[pair_items[q] + 1] - bo
+        out[q, 0], out[q, 1], out[q, 2] = 0, -1, -1
+        if hi == lo or nb == 0:
+            continue
+        if len(slot_of) < hi - lo:
+            slot_of = np.empty(2 * (hi - lo), np.int64)
+        for j in range(nb - 1, -1, -1):
+            v = bench_values[bo + j]
+            t = np.int64((v * _GOLDEN) >> shift)
+            while stamp[t] == q + 1 and keys[t] != v:
+                t = (t + 1) & mask
+            if stamp[t] != q + 1:
+                stamp[t], keys[t], head[t], count[t] = q + 1, v, -1, 0
+            nxt[j] = head[t]
+            head[t] = j
+            count[t] += 1
+        total = 0
+        for i in range(hi - lo):
+            v = values[lo + i]
+            t = np.int64((v * _GOLDEN) >> shift)
+            while stamp[t] == q + 1 and keys[t] != v:
+                t = (t + 1) & mask
+            slot_of[i] = t if stamp[t] == q + 1 else -1
+            if slot_of[i] >= 0:
+                total += count[t]
+        if total > budget:
+            out[q, 0] = -1
+            continue
+        last = np.full(hi - lo + nb, -2, np.int64)
+        run = np.zeros(hi - lo + nb, np.int64)
+        best, bi, bj = 0, -1, -1
+        for i in range(hi - lo):
+            if slot_of[i] < 0:
+                continue
+            j = head[slot_of[i]]
+            while j >= 0:
+                d = i - j + nb
+                run[d] = run[d] + 1 if last[d] == i - 1 else 1
+                last[d] = i
+                length = run[d]
+                si, sj = i - length + 1, j - length + 1
+                if length > best or (length == best and (si < bi or (si == bi and sj < bj))):
+                    best, bi, bj = length, si, sj
+                j = nxt[j]
+        for t in range(best):  # the run's words, one by one
+            i = lo + bi + t
+            b = bench_ids[bo + bj + t]
+            s, e = starts[i], ends[i]
+            vs = vocab_offsets[b]
+            if not _ascii(data, s, e) or vocab_offsets[b + 1] - vs != e - s or (
+                    e - s > 8 and not _same_word(data, s, e, lowercase, vocab_data, vs)):
+                best = -2
+                break
+        out[q, 0], out[q, 1], out[q, 2] = best, bi, bj
+    return out
