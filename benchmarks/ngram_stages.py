@@ -23,7 +23,8 @@ import numpy as np
 
 # the compiled path (overlap/text/ngram/jit.py) fuses what the numpy path does in whole-array passes:
 # tokenise + word values in one pass over the bytes; rolling hash + prefilter + table probe in one pass
-# over the words; then the few candidates are verified word by word (compiled too)
+# over the words; then the few candidates are verified word by word, and the pair view's runs measured
+# on the word values (compiled too)
 STAGES = ("tokenise", "hash + prefilter + probe", "verify", "flags", "pair view")
 NUMPY_STAGES = ("tokenise", "hash", "prefilter", "look up", "flags", "pair view")
 

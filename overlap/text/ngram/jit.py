@@ -1,9 +1,10 @@
 """The compiled path of the chunk scan: when it is used, and what it is given.
 
 :mod:`.kernels` (numba, a dependency) does the per-byte and per-window work of a chunk in two passes:
-tokens and their values, then candidate windows. When numba cannot be imported or cannot compile here,
-or ``OVERLAP_NGRAM_JIT=0`` is set, the scan runs the numpy path instead (:mod:`.match` alone): same
-candidates, same flags (``tests/text/test_text_jit.py`` holds them to it), slower.
+tokens and their values, then candidate windows; then it checks the candidates word by word and measures
+the pair view's runs. When numba cannot be imported or cannot compile here, or ``OVERLAP_NGRAM_JIT=0`` is
+set, the scan runs the numpy path instead (:mod:`.match` alone): same candidates, same flags
+(``tests/text/test_text_jit.py`` holds them to it), slower.
 
 numba compiles the kernels on their first use in a process and caches the machine code next to the
 module (``__pycache__``), or, in a read-only install, in the user's cache folder (``NUMBA_CACHE_DIR`` to
