@@ -11,9 +11,8 @@ Workload (deterministic, seeded):
 
 The train set is written as 8 parquet shards first (not timed; seeded, so a folder given with ``--data``
 is generated once and reused), then scanned in a fresh process: the check is given the folder and reads
-the shards batch by batch itself (as ``overlap ngram ./shards/`` does), so the peak RSS printed is the
-scan's own. The id-matched pairs given to the
-check are the planted (train, bench) pairs, for the run-length accuracy.
+it batch by batch itself (as ``overlap ngram ./shards/`` does), so the peak RSS printed is the scan's own.
+The id-matched pairs given to the check are the planted (train, bench) pairs, for the run accuracy.
 
 Printed per size: MB/s and items/s of the whole check (index build excluded and shown apart; process
 pool start-up included), when the first chunk came back and the MB/s from then on (the steady rate,
@@ -26,7 +25,7 @@ masking, to show what dropping boilerplate n-grams alone would let through.
 A second table puts the scan beside its **floor** (:mod:`ngram_floor`: the same work in plain C, with a
 prefilter that fits in L2 and an exact table only for what passes it, compiled here with ``cc -O3``), in
 one process (:mod:`ngram_stages`), on the largest size: the floor's MB/s per core, the scan's stage by
-stage (tokenise, hash, prefilter, look up, flag bookkeeping, pair view), the whole single-worker check
+stage (tokenise, hash + prefilter + look up, verify, flags, pair view), the whole single-worker check
 flags only and with the pair view (parquet read included), each as a share of the floor, recall and
 precision, and whether the floor and the scan flagged the same (row, n, bench item, shared n-grams).
 Per-core numbers are CPU time, best of ``--reps`` repeats taken in turn, so another job on the machine
@@ -181,15 +180,13 @@ def write_train(folder: Path, size: int, surface: pa.Array, cdf: np.ndarray, ben
 
 
 def rss_mb() -> tuple[float, float]:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return own, kids
+    return tuple(resource.getrusage(who).ru_maxrss / 1024 for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 
 
 def cpu_s() -> float:
     """CPU seconds of this process and its finished children (all threads): the per-core clock."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                           resource.RUSAGE_CHILDREN)))
 
 
 def shard_batches(folder: Path, columns=("item_id", "text")):
@@ -358,20 +355,10 @@ def run_sizes(args, data: Path) -> list[dict]:
 
 def run_stage_table(args, data: Path) -> dict:
     """The scan beside its floor, in one process, with the stage table, on the largest size."""
-    from ngram_stages import jit_cold_seconds, print_table
+    from ngram_stages import stage_table
 
     size = max(int(s) for s in args.sizes.split(","))
-    path, truth = workload(data, size)
-    res = _child("side", path, truth, args.reps)
-    res["jit_cold_s"] = jit_cold_seconds() if res["jit"] else None  # (ngram_stages: a compile, apart)
-    same = print_table(res, f" ({size:,} train items)")
-    ok = all(res[r][k] == 1.0 for r in ("whole", "paired")
-             for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
-    if not ok:
-        print("  RECALL / PRECISION BELOW 1.0", flush=True)
-    if not same:
-        print("  THE FLOOR AND THE SCAN GAVE DIFFERENT FLAGS", flush=True)
-    return {"size": size, **res, "exact": ok}
+    return stage_table(size, *workload(data, size), args.reps, _child)
 
 
 def main() -> None:

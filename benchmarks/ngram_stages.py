@@ -209,3 +209,18 @@ def jit_cold_seconds() -> float:
         proc = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
                               cwd=str(Path(__file__).resolve().parents[1]))
     return float(proc.stdout.strip().splitlines()[-1])
+
+
+def stage_table(size: int, path: Path, truth: Path, reps: int, child) -> dict:
+    """The side-by-side run in a fresh process (``child("side", ...)``), its table printed, and whether the
+    scan stayed exact (recall and precision 1) and gave the floor's flags."""
+    res = child("side", path, truth, reps)
+    res["jit_cold_s"] = jit_cold_seconds() if res["jit"] else None  # (a compile, apart)
+    same = print_table(res, f" ({size:,} train items)")
+    ok = all(res[r][k] == 1.0 for r in ("whole", "paired")
+             for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
+    if not ok:
+        print("  RECALL / PRECISION BELOW 1.0", flush=True)
+    if not same:
+        print("  THE FLOOR AND THE SCAN GAVE DIFFERENT FLAGS", flush=True)
+    return {"size": size, **res, "exact": ok}
