@@ -10,9 +10,9 @@ Workload (deterministic, seeded):
   must flag at n = 8), 1 % the template sentence alone (must never flag).
 
 The train set is written as 8 parquet shards first (not timed; seeded, so a folder given with ``--data``
-is generated once and reused), then scanned in a fresh process that reads the shards batch by batch, so
-the peak RSS printed is the scan's own. The id-matched pairs given to the
-check are the planted (train, bench) pairs, for the run-length accuracy.
+is generated once and reused), then scanned in a fresh process: the check is given the folder and reads
+it batch by batch itself (as ``overlap ngram ./shards/`` does), so the peak RSS printed is the scan's own.
+The id-matched pairs given to the check are the planted (train, bench) pairs, for the run accuracy.
 
 Printed per size: MB/s and items/s of the whole check (index build excluded and shown apart; process
 pool start-up included), when the first chunk came back and the MB/s from then on (the steady rate,
@@ -25,7 +25,7 @@ masking, to show what dropping boilerplate n-grams alone would let through.
 A second table puts the scan beside its **floor** (:mod:`ngram_floor`: the same work in plain C, with a
 prefilter that fits in L2 and an exact table only for what passes it, compiled here with ``cc -O3``), in
 one process (:mod:`ngram_stages`), on the largest size: the floor's MB/s per core, the scan's stage by
-stage (tokenise, hash, prefilter, look up, flag bookkeeping, pair view), the whole single-worker check
+stage (tokenise, hash + prefilter + look up, verify, flags, pair view), the whole single-worker check
 flags only and with the pair view (parquet read included), each as a share of the floor, recall and
 precision, and whether the floor and the scan flagged the same (row, n, bench item, shared n-grams).
 Per-core numbers are CPU time, best of ``--reps`` repeats taken in turn, so another job on the machine
@@ -52,6 +52,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's overlap, not an installed one
 
 SEED = 5
 VOCAB = 50_000
@@ -178,21 +180,20 @@ def write_train(folder: Path, size: int, surface: pa.Array, cdf: np.ndarray, ben
 
 
 def rss_mb() -> tuple[float, float]:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return own, kids
+    return tuple(resource.getrusage(who).ru_maxrss / 1024 for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 
 
 def cpu_s() -> float:
     """CPU seconds of this process and its finished children (all threads): the per-core clock."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                           resource.RUSAGE_CHILDREN)))
 
 
 def shard_batches(folder: Path, columns=("item_id", "text")):
-    """The train shards, batch by batch (as a streamed source reads them)."""
-    for shard in sorted(folder.glob("*.parquet")):
-        yield from pq.ParquetFile(str(shard)).iter_batches(batch_size=ROWS_PER_BATCH, columns=list(columns))
+    """The train shards, batch by batch, read as the check reads a folder of files (``overlap.sources``)."""
+    from overlap.sources.batches import open_batches
+
+    yield from open_batches(str(folder), list(columns), batch_rows=ROWS_PER_BATCH, hash_files=False)
 
 
 def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_pairs: bool = True,
@@ -200,7 +201,6 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     """The whole check on the shards; ``with_pairs``: give it the planted pairs (the pair view: longest
     runs and identifiers of 9,000 id-matched pairs at 300k), else flags alone. ``index``: a prebuilt
     bench index; ``keep_flags``: also return the flags as (train row, n, bench item, shared)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import pandas as pd
 
     from overlap.text.api import text_check
@@ -229,7 +229,7 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     def progress(rows: int, nbytes: int) -> None:
         marks.append((time.perf_counter() - t1, nbytes))
 
-    res = text_check(shard_batches(path), bench_df, "text", "text", pairs=pairs if with_pairs else None,
+    res = text_check(str(path), bench_df, "text", "text", pairs=pairs if with_pairs else None,
                      workers=workers, index=index,
                      mask_spans=mask_spans, progress=progress)
     t_scan = time.perf_counter() - t1
@@ -355,19 +355,10 @@ def run_sizes(args, data: Path) -> list[dict]:
 
 def run_stage_table(args, data: Path) -> dict:
     """The scan beside its floor, in one process, with the stage table, on the largest size."""
-    from ngram_stages import print_table
+    from ngram_stages import stage_table
 
     size = max(int(s) for s in args.sizes.split(","))
-    path, truth = workload(data, size)
-    res = _child("side", path, truth, args.reps)
-    same = print_table(res, f" ({size:,} train items)")
-    ok = all(res[r][k] == 1.0 for r in ("whole", "paired")
-             for k in ("recall_13", "precision_13", "recall_8", "precision_8"))
-    if not ok:
-        print("  RECALL / PRECISION BELOW 1.0", flush=True)
-    if not same:
-        print("  THE FLOOR AND THE SCAN GAVE DIFFERENT FLAGS", flush=True)
-    return {"size": size, **res, "exact": ok}
+    return stage_table(size, *workload(data, size), args.reps, _child)
 
 
 def main() -> None:

@@ -402,12 +402,27 @@ def split_tokens(values, tokenizer: str | Tokenizer | None = None) -> TokenSpans
     where they are (:func:`~overlap.text.ngram.hashing.token_values`) and builds token strings only for
     the few windows it must verify."""
     tok = get_tokenizer(tokenizer)
+    data, nbytes, row_offsets, input_bytes = prepared_bytes(values, tok)
+    _, starts, ends = token_spans(data[:nbytes], row_offsets, tok)
+    wide = np.zeros(0, np.int64)
+    if len(starts) and data[:nbytes].max() >= 0x80:  # the tokens a non-ASCII byte falls inside
+        hi = np.flatnonzero(data[:nbytes] >= 0x80)
+        k = np.searchsorted(starts, hi, side="right") - 1
+        ok = (k >= 0) & (hi < ends[np.maximum(k, 0)])
+        wide = np.unique(k[ok])
+    row_tok = np.searchsorted(starts, row_offsets, side="left").astype(np.int64)
+    return TokenSpans(data=data, nbytes=nbytes, starts=starts, ends=ends, row_tokens=row_tok, wide=wide,
+                      lowercase=tok.lowercase, input_bytes=input_bytes)
+
+
+def prepared_bytes(values, tok: Tokenizer) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """(bytes of the prepared texts, readable 8 bytes past their end; their length; row byte offsets;
+    bytes of the text before \u2019 became ')."""
     arr = _prepare(values, tok, quotes=False)
     input_bytes = len(_buffers(arr)[0])
     arr = _normalise_quotes(arr)
     data, row_offsets = _buffers(arr)
     nbytes = len(data)
-    _, starts, ends = token_spans(data, row_offsets, tok)
     if nbytes:
         lo = int(np.frombuffer(arr.buffers()[1], np.int64 if pa.types.is_large_string(arr.type) else np.int32)[
             arr.offset])
@@ -420,12 +435,4 @@ def split_tokens(values, tokenizer: str | Tokenizer | None = None) -> TokenSpans
             data = padded
     else:
         data = np.zeros(8, np.uint8)
-    wide = np.zeros(0, np.int64)
-    if len(starts) and data[:nbytes].max() >= 0x80:  # the tokens a non-ASCII byte falls inside
-        hi = np.flatnonzero(data[:nbytes] >= 0x80)
-        k = np.searchsorted(starts, hi, side="right") - 1
-        ok = (k >= 0) & (hi < ends[np.maximum(k, 0)])
-        wide = np.unique(k[ok])
-    row_tok = np.searchsorted(starts, row_offsets, side="left").astype(np.int64)
-    return TokenSpans(data=data, nbytes=nbytes, starts=starts, ends=ends, row_tokens=row_tok, wide=wide,
-                      lowercase=tok.lowercase, input_bytes=input_bytes)
+    return data, nbytes, row_offsets, input_bytes

@@ -10,6 +10,7 @@ from overlap.text.ngram import boilerplate as ngram_boilerplate
 from overlap.text.ngram import build as ngram_build
 from overlap.text.ngram import build_index, scan, scan_chunk, scan_long_row
 from overlap.text.ngram import chunk as ngram_chunk
+from overlap.text.ngram import jit as ngram_jit
 from overlap.text.ngram import match as ngram_match
 
 
@@ -94,13 +95,33 @@ def test_window_never_crosses_a_row(index):
     assert 13 not in res.flags["n"].tolist()
 
 
-def test_hash_collisions_never_make_flags(monkeypatch):
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+def test_hash_collisions_never_make_flags(monkeypatch, path):
     """With every hash forced equal, exact verification alone must give the true flags."""
     def same_hash(ids, r64):
         return np.zeros(len(ids) + 1, dtype=np.uint64)
 
     for module in (ngram_build, ngram_boilerplate, ngram_match):  # bench, background and train sides
         monkeypatch.setattr(module, "prefix_hashes", same_hash)
+    if path == "numpy":
+        monkeypatch.setitem(ngram_jit._STATE, "kernels", None)
+    else:  # the compiled path hashes in its kernel: every window of every row collides with every entry
+        assert ngram_jit.kernels() is not None
+
+        def all_collide(index, values, row_tokens):
+            cols = []
+            for n in index.ns:
+                t = index.tables[n]
+                starts = np.concatenate([np.arange(s, e - n + 1) for s, e in zip(row_tokens[:-1], row_tokens[1:],
+                                                                                   strict=True)]).astype(np.int64)
+                for real, keys in ((True, t.real_hash), (False, t.bp_hash)):
+                    if len(keys):
+                        cols.append((starts, np.full(len(starts), n, np.int32), np.full(len(starts), real),
+                                     np.zeros(len(starts), np.int64), np.full(len(starts), len(keys), np.int64),
+                                     np.zeros(len(starts), np.uint64)))
+            return ngram_jit.Hits(*(np.concatenate(c) for c in zip(*cols, strict=True)))
+
+        monkeypatch.setattr(ngram_jit, "window_hits", all_collide)
     idx = build_index(pa.array(BENCH), IDS, ns=(13, 8), boilerplate_threshold=None)
     train = [text(words("x", 3), words("a", 20, start=5)), text(words("b", 12)), text(words("q", 30))]
     rows = flag_rows(run(idx, train))

@@ -5,12 +5,14 @@ How it works, and where each part lives:
 * :mod:`.hashing` - word ids get random 64-bit values; every window of n ids is hashed from one
   prefix sum, so the cost per token does not grow with n and both n share the prefix.
 * :mod:`.index` - ``BenchIndex``: the bench vocabulary (a train word no bench item uses gets id -1
-  and breaks every window), a bit-table pre-filter (~2% of train windows pass) and sorted hash tables.
+  and breaks every window), a blocked Bloom pre-filter (~0.3% of train windows pass) and sorted hash tables.
 * :mod:`.boilerplate` - an n-gram in >= T distinct bench items, or in a background corpus, is
   boilerplate; the bench tokens such n-grams cover are masked as spans and leave the index.
 * :mod:`.build` - ``build_index``: tokenise the bench, hash, find boilerplate, build the tables.
 * :mod:`.match` - candidate windows are verified token by token (a hash collision never flags) and
   must not cross a row; a train match touching a boilerplate span is not a flag, and is reported apart.
+* :mod:`.jit` / :mod:`.kernels` / :mod:`.kernels_tokens` - the compiled path (numba): tokens and values,
+  candidate windows, their word-by-word check, pair runs; the numpy path when numba cannot load.
 * :mod:`.chunk` - one task of train text: a chunk of rows, or one long row read in byte blocks
   with an n-1 token overlap (memory follows the block size, not the largest item).
 * :mod:`.workers` / :mod:`.stream` - ``scan``: record batches become bounded tasks that a

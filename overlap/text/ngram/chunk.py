@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..runs import longest_common_run
+from ..runs import PAIR_BUDGET, longest_common_run
 from ..tokenize import (
     APOSTROPHE,
     TokenSpans,
@@ -22,6 +22,7 @@ from ..tokenize import (
     split_tokens,
     token_spans,
 )
+from . import jit
 from .hashing import string_values, token_values
 from .index import BenchIndex
 from .match import WindowMatches, finish_matches, match_windows
@@ -53,15 +54,15 @@ class ChunkTokens:
     """The tokens of a chunk as the matcher sees them: a value per token (from its bytes, no lookup),
     and vocabulary ids looked up only where asked (the windows found in a table, the paired rows)."""
 
-    def __init__(self, index: BenchIndex, spans: TokenSpans):
+    def __init__(self, index: BenchIndex, spans: TokenSpans, values: np.ndarray | None = None):
         self.index, self.spans = index, spans
-        lengths = spans.ends - spans.starts
-        self.values = token_values(spans.data, spans.starts, lengths, fold=spans.lowercase,
-                                   max_bytes=index.max_token_bytes)
-        if len(spans.wide):  # tokens with non-ASCII bytes: Unicode lowercasing, then the same values
-            self.values[spans.wide] = string_values(spans.strings(spans.wide), index.max_token_bytes,
-                                                    fold=spans.lowercase)
-        self.lengths = lengths
+        if values is None:
+            values = token_values(spans.data, spans.starts, spans.ends - spans.starts, fold=spans.lowercase,
+                                  max_bytes=index.max_token_bytes)
+            if len(spans.wide):  # tokens with non-ASCII bytes: Unicode lowercasing, then the same values
+                values[spans.wide] = string_values(spans.strings(spans.wide), index.max_token_bytes,
+                                                   fold=spans.lowercase)
+        self.values = values
 
     def __len__(self) -> int:
         return len(self.values)
@@ -70,11 +71,17 @@ class ChunkTokens:
         """Bench vocabulary ids (-1: no bench word) of the tokens at ``positions`` (any shape)."""
         positions = np.asarray(positions, dtype=np.int64)
         flat = positions.ravel()
-        lengths = self.lengths[flat]
+        if jit.kernels() is not None:
+            ids = jit.token_ids(self.index, self, flat)
+            if ids is not None:
+                return ids.reshape(positions.shape)
+        lengths = self.spans.ends[flat] - self.spans.starts[flat]  # (only where asked: most tokens never are)
         exact = lengths <= 8  # the value packs the token's bytes (ASCII tokens of at most 8 bytes)
         if len(self.spans.wide):
             exact &= ~np.isin(flat, self.spans.wide)
-        ids = self.index.lookup_values(self.values[flat], exact, lengths, lambda k: self.spans.strings(flat[k]))
+        find = jit.find_sorted if jit.kernels() is not None else None
+        ids = self.index.lookup_values(self.values[flat], exact, lengths, lambda k: self.spans.strings(flat[k]),
+                                       find=find)
         return ids.reshape(positions.shape)
 
 
@@ -100,40 +107,94 @@ def _exact_runs(index: BenchIndex, tokens: ChunkTokens, tok_offsets: np.ndarray,
             out["bench_start"][k], out["bench_end"][k] = j, j + length
 
 
+def chunk_tokens(index: BenchIndex, texts: pa.Array) -> ChunkTokens:
+    """The tokens of a chunk and their values (compiled when it can be: ``jit``)."""
+    if jit.kernels() is not None:
+        return ChunkTokens(index, *jit.split_values(index, texts))
+    return ChunkTokens(index, split_tokens(texts, index.tokenizer))
+
+
+def chunk_matches(index: BenchIndex, tokens: ChunkTokens) -> WindowMatches:
+    """The verified window matches of a chunk's rows."""
+    acc = WindowMatches()
+    offsets = tokens.spans.row_tokens
+    if jit.kernels() is not None:
+        jit.record_hits(index, tokens, offsets, acc, jit.window_hits(index, tokens.values, offsets))
+    else:
+        match_windows(index, tokens, offsets, acc)
+    return acc
+
+
 def scan_chunk(index: BenchIndex, texts: pa.Array, pairs: dict[int, list[int]] | None = None) -> dict:
     """Scan one chunk of train texts (a valid UTF-8 string array). ``pairs``: row -> bench item indexes."""
     counts = {"rows": len(texts), "null": texts.null_count}
-    spans = split_tokens(texts, index.tokenizer)
-    counts["bytes"] = int(spans.input_bytes)
-    tokens = ChunkTokens(index, spans)
-    tok_offsets = spans.row_tokens
-    acc = WindowMatches()
-    match_windows(index, tokens, tok_offsets, acc)
-    out = finish_matches(index, acc)
+    tokens = chunk_tokens(index, texts)
+    counts["bytes"] = int(tokens.spans.input_bytes)
+    tok_offsets = tokens.spans.row_tokens
+    out = finish_matches(index, chunk_matches(index, tokens))
     if "row" in out:
         _exact_runs(index, tokens, tok_offsets, out)
     out["tokens_per_row"] = np.diff(tok_offsets)
     out["counts"] = counts
     if pairs:
-        runs = {}
-        row_ids = _rows_ids(tokens, tok_offsets, list(pairs))
-        for r, items in pairs.items():
-            got = pair_runs(index, row_ids[r], items)
-            runs.update({(r, it): v for it, v in got.items()})
-        out["runs"] = runs
+        out["runs"] = pair_view(index, tokens, pairs)
     return out
+
+
+def pair_view(index: BenchIndex, tokens: ChunkTokens, pairs: dict[int, list[int]]) -> dict:
+    """(row, bench item) -> (longest common run, train position, bench position) of the paired rows."""
+    rows = sorted(pairs)
+    which = np.repeat(np.arange(len(rows)), [len(pairs[r]) for r in rows])
+    items = np.array([it for r in rows for it in pairs[r]], np.int64)
+    row_of = np.asarray(rows, np.int64)[which]
+    got = jit.value_runs(index, tokens, row_of, items, PAIR_BUDGET) if jit.kernels() is not None else None
+    if got is None:  # every pair by ids
+        got = np.full((len(items), 3), -2, np.int64)
+    got = got.tolist()
+    open_rows = sorted({rows[k] for k, (length, _, _) in zip(which.tolist(), got, strict=True) if length == -2})
+    if open_rows:  # not confirmed on the values (a non-ASCII word, or a value shared): by vocabulary ids
+        ids, offsets = _rows_flat_ids(tokens, tokens.spans.row_tokens, open_rows)
+        at = {r: k for k, r in enumerate(open_rows)}
+        for q, (k, it) in enumerate(zip(which.tolist(), items.tolist(), strict=True)):
+            if got[q][0] == -2:
+                r = at[rows[k]]
+                row_ids = ids[offsets[r] : offsets[r + 1]]
+                got[q] = list(_ids_run(index, row_ids, it))
+    runs = {}
+    for q, (k, it) in enumerate(zip(which.tolist(), items.tolist(), strict=True)):
+        length, i, j = got[q]
+        if length == -1:  # too many equal words (a repetitive text): the method made for it
+            r = rows[k]
+            lo, hi = tokens.spans.row_tokens[r], tokens.spans.row_tokens[r + 1]
+            length, i, j = pair_runs(index, tokens.ids_at(np.arange(lo, hi)), [it])[it]
+        runs[(rows[k], it)] = (length, i, j)
+    return runs
+
+
+def _ids_run(index: BenchIndex, row_ids: np.ndarray, item: int) -> tuple[int, int, int]:
+    """The longest run of one pair by vocabulary ids (-1: over the budget of equal positions)."""
+    if jit.kernels() is not None:
+        return tuple(jit.pair_runs_many(index, row_ids, np.array([0, len(row_ids)]), np.zeros(1, np.int64),
+                                        np.array([item], np.int64), PAIR_BUDGET)[0].tolist())
+    return pair_runs(index, row_ids, [item])[item]
 
 
 def _rows_ids(tokens: ChunkTokens, tok_offsets: np.ndarray, rows: list[int]) -> dict[int, np.ndarray]:
     """The vocabulary ids of the tokens of some rows (one look-up for all of them)."""
     rows = sorted(set(rows))
+    ids, starts = _rows_flat_ids(tokens, tok_offsets, rows)
+    return {r: ids[starts[k] : starts[k + 1]] for k, r in enumerate(rows)}
+
+
+def _rows_flat_ids(tokens: ChunkTokens, tok_offsets: np.ndarray, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The vocabulary ids of the tokens of sorted distinct ``rows``, back to back, and their offsets."""
     lo, hi = tok_offsets[rows], tok_offsets[np.asarray(rows, np.int64) + 1]
     lengths = hi - lo
     total = int(lengths.sum())
     starts = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(lengths, out=starts[1:])
     ids = tokens.ids_at(np.repeat(lo - starts[:-1], lengths) + np.arange(total, dtype=np.int64))
-    return {r: ids[starts[k] : starts[k + 1]] for k, r in enumerate(rows)}
+    return ids, starts
 
 
 def scan_long_row(index: BenchIndex, text: pa.Array, pair_items: list[int] | None = None,

@@ -50,6 +50,20 @@ def match_windows(index: BenchIndex, ids, row_offsets: np.ndarray, acc: WindowMa
                         min_end=min_end)
 
 
+def record_hits(index: BenchIndex, ids, row_offsets: np.ndarray, acc: WindowMatches, hits) -> None:
+    """Verify the candidate windows the compiled path found (``jit.Hits``) and keep the exact matches."""
+    if not len(hits.pos):
+        return
+    for n in index.ns:
+        for real in (True, False):
+            sel = np.flatnonzero((hits.n == n) & (hits.real == real))
+            if len(sel):
+                c = hits.pos[sel]
+                row = np.searchsorted(row_offsets, c, side="right") - 1
+                keep_verified(index, index.tables[n], real, ids, c, row, hits.first[sel], hits.count[sel],
+                              hits.hash[sel], row_offsets, acc)
+
+
 def window_candidates(index: BenchIndex, ids) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The hash stage: (prefix hashes, hashes of the smallest-n windows, the windows that pass the
     pre-filter), or None when there are fewer tokens than the smallest n."""
@@ -89,7 +103,6 @@ def _verified_hits(index: BenchIndex, table: NgramTable, real: bool, ids, cand: 
                    hc: np.ndarray, row: np.ndarray, row_offsets: np.ndarray, acc: WindowMatches,
                    row_base: np.ndarray | None, pos_shift: int) -> None:
     """Look the candidate windows up in the real or the boilerplate hashes of one n; keep exact matches."""
-    n = table.n
     keys = table.real_hash if real else table.bp_hash
     if len(keys) == 0 or len(cand) == 0:
         return
@@ -100,12 +113,21 @@ def _verified_hits(index: BenchIndex, table: NgramTable, real: bool, ids, cand: 
     hit = np.flatnonzero(keys[np.minimum(lo, len(keys) - 1)] == hc)
     if not len(hit):
         return
+    cnt = np.searchsorted(keys, hc[hit], side="right") - lo[hit]
+    keep_verified(index, table, real, ids, cand[hit], row[hit], lo[hit], cnt, hc[hit], row_offsets, acc,
+                  row_base, pos_shift)
+
+
+def keep_verified(index: BenchIndex, table: NgramTable, real: bool, ids, c: np.ndarray, r: np.ndarray,
+                  first: np.ndarray, count: np.ndarray, hh: np.ndarray, row_offsets: np.ndarray,
+                  acc: WindowMatches, row_base: np.ndarray | None = None, pos_shift: int = 0) -> None:
+    """Windows at ``c`` (in rows ``r``) whose hash ``hh`` is at table entries ``first .. first + count``:
+    keep the (window, entry) pairs whose words are the entry's bench words, word by word."""
+    n = table.n
     # one row per (candidate, table entry with its hash): a hash can have postings in several items
-    c, r, lo_h, hh = cand[hit], row[hit], lo[hit], hc[hit]
-    cnt_h = np.searchsorted(keys, hh, side="right") - lo_h
-    rep = np.repeat(np.arange(len(c)), cnt_h)
-    within = np.arange(len(rep)) - np.repeat(np.cumsum(cnt_h) - cnt_h, cnt_h)
-    entry = lo_h[rep] + within
+    rep = np.repeat(np.arange(len(c)), count)
+    within = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
+    entry = first[rep] + within
     c, r, hh = c[rep], r[rep], hh[rep]
     bpos = (table.real_pos if real else table.bp_pos)[entry]
     ok = (gather_windows(ids, c, n) == gather_windows(index.ids, bpos, n)).all(1)
