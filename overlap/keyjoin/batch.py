@@ -1,5 +1,8 @@
 """One batch of a training side against the benchmarks' keys: what of it can be in a pair, and the facts of
-its rows that the whole-side counts need (kept compact, never as pandas rows).
+its rows that the whole-side counts need (kept compact, never as pandas rows): fixed-width facts (a hash of
+the row's id, its row, project code, filled columns, keys by kind) and task keys (a hash of kind and value,
+row), which are what the whole-side passes sort and group; and the strings behind them (`id_strings`,
+`key_strings`), which are only read back for the rows those passes name.
 
 `BatchJoin.process(items, keys)` takes one batch as `overlap.sources.generic.iter_key_batches` yields it
 (Arrow: items with item_id … file, file_row, row; keys row, kind, value, raw, rows counted across files) and
@@ -21,6 +24,7 @@ import pyarrow.compute as pc
 
 from ..join import TASK_KINDS
 from ..model import KEY_KINDS
+from .hashing import hash64
 
 KIND_CODES = pa.array(KEY_KINDS, pa.string())
 OSSFUZZ = KEY_KINDS.index("ossfuzz")
@@ -29,10 +33,12 @@ TASK_CODES = [KEY_KINDS.index(k) for k in TASK_KINDS]
 PRESENT_COLUMNS = ("project", "repo", "pr", "base_commit")
 UNRECOGNISED_BIT = len(PRESENT_COLUMNS)  # and whether no id scheme took the row's id
 
-FACT_SCHEMA = pa.schema([("item_id", pa.string()), ("row", pa.int64()), ("project", pa.string()),
+FACT_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("project", pa.int32()),
                          ("present", pa.uint8()), ("kinds", pa.uint64())])
-TASK_KEY_SCHEMA = pa.schema([("kind", pa.string()), ("value", pa.string()), ("raw", pa.string()),
-                             ("item_id", pa.string()), ("row", pa.int64()), ("project", pa.string())])
+TASK_KEY_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64())])
+ID_STRING_SCHEMA = pa.schema([("row", pa.int64()), ("item_id", pa.string()), ("project", pa.int32())])
+KEY_STRING_SCHEMA = pa.schema([("row", pa.int64()), ("kind", pa.string()), ("value", pa.string()),
+                               ("raw", pa.string())])
 
 
 @dataclass
@@ -58,7 +64,9 @@ class BatchPart:
     missing: int  # rows without an id
     first_missing: tuple[str, int] | None  # (file, file_row) of the first of them
     facts: pa.Table  # FACT_SCHEMA, one row per row with an id
-    task_keys: pa.Table  # TASK_KEY_SCHEMA, the task-kind keys of rows with an id (raw null: the value)
+    task_keys: pa.Table  # TASK_KEY_SCHEMA, the task-kind keys of rows with an id
+    id_strings: pa.Table  # ID_STRING_SCHEMA, the id and project code of each row with one
+    key_strings: pa.Table  # KEY_STRING_SCHEMA, the task-kind keys (raw null: the value)
     ossfuzz: pa.Table  # row, item_id, value, raw of the OSS-Fuzz keys, in scan order
     matched_items: pa.Table  # items of the rows that have a key some benchmark has
     matched_keys: pa.Table  # every key of those rows
@@ -73,6 +81,21 @@ class BatchJoin:
         self.mapping = mapping
         self._mapping_for = mapping_for
         self._old = self._new = None
+        self.projects: list[str] = []  # project names by code (facts hold the code)
+        self._project_code: dict[str, int] = {}
+
+    def _project_codes(self, project) -> np.ndarray:
+        """Each row's project as its code in `projects` (-1: none), the codes given in order of first sight."""
+        encoded = pc.dictionary_encode(project).combine_chunks() if isinstance(project, pa.ChunkedArray) \
+            else pc.dictionary_encode(project)
+        names = encoded.dictionary.to_pylist()
+        for name in names:
+            if name not in self._project_code:
+                self._project_code[name] = len(self.projects)
+                self.projects.append(name)
+        codes = np.array([self._project_code[name] for name in names] + [-1], np.int32)
+        where = pc.fill_null(encoded.indices, len(names)).to_numpy(zero_copy_only=False)
+        return codes[where]
 
     def _canonical(self, raw: pa.Array) -> pa.Array:
         """OSS-Fuzz raw ids as canonical values (`overlap.ids.ossfuzz.canonicalize_keys`, column-wise)."""
@@ -111,9 +134,14 @@ class BatchJoin:
             keys = keys.set_column(2, "value", value)
         if copies:
             keys, local, code = _first_copies(keys, local, code)
-        facts = _facts(items, ids, valid, local, code)
+        projects = self._project_codes(items.column("project"))
+        facts = _facts(items, ids, valid, local, code, projects)
         task = np.isin(code, TASK_CODES)
-        task_keys = _task_keys(items, ids, keys, local, task)
+        task_keys, key_strings = _task_keys(keys, code, task)
+        id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects},
+                              schema=ID_STRING_SCHEMA)
+        if missing:
+            id_strings = id_strings.filter(pa.array(valid))
         oss = code == OSSFUZZ
         rows_of_oss = pa.array(local[oss], pa.int64())
         ossfuzz = pa.table({"row": keys.column("row").filter(pa.array(oss)), "item_id": ids.take(rows_of_oss),
@@ -127,7 +155,8 @@ class BatchJoin:
         matched_rows = np.unique(local[hit])
         matched_items = items.take(pa.array(matched_rows, pa.int64()))
         matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
-        return BatchPart(n, missing, first_missing, facts, task_keys, ossfuzz, matched_items, matched_keys)
+        return BatchPart(n, missing, first_missing, facts, task_keys, id_strings, key_strings, ossfuzz, matched_items,
+                         matched_keys)
 
 
 def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
@@ -152,16 +181,18 @@ def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
     return (np.concatenate(codes) if codes else np.zeros(0, np.int64)), copies
 
 
-def _task_keys(items: pa.Table, ids, keys: pa.Table, local: np.ndarray, task: np.ndarray) -> pa.Table:
-    """The task-kind keys with their item and its project; a raw value equal to the value is left null (most
-    are: it is the value again), which halves what the spill holds."""
+def _task_keys(keys: pa.Table, code: np.ndarray, task: np.ndarray) -> tuple[pa.Table, pa.Table]:
+    """(hash of each task-kind key's kind and value with its row, the keys as strings). A raw value equal to
+    the value is left null (most are: it is the value again), which halves what is kept of them."""
     mask = pa.array(task)
-    rows = pa.array(local[task], pa.int64())
+    rows = keys.column("row").filter(mask)
     value, raw = keys.column("value").filter(mask), keys.column("raw").filter(mask)
+    with np.errstate(over="ignore"):
+        hashed = hash64(value) + code[task].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     raw = pc.if_else(pc.fill_null(pc.equal(value, raw), False), pa.scalar(None, pa.string()), raw)
-    return pa.table({"kind": keys.column("kind").filter(mask), "value": value, "raw": raw, "item_id": ids.take(rows),
-                     "row": keys.column("row").filter(mask), "project": items.column("project").take(rows)},
-                    schema=TASK_KEY_SCHEMA)
+    return (pa.table({"hash": hashed, "row": rows}, schema=TASK_KEY_SCHEMA),
+            pa.table({"row": rows, "kind": keys.column("kind").filter(mask), "value": value, "raw": raw},
+                     schema=KEY_STRING_SCHEMA))
 
 
 def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray):
@@ -182,9 +213,10 @@ def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray):
     return keys.filter(pa.array(keep)), local[keep], code[keep]
 
 
-def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.ndarray) -> pa.Table:
-    """One row per row with an id: its id, row, project, which item columns it fills, and its keys by kind
-    (a count per kind packed in 8 bits each: a row has one or two keys of a kind)."""
+def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.ndarray,
+           projects: np.ndarray) -> pa.Table:
+    """One row per row with an id: a hash of its id, its row, project code, which item columns it fills, and its
+    keys by kind (a count per kind packed in 8 bits each: a row has one or two keys of a kind)."""
     n = items.num_rows
     packed = np.zeros(n, np.uint64)
     for kind in np.unique(code):
@@ -197,8 +229,8 @@ def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.
     if "_unrecognised" in items.column_names:  # no scheme took the row's id
         unrecognised = pc.fill_null(items.column("_unrecognised"), False).to_numpy(zero_copy_only=False)
         present |= unrecognised.astype(np.uint8) << UNRECOGNISED_BIT
-    table = pa.table({"item_id": ids, "row": items.column("row"), "project": items.column("project"),
-                      "present": pa.array(present), "kinds": pa.array(packed)}, schema=FACT_SCHEMA)
+    table = pa.table({"hash": hash64(ids), "row": items.column("row"), "project": projects,
+                      "present": present, "kinds": packed}, schema=FACT_SCHEMA)
     return table.filter(pa.array(valid)) if not valid.all() else table
 
 

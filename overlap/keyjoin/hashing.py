@@ -1,8 +1,9 @@
-"""A 64-bit hash of every string of an Arrow array, vectorised in numpy (pyarrow has no hash kernel).
+"""A 64-bit hash of every string of an Arrow array (pyarrow has no hash kernel): compiled with numba, and
+the same function in numpy where numba cannot run (`OVERLAP_HASH_JIT=0`; the tests hold the two equal).
 
-Used only to spread rows over spill partitions: two equal strings always land in the same partition, and
-every decision is then taken on the strings themselves (exact grouping in Arrow), so a collision costs a
-little balance, never a wrong count.
+Used to route rows (spill partitions) and to find which rows may share a string: two equal strings always
+hash alike, and every decision is then taken on the strings themselves, so a collision costs a little work,
+never a wrong count.
 
 The hash is a random linear form over the bytes (one fixed, seeded 64-bit multiplier per byte position),
 plus the length, through the splitmix64 finaliser: deterministic across processes and machines (a Ray
@@ -10,6 +11,8 @@ worker and the driver agree), a few numpy passes over the bytes.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -39,24 +42,70 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def hash64(values) -> np.ndarray:
-    """uint64 hash of each string of `values` (a string array or chunked array; a null hashes as "")."""
+def _buffers(values) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int64 offsets, uint8 bytes) of a string array, nulls as "" (a null slot may still span bytes)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if values.null_count:
-        values = values.fill_null("")  # a null slot may still span bytes: "" spans none
-    values = values.cast(pa.large_string())
+        values = values.fill_null("")
+    if not pa.types.is_large_string(values.type):
+        values = values.cast(pa.large_string())
     n = len(values)
     if n == 0:
-        return np.zeros(0, np.uint64)
+        return None
     _, offsets_buffer, data_buffer = values.buffers()
     offsets = np.frombuffer(offsets_buffer, np.int64, count=n + 1, offset=values.offset * 8)
+    data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+_KERNEL: list = []
+# Loading numba costs ~0.5-1 s once per process: a side whose batches are all smaller is hashed in numpy
+# (the same function), so a small compare never pays it.
+COMPILED_FROM = 20_000
+
+
+def _kernel():
+    """The compiled hash, or None (numba missing or failing here, or OVERLAP_HASH_JIT=0)."""
+    if not _KERNEL:
+        kernel = None
+        if os.environ.get("OVERLAP_HASH_JIT", "1") != "0":
+            try:
+                from .hash_kernel import linear_hash
+
+                probe = np.zeros(1, np.uint64)
+                linear_hash(np.array([0, 1], np.int64), np.array([97], np.uint8), _position_weights(1), probe)
+                kernel = linear_hash
+            except Exception:  # noqa: BLE001 - numba missing, or its compiler failing here: the numpy path
+                kernel = None
+        _KERNEL.append(kernel)
+    return _KERNEL[0]
+
+
+def hash64(values) -> np.ndarray:
+    """uint64 hash of each string of `values` (a string array or chunked array; a null hashes as "")."""
+    found = _buffers(values)
+    if found is None:
+        return np.zeros(0, np.uint64)
+    offsets, data = found
+    kernel = _kernel() if len(offsets) > COMPILED_FROM else None
+    return _compiled_hash64(kernel, offsets, data) if kernel is not None else _numpy_hash64(offsets, data)
+
+
+def _compiled_hash64(kernel, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    lengths = np.diff(offsets)
+    out = np.empty(len(lengths), np.uint64)
+    kernel(offsets, data, _position_weights(int(lengths.max()) if len(lengths) else 0), out)
+    return out
+
+
+def _numpy_hash64(offsets: np.ndarray, data_all: np.ndarray) -> np.ndarray:
     lengths = np.diff(offsets)
     out = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     first, total = int(offsets[0]), int(offsets[-1] - offsets[0])
     if total:
         # the strings' bytes are contiguous: each byte times its position's weight, summed per string
-        data = np.frombuffer(data_buffer, np.uint8, count=total, offset=first)
+        data = data_all[first:first + total]
         nonempty = lengths > 0
         starts = (offsets[:-1] - first)[nonempty]
         position = np.arange(total, dtype=np.int64)
@@ -69,10 +118,13 @@ def hash64(values) -> np.ndarray:
 
 
 def partition_of(values, partitions: int, chunk: int = 65536) -> np.ndarray:
-    """The spill partition (0..partitions-1) of each string of `values`, hashed a chunk at a time (the
-    per-byte temporaries of a million strings at once cost more in page faults than the hashing)."""
+    """The spill partition (0..partitions-1) of each value of `values`: an unsigned integer (a hash already)
+    by its remainder, a string by its hash, a chunk at a time (the numpy path's per-byte temporaries of a
+    million strings at once cost more in page faults than the hashing)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
+    if pa.types.is_unsigned_integer(values.type):
+        return (values.to_numpy(zero_copy_only=False).astype(np.uint64) % np.uint64(partitions)).astype(np.int64)
     out = np.empty(len(values), np.int64)
     for start in range(0, len(values), chunk):
         out[start:start + chunk] = hash64(values.slice(start, chunk)) % np.uint64(partitions)

@@ -6,11 +6,16 @@ that have a key some benchmark has (a superset of the items in a pair: the joins
 whose `totals` hold what the outputs count over the whole side. `duplicates` is the side's
 `overlap.join.duplicates` table. What is kept, and why it is bounded:
 
-- rows with an id, one fact row each (id, row, project, filled columns, keys by kind): in a `Spill` (memory
-  up to `spill_rows`, then hash partitions on disk); read back partition by partition, the first row of each
-  id is found exactly (an item), the others are repeats (kept: their rows, so nothing of theirs is counted);
-- task-kind keys (OSS-Fuzz, CVE, fix commit, PR) with their item: a second `Spill`; per partition, the
-  (kind, value) held by two items or more are the side's duplicate groups;
+- rows with an id, one fixed-width fact each (a hash of the id, row, project code, filled columns, keys by
+  kind): in a `Spill` (memory up to `spill_rows`, then hash partitions on disk); read back partition by
+  partition, a row whose id hash no other row has is an item; the rows whose hash others share are read
+  back as strings and grouped on their ids: the first row of each id is an item, the others are repeats
+  (kept: their rows, so nothing of theirs is counted);
+- task-kind keys (OSS-Fuzz, CVE, fix commit, PR) as (hash of kind and value, row): a second `Spill`; per
+  partition, the rows whose key hash another item shares are read back as strings, and the (kind, value)
+  held by two items or more are the side's duplicate groups;
+- the ids and the task keys as strings, in row order (`RowStore`s: memory, then one file): read back only
+  for the rows the passes above name (so a hash collision costs a lookup, never a wrong count);
 - the OSS-Fuzz keys themselves (the chance baselines and related bugs read them): bounded by the tracker's
   issues, not by the side;
 - the matched rows (items and keys): bounded by the benchmarks.
@@ -37,6 +42,8 @@ from ..sources.assemble import LABEL, unrecognised_problem
 from ..sources.generic import GenericColumns, _file_source, iter_key_batches
 from .batch import (
     FACT_SCHEMA,
+    ID_STRING_SCHEMA,
+    KEY_STRING_SCHEMA,
     PRESENT_COLUMNS,
     TASK_KEY_SCHEMA,
     UNRECOGNISED_BIT,
@@ -46,7 +53,7 @@ from .batch import (
     unpack_kinds,
 )
 from .clean import clean_ids
-from .spill import Spill
+from .spill import RowStore, Spill
 
 BATCH_ROWS = 65536  # rows of one batch read
 SPILL_ROWS = 1_000_000  # rows of each spill held in memory before it goes to disk (~100 MB)
@@ -57,6 +64,9 @@ DUPLICATE_DETAIL = "a repeated id keeps its first row; `filter` drops or keeps e
 class _State:
     facts: Spill
     task_keys: Spill
+    ids: RowStore
+    key_strings: RowStore
+    projects: list[str] = field(default_factory=list)  # project names by code
     rows: int = 0
     missing: int = 0
     first_missing: tuple[str, int] | None = None
@@ -72,6 +82,8 @@ class _State:
         self.first_missing = self.first_missing or part.first_missing
         self.facts.add(part.facts)
         self.task_keys.add(part.task_keys)
+        self.ids.add(part.id_strings)
+        self.key_strings.add(part.key_strings)
         for store, table in ((self.ossfuzz, part.ossfuzz), (self.matched_items, part.matched_items),
                              (self.matched_keys, part.matched_keys)):
             if table.num_rows:
@@ -90,8 +102,10 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
     batch_rows, spill_rows = batch_rows or BATCH_ROWS, spill_rows or SPILL_ROWS
     report = RecognitionReport(scheme=columns.scheme)
     joiner = BatchJoin(BenchKeys.of(benches), mapping=mapping, mapping_for=mapping_for)
-    state = _State(Spill(FACT_SCHEMA, "item_id", max_rows=spill_rows, folder=spill_folder),
-                   Spill(TASK_KEY_SCHEMA, "value", max_rows=spill_rows, folder=spill_folder))
+    state = _State(Spill(FACT_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
+                   Spill(TASK_KEY_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
+                   RowStore(ID_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
+                   RowStore(KEY_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects)
     try:
         if engine == "ray":
             from .engine_ray import ray_key_batches
@@ -108,8 +122,8 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
             raise InputError(f"{label}: no usable rows (no rows read); check the files")
         dataset, dups = _finish(state, label, provenance, columns, report)
     finally:
-        state.facts.close()
-        state.task_keys.close()
+        for kept in (state.facts, state.task_keys, state.ids, state.key_strings):
+            kept.close()
     dataset.source = _file_source(provenance, source)
     dataset.recognition = report  # type: ignore[attr-defined]
     dataset.generic_columns = columns  # type: ignore[attr-defined]
@@ -120,39 +134,66 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
     return dataset, dups
 
 
+@dataclass
+class _Firsts:
+    """What the items pass gathers over the first row of every id."""
+
+    items: int = 0
+    packed: Counter = field(default_factory=Counter)  # keys by kind
+    projects: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # items per project code
+    present: int = 0
+    alone: int = 0  # items whose id no scheme took and that have no key
+    alone_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # the first three of them
+
+    def add(self, rows: np.ndarray, project: np.ndarray, present: np.ndarray, kinds: np.ndarray) -> None:
+        self.items += len(rows)
+        self.packed.update(unpack_kinds(kinds))
+        self.present |= int(np.bitwise_or.reduce(present, initial=0))
+        named = project[project >= 0]
+        if len(named):
+            counts = np.bincount(named)
+            if len(counts) > len(self.projects):
+                counts[:len(self.projects)] += self.projects
+                self.projects = counts
+            else:
+                self.projects[:len(counts)] += counts
+        lone = (((present >> UNRECOGNISED_BIT) & 1) == 1) & (kinds == 0)
+        if lone.any():
+            self.alone += int(lone.sum())
+            self.alone_rows = np.sort(np.concatenate([self.alone_rows, rows[lone]]))[:3]
+
+
 def _items_pass(state: _State):
-    """(items, keys by kind, items per project, filled-columns bits, sorted repeat rows, first repeat's id)."""
-    items, packed_total, projects, present = 0, Counter(), Counter(), 0
-    repeat_rows, first_repeat = [], None
-    alone, alone_first = 0, []  # items whose id no scheme took and that have no key; the first ones
+    """(first-row counts, sorted repeat rows, first repeat's (row, id)). A row whose id hash is its own is an
+    item; the rows sharing a hash are grouped on their ids (read back), as the hash decides nothing."""
+    firsts, shared = _Firsts(), []
     for table in state.facts.partitions_read():
         if not table.num_rows:
             continue
-        # each id's first row (rows are unique: the row itself says whether it is the first)
-        firsts = table.group_by("item_id", use_threads=False).aggregate([("row", "min")]).column("row_min")
-        first = pc.is_in(table.column("row"), value_set=firsts).to_numpy(zero_copy_only=False)
-        items += int(first.sum())
-        packed_total.update(unpack_kinds(table.column("kinds").to_numpy()[first]))
-        present |= int(np.bitwise_or.reduce(table.column("present").to_numpy()[first], initial=0))
-        bits = table.column("present").to_numpy()
-        lone = first & ((bits >> UNRECOGNISED_BIT) & 1).astype(bool) & (table.column("kinds").to_numpy() == 0)
-        if lone.any():
-            alone += int(lone.sum())
-            rows = table.column("row").to_numpy()[lone]
-            ids = table.column("item_id").filter(pa.array(lone)).to_pylist()
-            alone_first = sorted([*alone_first, *zip(rows.tolist(), ids, strict=True)])[:3]
-        counted = pc.value_counts(pc.drop_null(table.column("project").filter(pa.array(first))))
-        projects.update({str(v["values"]): int(v["counts"]) for v in counted.to_pylist()})
-        if not first.all():
-            rows = table.column("row").to_numpy()
-            repeats = np.flatnonzero(~first)
-            repeat_rows.append(rows[repeats])
-            at = int(repeats[np.argmin(rows[repeats])])
-            if first_repeat is None or rows[at] < first_repeat[0]:
-                first_repeat = (int(rows[at]), table.column("item_id")[at].as_py())
-    repeats = np.sort(np.concatenate(repeat_rows)) if repeat_rows else np.zeros(0, np.int64)
-    unrecognised = (alone, [i for _, i in alone_first])
-    return items, dict(packed_total), dict(projects), present, repeats, first_repeat, unrecognised
+        hashes = table.column("hash").to_numpy()
+        columns = [table.column(c).to_numpy() for c in ("row", "project", "present", "kinds")]
+        order = np.argsort(hashes, kind="stable")
+        sorted_hashes = hashes[order]
+        alone = np.ones(len(order), bool)
+        same = sorted_hashes[1:] == sorted_hashes[:-1]
+        alone[1:] &= ~same
+        alone[:-1] &= ~same
+        lone, many = order[alone], order[~alone]
+        firsts.add(*(c[lone] for c in columns))
+        if len(many):
+            shared.append([c[many] for c in columns])
+    repeat_rows, first_repeat = np.zeros(0, np.int64), None
+    if shared:
+        rows, project, present, kinds = (np.concatenate(parts) for parts in zip(*shared, strict=True))
+        ids = state.ids.select(rows)  # in row order, one per row
+        first_rows = ids.group_by("item_id", use_threads=False).aggregate([("row", "min")]).column("row_min")
+        first = np.isin(rows, first_rows.to_numpy())
+        firsts.add(rows[first], project[first], present[first], kinds[first])
+        repeat_rows = np.sort(rows[~first])
+        if len(repeat_rows):
+            where = int(np.searchsorted(ids.column("row").to_numpy(), repeat_rows[0]))
+            first_repeat = (int(repeat_rows[0]), ids.column("item_id")[where].as_py())
+    return firsts, repeat_rows, first_repeat
 
 
 def _not_repeats(table: pa.Table, repeats: np.ndarray) -> pa.Table:
@@ -162,20 +203,33 @@ def _not_repeats(table: pa.Table, repeats: np.ndarray) -> pa.Table:
 
 
 def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
-    """The task keys of items (first rows) whose (kind, value) another item also has."""
-    found = []
+    """The task keys of items (first rows) whose (kind, value) another item also has: the rows whose key hash
+    another item's key shares, read back as strings and grouped on them."""
+    candidates = []
     for table in state.task_keys.partitions_read():
-        table = _not_repeats(table, repeats)
         if not table.num_rows:
             continue
-        # an item is one row, and a row holds a (kind, value) once: its count is the count of items holding it
-        counts = table.group_by(["kind", "value"], use_threads=False).aggregate([("row", "count")])
-        shared = counts.filter(pc.greater(counts.column("row_count"), 1))
-        if shared.num_rows:
-            found.append(table.join(shared.select(["kind", "value"]), ["kind", "value"], join_type="inner",
-                                    use_threads=False))
-    keys = pa.concat_tables(found) if found else TASK_KEY_SCHEMA.empty_table()
-    return keys.set_column(2, "raw", pc.coalesce(keys.column("raw"), keys.column("value")))
+        rows, hashes = table.column("row").to_numpy(), table.column("hash").to_numpy()
+        if len(repeats):
+            kept = ~np.isin(rows, repeats)
+            rows, hashes = rows[kept], hashes[kept]
+        values, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+        candidates.append(rows[counts[inverse] > 1])
+    rows = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, np.int64)
+    keys = state.key_strings.select(rows)
+    # an item is one row, and a row holds a (kind, value) once: its count is the count of items holding it
+    counts = keys.group_by(["kind", "value"], use_threads=False).aggregate([("row", "count")])
+    shared = counts.filter(pc.greater(counts.column("row_count"), 1)).select(["kind", "value"])
+    keys = keys.join(shared, ["kind", "value"], join_type="inner", use_threads=False) if shared.num_rows \
+        else keys.slice(0, 0)
+    keys = keys.sort_by("row")
+    ids = state.ids.select(keys.column("row").to_numpy())
+    at = pc.index_in(keys.column("row"), value_set=ids.column("row"))
+    project = _project_names(state, ids.column("project").take(at).to_numpy(zero_copy_only=False))
+    item_ids = ids.column("item_id").take(at)
+    return pa.table({"kind": keys.column("kind"), "value": keys.column("value"),
+                     "raw": pc.coalesce(keys.column("raw"), keys.column("value")), "item_id": item_ids,
+                     "row": keys.column("row"), "project": project})
 
 
 def _concat(tables: list[pa.Table], schema: pa.Schema | None = None) -> pa.Table | None:
@@ -184,11 +238,17 @@ def _concat(tables: list[pa.Table], schema: pa.Schema | None = None) -> pa.Table
     return schema.empty_table() if schema is not None else None
 
 
+def _project_names(state: _State, codes: np.ndarray) -> pa.Array:
+    names = pa.array(state.projects, pa.string())
+    return names.take(pa.array(codes, pa.int32(), mask=codes < 0)) if len(codes) else pa.array([], pa.string())
+
+
 def _finish(state: _State, label: str, provenance, columns: GenericColumns, report: RecognitionReport):
-    items, by_kind, projects, present, repeats, first_repeat, unrecognised = _items_pass(state)
-    if not items:
+    firsts, repeats, first_repeat = _items_pass(state)
+    if not firsts.items:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{columns.id}')")
-    problems = [] if columns.scheme == LABEL else unrecognised_problem(*unrecognised, columns.scheme)
+    alone_ids = state.ids.select(firsts.alone_rows).column("item_id").to_pylist()
+    problems = [] if columns.scheme == LABEL else unrecognised_problem(firsts.alone, alone_ids, columns.scheme)
     if state.missing:
         file, file_row = state.first_missing
         problems.append(Problem("missing_id", state.missing, f"{file} row {file_row}",
@@ -203,10 +263,11 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
                               oss.column("value"), oss.column("raw"))
     matched = _not_repeats(_concat(state.matched_items, state.item_schema), repeats)
     keys = _concat(state.matched_keys)
-    totals = SideTotals(items=items, keys_by_kind=by_kind, projects=projects, same_pr=same_pr,
+    projects = {state.projects[code]: int(count) for code, count in enumerate(firsts.projects) if count}
+    totals = SideTotals(items=firsts.items, keys_by_kind=dict(firsts.packed), projects=projects, same_pr=same_pr,
                         ossfuzz_keys=ossfuzz_keys, grouped_items=grouped, clean_ids=repeats)
-    dataset = Dataset(label, _items_frame(matched, present, columns), _matched_keys(matched, keys), provenance,
-                      sorted(problems, key=lambda p: p.what), totals=totals)
+    dataset = Dataset(label, _items_frame(matched, firsts.present, columns), _matched_keys(matched, keys),
+                      provenance, sorted(problems, key=lambda p: p.what), totals=totals)
     return dataset, dups
 
 

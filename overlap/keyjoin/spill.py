@@ -1,11 +1,14 @@
-"""Rows of one schema, held in memory up to a bound and past it written to disk in hash partitions, then read
-back one partition at a time: what lets a count over every row of a side (distinct ids, keys shared by two
-items) stay within a bounded memory whatever the side's size.
+"""Where a streamed side's per-row facts wait for the whole-side passes, within a bounded memory whatever the
+side's size: held in memory up to a bound, past it written to disk.
 
-Below `max_rows` nothing is hashed or written: the rows come back as one partition. Past it, each flush sorts
-the buffered rows by partition (a hash of one string column, `hashing.partition_of`) and writes one Arrow IPC
-file holding one record batch per partition; a partition read back is the concatenation of its batches.
-Equal strings always share a partition, and every decision is taken on the strings themselves.
+`Spill`: rows read back one hash partition at a time (what lets a count over every row, distinct ids or keys
+shared by two items, run a partition at a time). Below `max_rows` nothing is written: the rows come back as
+one partition. Past it, each flush sorts the buffered rows by partition (`hashing.partition_of` of one column:
+a hash already, or a string hashed) and writes one Arrow IPC file holding one record batch per partition; a
+partition read back is the concatenation of its batches. Equal values always share a partition.
+
+`RowStore`: tables appended in row order and read back only for the rows asked for (the strings behind the
+hashes, for the few rows the passes name).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .hashing import partition_of
 
@@ -81,6 +85,75 @@ class Spill:
 
     def close(self) -> None:
         self._parts = []
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+class RowStore:
+    """Tables of one schema with a `row` column, appended batch by batch; `select(rows)` gives the rows asked
+    for, in the order they were added. Held in memory up to `max_rows`, then every table goes to one Arrow IPC
+    file; each table's lowest and highest row are kept, so a selection reads only the tables that can hold its
+    rows."""
+
+    def __init__(self, schema: pa.Schema, *, max_rows: int, folder: str | None = None) -> None:
+        self.schema, self.max_rows, self._folder = schema, max_rows, folder
+        self._held: list[pa.Table] = []
+        self._spans: list[tuple[int, int]] = []  # (lowest row, highest row) of each table, held or written
+        self._rows = 0
+        self._dir: Path | None = None
+        self._sink = self._writer = None
+
+    def add(self, table: pa.Table) -> None:
+        if not table.num_rows:
+            return
+        low, high = pc.min_max(table.column("row")).values()
+        self._spans.append((low.as_py(), high.as_py()))
+        self._rows += table.num_rows
+        if self._writer is None and self._rows <= self.max_rows:
+            self._held.append(table)
+            return
+        if self._writer is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="overlap-store-", dir=self._folder))
+            self._sink = pa.OSFile(str(self._dir / "rows.arrow"), "wb")
+            self._writer = pa.ipc.new_file(self._sink, self.schema)
+            for held in self._held:
+                self._write(held)
+            self._held = []
+        self._write(table)
+
+    def _write(self, table: pa.Table) -> None:
+        """One record batch per table: batch i of the file is table i (the spans' index)."""
+        self._writer.write_batch(table.cast(self.schema).combine_chunks().to_batches()[0])
+
+    def select(self, rows: np.ndarray) -> pa.Table:
+        """The stored rows whose `row` is in `rows`, in the order added (no more tables can be added after)."""
+        rows = np.unique(np.asarray(rows, np.int64))
+        if not len(rows) or not self._spans:
+            return self.schema.empty_table()
+        first = np.array([a for a, _ in self._spans], np.int64)
+        last = np.array([b for _, b in self._spans], np.int64)
+        wanted = np.flatnonzero(np.searchsorted(rows, first, "left") < np.searchsorted(rows, last, "right"))
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = self._sink = None
+        if self._dir is None:
+            tables = [self._held[i] for i in wanted]
+        else:
+            with pa.OSFile(str(self._dir / "rows.arrow"), "rb") as handle:
+                reader = pa.ipc.open_file(handle)
+                tables = [pa.Table.from_batches([reader.get_batch(int(i))]) for i in wanted]
+        value_set = pa.array(rows)
+        found = [t.filter(pc.is_in(t.column("row"), value_set=value_set)) for t in tables]
+        return pa.concat_tables([t.cast(self.schema) for t in found]) if found else self.schema.empty_table()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = self._sink = None
+        self._held = []
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -1,6 +1,7 @@
 """The spill behind the streamed join's exact counts: every row comes back once, rows with equal strings in
-one partition, whether it stayed in memory or went to disk; and the partition hash is fixed (a Ray worker and
-the driver, or two runs, agree)."""
+one partition, whether it stayed in memory or went to disk; the partition hash is fixed (a Ray worker and
+the driver, or two runs, agree) and its compiled form is its numpy form; the row store gives back exactly
+the rows asked for."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from overlap.keyjoin import hashing
 from overlap.keyjoin.hashing import hash64, partition_of
-from overlap.keyjoin.spill import Spill
+from overlap.keyjoin.spill import RowStore, Spill
 
 SCHEMA = pa.schema([("id", pa.string()), ("row", pa.int64())])
 
@@ -45,3 +47,40 @@ def test_the_hash_is_fixed_and_ignores_how_the_array_is_laid_out():
     assert len(set(hash64(pa.array([f"id-{i}" for i in range(10000)])).tolist())) == 10000
     spread = np.bincount(partition_of(pa.array([f"owner__repo-{i}" for i in range(6400)]), 64), minlength=64)
     assert spread.min() > 50 and spread.max() < 160
+
+
+@settings(deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=40)), max_size=80), st.integers(0, 10))
+def test_the_compiled_hash_is_the_numpy_hash(values, cut):
+    array = pa.array(values, pa.string()).slice(min(cut, len(values)))
+    buffers = hashing._buffers(array)
+    kernel = hashing._kernel()
+    assert kernel is not None  # numba is a dependency: the compiled path runs here
+    if buffers is not None:
+        assert hashing._compiled_hash64(kernel, *buffers).tolist() == hashing._numpy_hash64(*buffers).tolist()
+
+
+def test_hashes_are_partitioned_by_their_remainder():
+    hashes = pa.array([0, 5, 2**64 - 1, 12], pa.uint64())
+    assert partition_of(hashes, 5).tolist() == [0, 0, (2**64 - 1) % 5, 2]
+
+
+STORE_SCHEMA = pa.schema([("row", pa.int64()), ("text", pa.string())])
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.integers(0, 300), max_size=8), max_size=12), st.sets(st.integers(0, 300)),
+       st.integers(1, 30))
+def test_the_row_store_gives_back_the_rows_asked_for(tables, wanted, max_rows):
+    store = RowStore(STORE_SCHEMA, max_rows=max_rows)
+    added = []
+    try:
+        for rows in tables:  # rows in any order within a table, as a batch's keys come
+            added += [(r, f"text {r}") for r in rows]
+            store.add(pa.table({"row": pa.array(rows, pa.int64()), "text": [f"text {r}" for r in rows]},
+                               schema=STORE_SCHEMA))
+        got = store.select(np.array(sorted(wanted), np.int64))
+        assert list(zip(got.column("row").to_pylist(), got.column("text").to_pylist(), strict=True)) == [
+            (r, t) for r, t in added if r in wanted]
+    finally:
+        store.close()

@@ -104,3 +104,25 @@ def test_streamed_compare_with_evidence_is_the_held_one(tmp_path_factory, small_
 @given(forced_cases())
 def test_streamed_compare_under_a_forced_scheme_is_the_held_one(tmp_path_factory, small_batches, case):
     _check(case, tmp_path_factory.mktemp("stream"), evidence=False)
+
+
+@pytest.fixture
+def colliding_hash(monkeypatch):
+    """A hash that puts most different strings together (by length, mod 3): the whole-side passes must then
+    tell ids and keys apart on the strings alone."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    def crowded(values):
+        lengths = pc.fill_null(pc.utf8_length(values), 0).to_numpy(zero_copy_only=False)
+        return (lengths % 3).astype(np.uint64)
+
+    monkeypatch.setattr("overlap.keyjoin.batch.hash64", crowded)
+
+
+@settings(max_examples=10, **SETTINGS)
+@example(REPEATS_AND_GROUPS)
+@given(mix_cases())
+def test_streamed_compare_is_exact_when_hashes_collide(tmp_path_factory, small_batches, colliding_hash, case):
+    case.columns = dataclasses.replace(case.columns, repo=None, pr=None, base=None)
+    _check(case, tmp_path_factory.mktemp("stream"), evidence=False)
