@@ -241,10 +241,9 @@ def compare(
 
 
 def _streams(train: Any, generic: GenericColumns | None, reference: str | None) -> bool:
-    """Is the training set read by columns, with nothing that needs every row's text (see `compare`), and no
-    repo, PR or base column (whose cells' problems are counted over every kept row by the reader)?"""
+    """Is the training set read by columns, with nothing that needs every row's text (see `compare`)?"""
     return (generic is not None and isinstance(train, str) and not is_registered(train) and generic.text is None
-            and generic.patch is None and reference is None and not (generic.repo or generic.pr or generic.base))
+            and generic.patch is None and reference is None)
 
 
 def _streamed_train(train: str, columns: GenericColumns, split: str | None, benches: list[Dataset],

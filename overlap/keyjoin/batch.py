@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from ..join import TASK_KINDS
 from ..model import KEY_KINDS
+from ..sources.row_checks import CHECKS, problem_rows
 from .hashing import hash64
 
 KIND_CODES = pa.array(KEY_KINDS, pa.string())
@@ -34,9 +35,13 @@ PRESENT_COLUMNS = ("project", "repo", "pr", "base_commit")
 UNRECOGNISED_BIT = len(PRESENT_COLUMNS)  # and whether no id scheme took the row's id
 
 FACT_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("project", pa.int32()),
-                         ("present", pa.uint8()), ("kinds", pa.uint64())])
+                         ("present", pa.uint8()), ("kinds", pa.uint64()), ("problems", pa.uint8())])
 TASK_KEY_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64())])
-ID_STRING_SCHEMA = pa.schema([("row", pa.int64()), ("item_id", pa.string()), ("project", pa.int32())])
+ID_STRING_SCHEMA = pa.schema([("row", pa.int64()), ("item_id", pa.string()), ("project", pa.int32()),
+                              ("base_commit", pa.string())])
+# One row per (row, check) that holds (`row_checks.problem_rows`): what the problem shows of its first item.
+PROBLEM_SCHEMA = pa.schema([("row", pa.int64()), ("what", pa.string()), ("example", pa.string()),
+                            ("detail", pa.string())])
 KEY_STRING_SCHEMA = pa.schema([("row", pa.int64()), ("kind", pa.string()), ("value", pa.string()),
                                ("raw", pa.string())])
 
@@ -67,6 +72,7 @@ class BatchPart:
     task_keys: pa.Table  # TASK_KEY_SCHEMA, the task-kind keys of rows with an id
     id_strings: pa.Table  # ID_STRING_SCHEMA, the id and project code of each row with one
     key_strings: pa.Table  # KEY_STRING_SCHEMA, the task-kind keys (raw null: the value)
+    problem_rows: pa.Table  # PROBLEM_SCHEMA, the checks that hold for rows with an id
     ossfuzz: pa.Table  # row, item_id, value, raw of the OSS-Fuzz keys, in scan order
     matched_items: pa.Table  # items of the rows that have a key some benchmark has
     matched_keys: pa.Table  # every key of those rows
@@ -135,11 +141,12 @@ class BatchJoin:
         if copies:
             keys, local, code = _first_copies(keys, local, code)
         projects = self._project_codes(items.column("project"))
-        facts = _facts(items, ids, valid, local, code, projects)
+        bits, problem_rows = _problems(items, valid)
+        facts = _facts(items, ids, valid, local, code, projects, bits)
         task = np.isin(code, TASK_CODES)
         task_keys, key_strings = _task_keys(keys, code, task)
-        id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects},
-                              schema=ID_STRING_SCHEMA)
+        id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects,
+                               "base_commit": items.column("base_commit")}, schema=ID_STRING_SCHEMA)
         if missing:
             id_strings = id_strings.filter(pa.array(valid))
         oss = code == OSSFUZZ
@@ -155,8 +162,8 @@ class BatchJoin:
         matched_rows = np.unique(local[hit])
         matched_items = items.take(pa.array(matched_rows, pa.int64()))
         matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
-        return BatchPart(n, missing, first_missing, facts, task_keys, id_strings, key_strings, ossfuzz, matched_items,
-                         matched_keys)
+        return BatchPart(n, missing, first_missing, facts, task_keys, id_strings, key_strings, problem_rows, ossfuzz,
+                         matched_items, matched_keys)
 
 
 def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
@@ -213,10 +220,30 @@ def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray):
     return keys.filter(pa.array(keep)), local[keep], code[keep]
 
 
+def _problems(items: pa.Table, valid: np.ndarray) -> tuple[np.ndarray, pa.Table]:
+    """(each row's checks that hold, as bits in `CHECKS` order; those checks as PROBLEM_SCHEMA rows, rows with an
+    id only): for a side with repo, PR or base columns, whose cells' problems are counted over its items."""
+    bits = np.zeros(items.num_rows, np.uint8)
+    if "_pr_from" not in items.column_names:
+        return bits, PROBLEM_SCHEMA.empty_table()
+    found = []
+    for what, mask, example, detail in problem_rows(items):
+        held = mask.to_numpy(zero_copy_only=False) & valid
+        if held.any():
+            bits |= held.astype(np.uint8) << CHECKS.index(what)
+            chosen = pa.array(held)
+            found.append(pa.table({"row": items.column("row").filter(chosen),
+                                   "what": pa.repeat(pa.scalar(what), int(held.sum())),
+                                   "example": example.filter(chosen), "detail": detail.filter(chosen)},
+                                  schema=PROBLEM_SCHEMA))
+    return bits, (pa.concat_tables(found) if found else PROBLEM_SCHEMA.empty_table())
+
+
 def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.ndarray,
-           projects: np.ndarray) -> pa.Table:
-    """One row per row with an id: a hash of its id, its row, project code, which item columns it fills, and its
-    keys by kind (a count per kind packed in 8 bits each: a row has one or two keys of a kind)."""
+           projects: np.ndarray, problems: np.ndarray) -> pa.Table:
+    """One row per row with an id: a hash of its id, its row, project code, which item columns it fills, its
+    keys by kind (a count per kind packed in 8 bits each: a row has one or two keys of a kind), and the checks
+    of its cells that hold (bits)."""
     n = items.num_rows
     packed = np.zeros(n, np.uint64)
     for kind in np.unique(code):
@@ -227,10 +254,14 @@ def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.
     for bit, column in enumerate(PRESENT_COLUMNS):
         present |= (pc.is_valid(items.column(column)).to_numpy(zero_copy_only=False).astype(np.uint8) << bit)
     if "_unrecognised" in items.column_names:  # no scheme took the row's id
-        unrecognised = pc.fill_null(items.column("_unrecognised"), False).to_numpy(zero_copy_only=False)
-        present |= unrecognised.astype(np.uint8) << UNRECOGNISED_BIT
+        unrecognised = pc.fill_null(items.column("_unrecognised"), False)
+        if "_pr_from" in items.column_names:
+            # A PR task's identity is its repo, PR and base cells, or an id that should carry the PR (checked by
+            # `row_checks`): its id is no scheme's to recognise (as `assemble` counts it).
+            unrecognised = pc.and_(unrecognised, pc.is_null(items.column("_pr_from")))
+        present |= unrecognised.to_numpy(zero_copy_only=False).astype(np.uint8) << UNRECOGNISED_BIT
     table = pa.table({"hash": hash64(ids), "row": items.column("row"), "project": projects,
-                      "present": present, "kinds": packed}, schema=FACT_SCHEMA)
+                      "present": present, "kinds": packed, "problems": problems}, schema=FACT_SCHEMA)
     return table.filter(pa.array(valid)) if not valid.all() else table
 
 

@@ -38,13 +38,15 @@ from ..errors import InputError
 from ..ids.recognise import RecognitionReport
 from ..join import duplicates
 from ..model import Dataset, Problem, SideTotals
-from ..sources.assemble import LABEL, unrecognised_problem
+from ..sources.assemble import LABEL, other_base, unrecognised_problem
 from ..sources.generic import GenericColumns, _file_source, iter_key_batches
+from ..sources.row_checks import CHECKS
 from .batch import (
     FACT_SCHEMA,
     ID_STRING_SCHEMA,
     KEY_STRING_SCHEMA,
     PRESENT_COLUMNS,
+    PROBLEM_SCHEMA,
     TASK_KEY_SCHEMA,
     UNRECOGNISED_BIT,
     BatchJoin,
@@ -58,6 +60,7 @@ from .spill import RowStore, Spill
 BATCH_ROWS = 65536  # rows of one batch read
 SPILL_ROWS = 1_000_000  # rows of each spill held in memory before it goes to disk (~100 MB)
 DUPLICATE_DETAIL = "a repeated id keeps its first row; `filter` drops or keeps every copy with it"
+NO_ROW = np.iinfo(np.int64).max
 
 
 @dataclass
@@ -66,6 +69,7 @@ class _State:
     task_keys: Spill
     ids: RowStore
     key_strings: RowStore
+    problem_rows: RowStore
     projects: list[str] = field(default_factory=list)  # project names by code
     rows: int = 0
     missing: int = 0
@@ -84,6 +88,7 @@ class _State:
         self.task_keys.add(part.task_keys)
         self.ids.add(part.id_strings)
         self.key_strings.add(part.key_strings)
+        self.problem_rows.add(part.problem_rows)
         for store, table in ((self.ossfuzz, part.ossfuzz), (self.matched_items, part.matched_items),
                              (self.matched_keys, part.matched_keys)):
             if table.num_rows:
@@ -105,7 +110,8 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
     state = _State(Spill(FACT_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
                    Spill(TASK_KEY_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
                    RowStore(ID_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
-                   RowStore(KEY_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects)
+                   RowStore(KEY_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
+                   RowStore(PROBLEM_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects)
     try:
         if engine == "ray":
             from .engine_ray import ray_key_batches
@@ -122,7 +128,7 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
             raise InputError(f"{label}: no usable rows (no rows read); check the files")
         dataset, dups = _finish(state, label, provenance, columns, report)
     finally:
-        for kept in (state.facts, state.task_keys, state.ids, state.key_strings):
+        for kept in (state.facts, state.task_keys, state.ids, state.key_strings, state.problem_rows):
             kept.close()
     dataset.source = _file_source(provenance, source)
     dataset.recognition = report  # type: ignore[attr-defined]
@@ -144,9 +150,18 @@ class _Firsts:
     present: int = 0
     alone: int = 0  # items whose id no scheme took and that have no key
     alone_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # the first three of them
+    checks: np.ndarray = field(default_factory=lambda: np.zeros(len(CHECKS), np.int64))  # items per check held
+    check_rows: np.ndarray = field(default_factory=lambda: np.full(len(CHECKS), NO_ROW, np.int64))  # first of each
 
-    def add(self, rows: np.ndarray, project: np.ndarray, present: np.ndarray, kinds: np.ndarray) -> None:
+    def add(self, rows: np.ndarray, project: np.ndarray, present: np.ndarray, kinds: np.ndarray,
+            problems: np.ndarray) -> None:
         self.items += len(rows)
+        if problems.any():
+            for bit in range(len(CHECKS)):
+                held = ((problems >> bit) & 1).astype(bool)
+                if held.any():
+                    self.checks[bit] += int(held.sum())
+                    self.check_rows[bit] = min(self.check_rows[bit], int(rows[held].min()))
         self.packed.update(unpack_kinds(kinds))
         self.present |= int(np.bitwise_or.reduce(present, initial=0))
         named = project[project >= 0]
@@ -164,36 +179,52 @@ class _Firsts:
 
 
 def _items_pass(state: _State):
-    """(first-row counts, sorted repeat rows, first repeat's (row, id)). A row whose id hash is its own is an
-    item; the rows sharing a hash are grouped on their ids (read back), as the hash decides nothing."""
+    """(first-row counts, sorted repeat rows, first repeat's (row, id), repeats at another base commit). A row
+    whose id hash is its own is an item; the rows sharing a hash are grouped on their ids (read back), as the
+    hash decides nothing."""
     firsts, shared = _Firsts(), []
     for table in state.facts.partitions_read():
         if not table.num_rows:
             continue
         hashes = table.column("hash").to_numpy()
-        columns = [table.column(c).to_numpy() for c in ("row", "project", "present", "kinds")]
+        columns = [table.column(c).to_numpy() for c in ("row", "project", "present", "kinds", "problems")]
         order = np.argsort(hashes, kind="stable")
         sorted_hashes = hashes[order]
-        alone = np.ones(len(order), bool)
+        own = np.ones(len(order), bool)  # no other row has this row's hash
         same = sorted_hashes[1:] == sorted_hashes[:-1]
-        alone[1:] &= ~same
-        alone[:-1] &= ~same
-        lone, many = order[alone], order[~alone]
-        firsts.add(*(c[lone] for c in columns))
+        own[1:] &= ~same
+        own[:-1] &= ~same
+        firsts.add(*(c[order[own]] for c in columns))
+        many = order[~own]
         if len(many):
             shared.append([c[many] for c in columns])
-    repeat_rows, first_repeat = np.zeros(0, np.int64), None
+    repeat_rows, first_repeat, base_problems = np.zeros(0, np.int64), None, []
     if shared:
-        rows, project, present, kinds = (np.concatenate(parts) for parts in zip(*shared, strict=True))
+        rows, *rest = (np.concatenate(parts) for parts in zip(*shared, strict=True))
         ids = state.ids.select(rows)  # in row order, one per row
         first_rows = ids.group_by("item_id", use_threads=False).aggregate([("row", "min")]).column("row_min")
         first = np.isin(rows, first_rows.to_numpy())
-        firsts.add(rows[first], project[first], present[first], kinds[first])
+        firsts.add(rows[first], *(column[first] for column in rest))
         repeat_rows = np.sort(rows[~first])
         if len(repeat_rows):
             where = int(np.searchsorted(ids.column("row").to_numpy(), repeat_rows[0]))
             first_repeat = (int(repeat_rows[0]), ids.column("item_id")[where].as_py())
-    return firsts, repeat_rows, first_repeat
+            is_first = pc.is_in(ids.column("row"), value_set=first_rows)
+            base_problems = other_base(ids.filter(is_first), ids.filter(pc.invert(is_first)))
+    return firsts, repeat_rows, first_repeat, base_problems
+
+
+def _check_problems(state: _State, firsts: _Firsts) -> list[Problem]:
+    """The checks that hold for some item, counted over the items, each shown by its first item."""
+    shown = state.problem_rows.select(firsts.check_rows[firsts.checks > 0])
+    problems = []
+    for bit, what in enumerate(CHECKS):
+        if firsts.checks[bit]:
+            row = shown.filter(pc.and_(pc.equal(shown.column("row"), int(firsts.check_rows[bit])),
+                                       pc.equal(shown.column("what"), what)))
+            problems.append(Problem(what, int(firsts.checks[bit]), row.column("example")[0].as_py(),
+                                    row.column("detail")[0].as_py()))
+    return problems
 
 
 def _not_repeats(table: pa.Table, repeats: np.ndarray) -> pa.Table:
@@ -244,7 +275,7 @@ def _project_names(state: _State, codes: np.ndarray) -> pa.Array:
 
 
 def _finish(state: _State, label: str, provenance, columns: GenericColumns, report: RecognitionReport):
-    firsts, repeats, first_repeat = _items_pass(state)
+    firsts, repeats, first_repeat, base_problems = _items_pass(state)
     if not firsts.items:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{columns.id}')")
     alone_ids = state.ids.select(firsts.alone_rows).column("item_id").to_pylist()
@@ -255,6 +286,9 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
                                 "rows without an id cannot be joined or listed"))
     if len(repeats):
         problems.append(Problem("duplicate_id", int(len(repeats)), first_repeat[1], DUPLICATE_DETAIL))
+        if columns.base:
+            problems += base_problems
+    problems += _check_problems(state, firsts)
     provenance.name = label
     dups, same_pr, grouped = _duplicates(label, provenance, _duplicate_keys(state, repeats))
     oss = _not_repeats(_concat(state.ossfuzz, pa.schema([("row", pa.int64()), ("item_id", pa.string()),
@@ -295,7 +329,8 @@ def _items_frame(matched: pa.Table, present: int, columns: GenericColumns) -> pd
         if column not in ("row", "file_row", "pr"):
             out[column] = out[column].astype("string")
     out = out[["item_id", *[c for c in out.columns if c != "item_id"]]]
-    declared = {"project"} if columns.project else set()
+    declared = ({"project"} if columns.project else set()) | (
+        {"repo", "pr", "base_commit"} if columns.repo or columns.pr or columns.base else set())
     absent = [c for bit, c in enumerate(PRESENT_COLUMNS) if not present & (1 << bit) and c not in declared]
     return out.drop(columns=absent).reset_index(drop=True)
 

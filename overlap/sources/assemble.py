@@ -35,7 +35,7 @@ def assemble(scan, spec, label: str, *, allow_empty: bool = False,
                                 "a repeated id keeps its first row; `filter` drops or keeps every copy with it"))
     kept = valid.filter(is_first)
     if repeats.num_rows and spec.base:
-        problems += _other_base(kept, repeats)
+        problems += other_base(kept, repeats)
     if not kept.num_rows and not allow_empty:
         reasons = "; ".join(f"{p.what}: {p.example}" for p in sorted(problems, key=lambda p: p.what))
         raise InputError(f"{label}: no usable rows (no row has an id in column '{spec.id}')"
@@ -82,7 +82,7 @@ def _item_frame(table, spec):
     return out.reset_index(drop=True)
 
 
-def _other_base(kept, repeats) -> list[Problem]:
+def other_base(kept, repeats) -> list[Problem]:
     """Repeats of an id at another base commit than its first row's: the same id names two tasks, and only the
     first row's keys are made."""
     first = kept.column("base_commit").take(pc.index_in(repeats.column("item_id"), value_set=kept.column("item_id")))

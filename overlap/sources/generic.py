@@ -282,10 +282,11 @@ def _blank_cells(cell):
 
 
 def _pr_from(column, spec: GenericColumns, recognition) -> Any:
-    """Per row, where its PR number comes from: the PR column when the set has one (and this file does), else
-    its id (`owner__repo-N`); null for a row whose id is of another scheme (an OSS-Fuzz id in a mix), which
-    owes no PR number."""
-    if spec.pr and not pa.types.is_null(column(spec.pr).type):
+    """Per row, where its PR number comes from: the PR column when the set has one, else its id
+    (`owner__repo-N`); null for a row whose id is of another scheme (an OSS-Fuzz id in a mix), which owes no PR
+    number. (A batch whose PR cells are all empty still has the column: where batches split a file must not
+    change what is counted.)"""
+    if spec.pr:
         return pa.repeat(pa.scalar(spec.pr), len(recognition.recogniser))
     if spec.scheme == LABEL:  # ids that only name the row owe no PR number
         return pa.nulls(len(recognition.recogniser), pa.string())

@@ -26,6 +26,9 @@ DETAILS = {
     "malformed_base_commit": "base commit is not a hex commit id: no base or base_pr key",
 }
 HIDDEN = ("_written", "_pr_cell", "_pr_blank", "_base_cell", "_base_blank", "_pr_from")
+# Every check `problem_rows` may run, in a fixed order (a streamed side keeps each row's as bits).
+CHECKS = ("missing_repo", "malformed_repo", "malformed_id", "missing_pr", "non_numeric_pr", "missing_base_commit",
+          "malformed_base_commit")
 
 
 def _blank(text) -> Any:
@@ -65,18 +68,19 @@ def check_columns(column, spec, numbers, sha, pr_from) -> dict[str, Any]:
         out["_pr_cell"] = _reprs(cell, pc.and_(pc.invert(blank), pc.is_null(numbers)))
     if spec.base:
         cell = column(spec.base)
-        present = not pa.types.is_null(cell.type)  # a schema without the column has no base to miss
-        blank = _blank(id_strings(cell)) if present else pa.repeat(pa.scalar(False), n)
+        # A column of nulls only (a JSON batch whose rows all lack it) is blank cells, as for the PR column: the
+        # count must not depend on where batches happen to split the file.
+        blank = _blank(id_strings(cell))
         out["_base_blank"] = blank
-        out["_base_cell"] = _reprs(cell, pc.and_(pc.invert(blank), pc.is_null(sha))) if present \
-            else pa.nulls(n, pa.string())
+        out["_base_cell"] = _reprs(cell, pc.and_(pc.invert(blank), pc.is_null(sha)))
     out["_pr_from"] = pr_from
     return out
 
 
-def task_problems(items) -> list[Problem]:
-    """The problems of the kept items (an Arrow table with `item_id`, `project`, `pr`, `base_commit` and the
-    hidden columns), in item order."""
+def problem_rows(items) -> list[tuple[str, Any, Any, Any]]:
+    """Per check, (what, the rows it holds for, each row's example, each row's detail) over `items` (an Arrow
+    table with `item_id`, `project`, `pr`, `base_commit` and the hidden columns); the example and detail are
+    null where the check does not hold. A streamed side keeps these per row; `task_problems` sums them."""
     names = items.column_names
     item_id = items.column("item_id")
     checks = []
@@ -101,20 +105,29 @@ def task_problems(items) -> list[Problem]:
         cell = items.column("_base_cell")
         checks.append(("missing_base_commit", blank, None))
         checks.append(("malformed_base_commit", pc.is_valid(cell), pc.binary_join_element_wise(item_id, cell, ": ")))
-    problems = []
+    none = pa.scalar(None, pa.string())
+    out = []
     for what, mask, example in checks:
         mask = pc.fill_null(mask, False)
+        shown = pc.if_else(mask, example if example is not None else item_id, none)
+        if what in DETAILS:
+            detail = pc.if_else(mask, pa.scalar(DETAILS[what]), none)
+        else:
+            said = {"missing_pr": ("no PR number (", "): only the base key is made"),
+                    "non_numeric_pr": ("", " is not a PR number: only the base key is made")}[what]
+            text = pc.binary_join_element_wise(said[0], pc.cast(pr_from, pa.string()), said[1], "")
+            detail = pc.if_else(mask, text, none)
+        out.append((what, mask, shown, detail))
+    return out
+
+
+def task_problems(items) -> list[Problem]:
+    """The problems of the kept items (`problem_rows`), in item order: each counted, with its first row's
+    example and detail."""
+    problems = []
+    for what, mask, example, detail in problem_rows(items):
         count = pc.sum(mask).as_py() or 0
         if count:
             first = pc.index(mask, True).as_py()
-            shown = (example if example is not None else item_id)[first].as_py()
-            problems.append(Problem(what, count, shown, _detail(what, items, first)))
+            problems.append(Problem(what, count, example[first].as_py(), detail[first].as_py()))
     return problems
-
-
-def _detail(what: str, items, row: int) -> str:
-    if what in DETAILS:
-        return DETAILS[what]
-    field = items.column("_pr_from")[row].as_py()
-    return {"missing_pr": f"no PR number ({field}): only the base key is made",
-            "non_numeric_pr": f"{field} is not a PR number: only the base key is made"}[what]
