@@ -43,7 +43,10 @@ PAIR_SCHEMA = pa.schema([
 
 @dataclass
 class AtlasEntry:
-    """One dataset of the atlas: its role, pinned revision, fingerprint (None: not cacheable) and keys."""
+    """One dataset of the atlas: its role, pinned revision, fingerprint (None: not cacheable) and keys. A
+    streamed training set's `dataset` keeps its provenance, problems and whole-side counts (`item_count`,
+    `keys_by_kind()`, `has_kind()`): its rows are released once its cells are made (`api.atlas_stream`);
+    `cached` is True when it was not read in this run."""
 
     name: str
     role: str
@@ -79,7 +82,7 @@ class AtlasResult:
                         "revision": entry.revision, "origin": prov.get("origin"),
                         "files": [{"path": f["path"], "sha256": f["sha256"], "rows": f["rows"]}
                                   for f in prov.get("files", [])],
-                        "items": int(len(entry.dataset.items))})
+                        "items": entry.dataset.item_count})
         return out
 
     def summary(self) -> dict[str, Any]:
