@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from .. import __version__
-from ..atlas_model import AtlasEntry, AtlasResult
+from ..atlas_model import PAIR_SCHEMA, AtlasEntry, AtlasResult
 from ..errors import HubUnavailableError, InputError
 from ..join import duplicates
 from ..model import COUNTED_PAIR_KINDS, Dataset
@@ -188,7 +189,7 @@ class _Run:
     texts: CellText | None
     dups: dict[str, pd.DataFrame] = field(default_factory=dict)
     rows: list[dict] = field(default_factory=list)
-    pairs: list[dict] = field(default_factory=list)
+    pairs: dict[tuple[str, str], pa.Table] = field(default_factory=dict)
     recomputed: list[tuple[str, str]] = field(default_factory=list)
 
     def cell_key(self, train: AtlasEntry, bench: AtlasEntry) -> str | None:
@@ -246,7 +247,7 @@ def _train_cells(train: AtlasEntry, benches: list[AtlasEntry], side: StreamedSid
             save_cell(run.folder, key, cached)
             run.recomputed.append((train.name, bench.name))
         run.rows.append(head | cached["row"])
-        run.pairs += cached["pairs"]
+        run.pairs[(train.name, bench.name)] = pa.Table.from_pylist(cached["pairs"], schema=PAIR_SCHEMA)
     if side is not None:  # its rows are done with: memory stays one training set's matched rows
         side.release()
         train.dataset = side.dataset
@@ -296,7 +297,7 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
     benches = [e for e in entries if e.role == "benchmark"]
     for train in entries:
         _train_cells(train, benches, sides.get(train.name), run)
-    return AtlasResult(entries=entries, cells=run.rows, pairs=run.pairs, recomputed=run.recomputed,
+    return AtlasResult(entries=entries, cells=run.rows, cell_pairs=run.pairs, recomputed=run.recomputed,
                        parameters={"datasets": [e.name for e in entries], "benches": [b.name for b in benches],
                                    "pool": pool, **({"text": texts.parameters()} if texts else {})},
                        mapping_provenance=ids.provenance)
