@@ -80,11 +80,13 @@ def main() -> None:
         result = atlas_module.atlas(names, data={"arvo": demo_arvo}, cache=cache, pool="none",
                                     stream=not args.held)
         total = time.perf_counter() - start
+        mapped_peak = _peak_mb()
         t = time.perf_counter()
         write_atlas(result, root / "out")
         written = time.perf_counter() - t
-        print(f"first run: {len(result.cells)} cells in {total:.1f} s; {_stages(timings, result, total)}; "
-              f"writing the folder {written:.1f} s; peak RSS {_peak_mb():,.0f} MB")
+        print(f"first run: {len(result.cells)} cells ({result.pairs_table().num_rows:,} pairs) in {total:.1f} s; "
+              f"{_stages(timings, result, total)}; peak RSS {mapped_peak:,.0f} MB; writing the folder {written:.1f} s "
+              f"(peak RSS then {_peak_mb():,.0f} MB)")
         changed = root / "set001.parquet"
         table = pq.read_table(changed)
         pq.write_table(table.slice(0, table.num_rows - 1), changed)
