@@ -20,7 +20,7 @@ from overlap.outputs.ship.atlas_repo import write_atlas
 from overlap.sources import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
-TRAINS = ("mix-a", "mix-b", "mix-c")
+TRAINS = ("mix-a", "mix-b", "mix-c", "mix-d")
 # the user's benchmarks, read by their columns (held: benchmarks are read whole), and a training set with a
 # base column (held: its cells' problems are counted over every kept row)
 NAMES = [*TRAINS, "mix-held", "cybergym", "cve-bench", "pr-bench"]
@@ -56,7 +56,7 @@ def mixes(tmp_path) -> dict[str, Path]:
     root = tmp_path / "mixes"
     root.mkdir()
     paths = {"mix-a": root / "mix-a.parquet", "mix-b": root / "mix-b.jsonl", "mix-c": root / "mix-c.csv",
-             "mix-held": root / "mix-held.parquet",
+             "mix-d": root / "mix-d", "mix-held": root / "mix-held.parquet",
              "cve-bench": root / "cve-bench.parquet", "pr-bench": root / "pr-bench.jsonl"}
     pq.write_table(pa.table({"task": _mix(rng, 400)}), paths["mix-a"])
     paths["mix-b"].write_text("".join(json.dumps({"task": t, "project": rng.choice(["jq", "libxml2", None])}) + "\n"
@@ -64,6 +64,9 @@ def mixes(tmp_path) -> dict[str, Path]:
     # OSS-Fuzz ids no benchmark holds (its baselines still run: both sides have OSS-Fuzz ids), and CVEs
     paths["mix-c"].write_text("task\n" + "".join(f"{t}\n" for t in ("arvo:99999", "arvo:20001", "CVE-2021-3156", "",
                                                                       "arvo:20001", "oss-fuzz:42499999")))
+    paths["mix-d"].mkdir()  # a folder of shards, read in place
+    for shard in range(3):
+        pq.write_table(pa.table({"task": _mix(rng, 90)}), paths["mix-d"] / f"part-{shard}.parquet")
     pq.write_table(pa.table({"task": _mix(rng, 60), "base": [rng.choice(["a" * 40, None]) for _ in range(60)]}),
                    paths["mix-held"])
     pq.write_table(pa.table({"task": ["CVE-2023-50246", "CVE-2021-3156", "arvo:10102", "oss-fuzz:42471120",
@@ -74,6 +77,7 @@ def mixes(tmp_path) -> dict[str, Path]:
     declarations = [_declaration("mix-a", "training", paths["mix-a"]),
                     _declaration("mix-b", "training", paths["mix-b"], project="project"),
                     _declaration("mix-c", "training", paths["mix-c"]),
+                    _declaration("mix-d", "training", paths["mix-d"]),
                     _declaration("mix-held", "training", paths["mix-held"], base="base"),
                     _declaration("cve-bench", "benchmark", paths["cve-bench"]),
                     _declaration("pr-bench", "benchmark", paths["pr-bench"])]
@@ -115,7 +119,7 @@ def test_streamed_cells_are_the_held_cells(mixes, scans, tmp_path, monkeypatch, 
     for name in files:  # cells, pairs, card, report pages, provenance: byte for byte
         assert (tmp_path / "streamed" / name).read_bytes() == (tmp_path / "held" / name).read_bytes(), name
     cells = {(c["train"], c["bench"]): c for c in streamed.cells}
-    for train in ("mix-a", "mix-b"):
+    for train in ("mix-a", "mix-b", "mix-d"):
         assert cells[(train, "cybergym")]["bench_items_matched"] > 0 and cells[(train, "pr-bench")]["pairs"] > 0
     assert cells[("mix-c", "cve-bench")]["bench_items_matched"] == 1
     if pool != "none":
@@ -142,7 +146,7 @@ def test_a_streamed_training_set_is_not_held_whole(mixes, scans, tmp_path):
 def test_a_rerun_scans_a_training_set_only_for_its_uncached_cells(mixes, scans, tmp_path):
     cache = tmp_path / "cache"
     first = atlas(NAMES, data=_data(mixes), cache=cache, pool="none")
-    assert len(first.recomputed) == len(first.cells) == 7 * 3 - 3
+    assert len(first.recomputed) == len(first.cells) == 8 * 3 - 3
     scans.clear()
     again = atlas(NAMES, data=_data(mixes), cache=cache, pool="none")
     assert again.recomputed == [] and again.cells == first.cells and scans == []  # no training set is read
