@@ -43,7 +43,10 @@ PAIR_SCHEMA = pa.schema([
 
 @dataclass
 class AtlasEntry:
-    """One dataset of the atlas: its role, pinned revision, fingerprint (None: not cacheable) and keys."""
+    """One dataset of the atlas: its role, pinned revision, fingerprint (None: not cacheable) and keys. A
+    streamed training set's `dataset` keeps its provenance, problems and whole-side counts (`item_count`,
+    `keys_by_kind()`, `has_kind()`): its rows are released once its cells are made (`api.atlas_stream`);
+    `cached` is True when it was not read in this run."""
 
     name: str
     role: str
@@ -57,7 +60,9 @@ class AtlasEntry:
 class AtlasResult:
     entries: list[AtlasEntry]
     cells: list[dict[str, Any]]  # rows of CELL_SCHEMA (missing columns are null)
-    pairs: list[dict[str, Any]]  # rows of PAIR_SCHEMA
+    # Each joined cell's pairs, as a table of PAIR_SCHEMA, by (train, bench), in cell order: Arrow columns, not
+    # a Python dict per pair (an atlas of ~1,000 cells holds ~1M pairs).
+    cell_pairs: dict[tuple[str, str], pa.Table]
     recomputed: list[tuple[str, str]]  # the (train, bench) cells joined in this run (the rest came from the cache)
     parameters: dict[str, Any] = field(default_factory=dict)
     mapping_provenance: Provenance | None = None
@@ -67,8 +72,14 @@ class AtlasResult:
                                     schema=CELL_SCHEMA)
 
     def pairs_table(self) -> pa.Table:
-        return pa.Table.from_pylist([{c: row.get(c) for c in PAIR_SCHEMA.names} for row in self.pairs],
-                                    schema=PAIR_SCHEMA)
+        """Every cell's pairs, in cell order, as one table (one chunk: the same bytes however it was made)."""
+        tables = list(self.cell_pairs.values())
+        return pa.concat_tables(tables).combine_chunks() if tables else PAIR_SCHEMA.empty_table()
+
+    @property
+    def pairs(self) -> list[dict[str, Any]]:
+        """Rows of PAIR_SCHEMA (every pair as a dict: for small atlases; `pairs_table()` for large)."""
+        return self.pairs_table().to_pylist()
 
     def provenance(self) -> list[dict[str, Any]]:
         """Each dataset's repo, revision and files (with sha256), as read."""
@@ -79,7 +90,7 @@ class AtlasResult:
                         "revision": entry.revision, "origin": prov.get("origin"),
                         "files": [{"path": f["path"], "sha256": f["sha256"], "rows": f["rows"]}
                                   for f in prov.get("files", [])],
-                        "items": int(len(entry.dataset.items))})
+                        "items": entry.dataset.item_count})
         return out
 
     def summary(self) -> dict[str, Any]:

@@ -32,7 +32,12 @@ def _share(part: int, whole: int) -> float:
 
 def _family(dataset: Dataset) -> str:
     """The registered dataset a loaded set belongs to (a Verified set belongs to its full set)."""
-    name = dataset.provenance.adapter or dataset.name
+    return registered_family(dataset.provenance.adapter or dataset.name)
+
+
+def registered_family(name: str) -> str:
+    """The registered dataset the dataset registered as `name` belongs to (itself, or the set it declares
+    itself a subset of); an unregistered name is its own."""
     try:
         spec = get_spec(name)
     except OverlapError:

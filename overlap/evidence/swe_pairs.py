@@ -123,11 +123,11 @@ def classify_pairs(pairs: pd.DataFrame, train, bench, *, fix: bool = True) -> pd
     reason: list[str | None] = [None] * len(out)
     todo = [i for i, k in enumerate(kinds) if k in FIX_KINDS]
     if fix and todo:
-        train_book = _patch_book(train, {out["train_id"].iat[i] for i in todo})
-        bench_book = _patch_book(bench, {out["bench_id"].iat[i] for i in todo})
+        train_ids, bench_ids = out["train_id"].tolist(), out["bench_id"].tolist()  # not `.iat` per pair: slow
+        train_book = _patch_book(train, {train_ids[i] for i in todo})
+        bench_book = _patch_book(bench, {bench_ids[i] for i in todo})
         for i in todo:
-            rel = relate_patches(train_book.get(out["train_id"].iat[i]), bench_book.get(out["bench_id"].iat[i]),
-                         sides=("train", "bench"))
+            rel = relate_patches(train_book.get(train_ids[i]), bench_book.get(bench_ids[i]), sides=("train", "bench"))
             relation[i], reason[i] = rel.relation, rel.reason
     for i in todo:
         if kinds[i] == "same_base_no_pr":

@@ -39,6 +39,36 @@ def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     return dataset
 
 
+# Fields of `extra` that change nothing of how rows become items and keys (the filter's verifier, the text
+# field, per-item files, GitHub pins, the family): a declaration with any other is read whole.
+_KEY_NEUTRAL_EXTRA = ("key_columns", "text_field", "item_files", "item_path", "sha256", "subset_of")
+
+
+def streamable_columns(spec: DatasetSpec) -> GenericColumns | None:
+    """The columns `spec` is read by, when they alone make its items and keys and name nothing a streamed key
+    join leaves unread (`overlap.keyjoin.stream_train`): no transform, item fields, subsets named by cell
+    values, membership flag or other reading option in `extra`, and no text, patch, repo, PR or base column (the
+    text check and the fix join read every row's; a repo, PR or base cell's problems are counted over every
+    kept row). Else None: the dataset is read whole."""
+    if spec.adapter != "columns" or any(key not in _KEY_NEUTRAL_EXTRA for key in spec.extra):
+        return None
+    columns = GenericColumns.of(spec.columns)
+    if columns.text or columns.patch or columns.repo or columns.pr or columns.base:
+        return None
+    return columns
+
+
+def read_in_place(source: FileSource, spec: DatasetSpec, single: bool) -> tuple[Any, str | None] | None:
+    """(what to read, split) when `read_declared` reads the dataset as one source by its columns: one local
+    file (`single`), or one file or split read in place (`_parts` is None: a folder, a glob, a Hub split);
+    None when it names files or subsets of its own, or lives where only the declared reader goes (GitHub)."""
+    if single:
+        return (source.path, None) if isinstance(source, SingleFile) and source.path.is_file() else None
+    if reads_files(spec) or not isinstance(source, (HubRepo, LocalFolder)):
+        return None
+    return _where(source, spec), spec.split
+
+
 def _read(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:
     columns = GenericColumns.of(spec.columns)
     fields = spec.extra.get("item_fields")

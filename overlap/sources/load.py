@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset, Provenance
 from . import arvo_meta
 from .adapters import adapter_of
-from .declared import reads_files
+from .declared import read_in_place, reads_files, streamable_columns
 from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, read_records
 from .generic import GenericColumns, read_generic
 from .github import GithubRepo
@@ -106,6 +107,34 @@ def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
         dataset.name = label
         dataset.provenance.name = label
     return dataset
+
+
+@dataclass(frozen=True)
+class StreamableSource:
+    """A registered dataset as `overlap.keyjoin.stream_train` reads it: the place, its columns and split."""
+
+    name: str  # the registered name (what `load_dataset` names the dataset)
+    where: Any  # a local file or folder, or a Hub id `owner/name@revision`
+    columns: GenericColumns
+    split: str | None
+
+
+def streamable_source(text: str, data: dict[str, Path] | None = None) -> StreamableSource | None:
+    """How to stream the registered dataset `text` (honouring `--data NAME=PATH`) instead of loading it whole,
+    when `load_dataset` would read it as one source by its `[columns]` alone (`declared.streamable_columns`,
+    `declared.read_in_place`): the same rows, ids and keys. None otherwise (a subset selected, a bare path,
+    identity data, a transform or more columns than an id, a project, a fix or a CVE), and the dataset is loaded
+    whole. Nothing is read here."""
+    selection = parse_selection(text)
+    if selection.path is not None or selection.subsets:
+        return None
+    spec = get_spec(selection.name)
+    columns = streamable_columns(spec) if spec.is_dataset else None
+    if columns is None:
+        return None
+    source, single = open_source(spec, selection.revision, (data or {}).get(spec.name) or _declared_path(spec))
+    place = read_in_place(source, spec, single)
+    return None if place is None else StreamableSource(spec.name, place[0], columns, place[1])
 
 
 def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericColumns) -> Dataset:

@@ -148,12 +148,14 @@ def report_html(result: AtlasResult, svg: str) -> str:
 
 
 def cell_html(result: AtlasResult, cell: dict[str, Any]) -> str:
-    pairs = [p for p in result.pairs if p["train"] == cell["train"] and p["bench"] == cell["bench"]]
+    table = result.cell_pairs.get((cell["train"], cell["bench"]))
+    count = table.num_rows if table is not None else 0
+    shown = table.slice(0, MAX_PAIRS_SHOWN).to_pylist() if table is not None else []
     facts = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in cell.items())
     columns = ("train_id", "bench_id", "kinds", "match_type", "pair_kind", "counted")
     listed = "".join("<tr>" + "".join(f"<td>{escape(str(p.get(c)))}</td>" for c in columns) + "</tr>"
-                     for p in pairs[:MAX_PAIRS_SHOWN])
-    more = f"<p>{len(pairs) - MAX_PAIRS_SHOWN:,} more in data/pairs.parquet</p>" if len(pairs) > MAX_PAIRS_SHOWN else ""
+                     for p in shown)
+    more = f"<p>{count - MAX_PAIRS_SHOWN:,} more in data/pairs.parquet</p>" if count > MAX_PAIRS_SHOWN else ""
     title = f"{cell['train']} × {cell['bench']}"
     return _html_page(title, f"<h1>{escape(title)}</h1><p><a href=\"../report.html\">atlas</a></p>"
                       f"<table>{facts}</table><h2>pairs</h2><table><tr>"

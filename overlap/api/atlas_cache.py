@@ -1,0 +1,145 @@
+"""The atlas's caches, under one folder (`overlap atlas --cache`, default the user cache):
+
+    keys/<fingerprint>/   a dataset read whole: its items (the columns the cells need) and keys
+    sides/<fingerprint>.json   a streamed training set: its name, provenance, problems and whole-side counts
+    cells/<key>.json      one cell: its row and pairs
+
+A fingerprint is what a dataset's keys depend on (`fingerprint`); a cell's key is both fingerprints and what
+else its numbers depend on (the atlas builds it). Every entry is written whole or not at all (a temporary
+name, then a rename); a damaged or missing one is read again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import __version__
+from ..model import Dataset, FileRecord, Problem, Provenance
+from ..sources.files import sha256_of
+from ..sources.github import cache_root
+from ..sources.registry import get_spec, parse_selection
+
+# Item columns the cells need; texts, patches and crash reports are not cached (the atlas joins ids).
+_CACHED_ITEM_COLUMNS = ("item_id", "row", "file", "file_row", "subset", "project", "repo", "base_commit", "pr")
+
+
+def cache_folder(cache: str | os.PathLike | None) -> Path:
+    return Path(cache) if cache is not None else cache_root() / "atlas"
+
+
+def _files_digest(path: Path) -> list[tuple[str, str]]:
+    """(relative path, sha256) of a local file, or of every file under a local folder (hidden ones too:
+    a dataset's folder holds only what it is read from)."""
+    if path.is_file():
+        return [(path.name, sha256_of(path))]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    return [(p.relative_to(path).as_posix(), sha256_of(p)) for p in files]
+
+
+def fingerprint(name: str, data: Mapping[str, Path]) -> str | None:
+    """What a dataset's keys depend on, hashed: its declaration and either the sha256 of every local file it
+    is read from (`-d NAME=PATH` or a declared path) or its pinned Hub/GitHub revision. None for an unpinned
+    remote dataset (its content can change under the same name: never cached)."""
+    selection = parse_selection(name)
+    spec = get_spec(selection.name)
+    local = data.get(spec.name)
+    if local is None and spec.path:
+        base = Path(spec.origin).parent if spec.origin and Path(spec.origin).exists() else Path.cwd()
+        local = (base / spec.path).resolve()
+    parts: dict[str, Any] = {"tool": __version__, "selection": name, "declaration": spec.declaration or spec.name}
+    if local is not None:
+        parts["files"] = _files_digest(Path(local))
+    elif selection.revision or spec.revision:
+        parts["remote"] = [spec.host, spec.hub_repo, selection.revision or spec.revision]
+    else:
+        return None
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _provenance(record: dict[str, Any]) -> Provenance:
+    prov = dict(record)
+    prov["files"] = [FileRecord(**f) for f in prov.get("files", [])]
+    return Provenance(**prov)
+
+
+def _meta(dataset: Dataset) -> dict[str, Any]:
+    return {"name": dataset.name, "provenance": dataset.provenance.to_dict(),
+            "problems": [asdict(p) for p in dataset.problems]}
+
+
+def save_keys(folder: Path, dataset: Dataset) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(folder.name + f".{os.getpid()}.tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    items = dataset.items[[c for c in dataset.items.columns
+                           if c in _CACHED_ITEM_COLUMNS or c.startswith("in_")]]
+    items.to_parquet(tmp / "items.parquet", index=False)
+    dataset.keys.to_parquet(tmp / "keys.parquet", index=False)
+    (tmp / "meta.json").write_text(json.dumps(_meta(dataset), sort_keys=True), encoding="utf-8")
+    for part in ("items.parquet", "keys.parquet", "meta.json"):
+        os.replace(tmp / part, folder / part)
+    tmp.rmdir()
+
+
+def load_keys(folder: Path) -> Dataset | None:
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        items = pd.read_parquet(folder / "items.parquet")
+        keys = pd.read_parquet(folder / "keys.parquet")
+    except (OSError, ValueError):
+        return None  # not cached, or a damaged entry: read the dataset again
+    return Dataset(meta["name"], items, keys, _provenance(meta["provenance"]),
+                   [Problem(**p) for p in meta["problems"]])
+
+
+def _write_json(target: Path, value: Any) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(value, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def _read_json(target: Path) -> Any:
+    try:
+        return json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # not cached, or a damaged entry: made again
+
+
+def save_side(folder: Path, fp: str | None, dataset: Dataset) -> None:
+    """What the atlas needs of a streamed training set it does not read again: name, provenance, problems and
+    the whole side's counts (whether it has OSS-Fuzz ids decides its cells' cache keys)."""
+    if fp is None or dataset.totals is None:
+        return
+    totals = dataset.totals
+    _write_json(folder / "sides" / f"{fp}.json", _meta(dataset) | {
+        "items": totals.items, "keys_by_kind": totals.keys_by_kind, "projects": totals.projects,
+        "same_pr": totals.same_pr})
+
+
+def load_side(folder: Path, fp: str | None) -> tuple[str, Provenance, list[Problem], dict[str, Any]] | None:
+    """(name, provenance, problems, counts: items, keys_by_kind, projects, same_pr) of a streamed training set,
+    as `save_side` kept them; None when not cached."""
+    record = _read_json(folder / "sides" / f"{fp}.json") if fp is not None else None
+    try:
+        counts = {k: record[k] for k in ("items", "keys_by_kind", "projects", "same_pr")}
+        return record["name"], _provenance(record["provenance"]), [Problem(**p) for p in record["problems"]], counts
+    except (KeyError, TypeError):
+        return None  # not cached, or a damaged entry: the side is read again
+
+
+def load_cell(folder: Path, key: str | None) -> dict | None:
+    return _read_json(folder / "cells" / f"{key}.json") if key is not None else None
+
+
+def save_cell(folder: Path, key: str | None, cell: dict) -> None:
+    if key is not None:
+        _write_json(folder / "cells" / f"{key}.json", cell)
