@@ -47,13 +47,12 @@ _KEY_NEUTRAL_EXTRA = ("key_columns", "text_field", "item_files", "item_path", "s
 def streamable_columns(spec: DatasetSpec) -> GenericColumns | None:
     """The columns `spec` is read by, when they alone make its items and keys and name nothing a streamed key
     join leaves unread (`overlap.keyjoin.stream_train`): no transform, item fields, subsets named by cell
-    values, membership flag or other reading option in `extra`, and no text, patch, repo, PR or base column (the
-    text check and the fix join read every row's; a repo, PR or base cell's problems are counted over every
-    kept row). Else None: the dataset is read whole."""
+    values, membership flag or other reading option in `extra`, and no text or patch column (the text check and
+    the fix join read every row's). Else None: the dataset is read whole."""
     if spec.adapter != "columns" or any(key not in _KEY_NEUTRAL_EXTRA for key in spec.extra):
         return None
     columns = GenericColumns.of(spec.columns)
-    if columns.text or columns.patch or columns.repo or columns.pr or columns.base:
+    if columns.text or columns.patch:
         return None
     return columns
 

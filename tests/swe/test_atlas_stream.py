@@ -20,9 +20,9 @@ from overlap.outputs.ship.atlas_repo import write_atlas
 from overlap.sources import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
-TRAINS = ("mix-a", "mix-b", "mix-c", "mix-d")
+TRAINS = ("mix-a", "mix-b", "mix-c", "mix-d", "mix-e")
 # the user's benchmarks, read by their columns (held: benchmarks are read whole), and a training set with a
-# base column (held: its cells' problems are counted over every kept row)
+# text column (held: the text check reads every row's)
 NAMES = [*TRAINS, "mix-held", "cybergym", "cve-bench", "pr-bench"]
 OSSFUZZ = ("arvo:10055", "arvo_10055", "arvo:10340", "arvo_42471005", "oss-fuzz:42471120", "libxml2.ossfuzz-12007",
            "https://issues.oss-fuzz.com/issues/42471233", "arvo:99999", "oss-fuzz:386128948", "arvo:10190")
@@ -56,7 +56,7 @@ def mixes(tmp_path) -> dict[str, Path]:
     root = tmp_path / "mixes"
     root.mkdir()
     paths = {"mix-a": root / "mix-a.parquet", "mix-b": root / "mix-b.jsonl", "mix-c": root / "mix-c.csv",
-             "mix-d": root / "mix-d", "mix-held": root / "mix-held.parquet",
+             "mix-d": root / "mix-d", "mix-e": root / "mix-e.parquet", "mix-held": root / "mix-held.parquet",
              "cve-bench": root / "cve-bench.parquet", "pr-bench": root / "pr-bench.jsonl"}
     pq.write_table(pa.table({"task": _mix(rng, 400)}), paths["mix-a"])
     paths["mix-b"].write_text("".join(json.dumps({"task": t, "project": rng.choice(["jq", "libxml2", None])}) + "\n"
@@ -67,7 +67,12 @@ def mixes(tmp_path) -> dict[str, Path]:
     paths["mix-d"].mkdir()  # a folder of shards, read in place
     for shard in range(3):
         pq.write_table(pa.table({"task": _mix(rng, 90)}), paths["mix-d"] / f"part-{shard}.parquet")
-    pq.write_table(pa.table({"task": _mix(rng, 60), "base": [rng.choice(["a" * 40, None]) for _ in range(60)]}),
+    # PR tasks by their repo, PR and base cells (their problems counted), ids of any scheme beside them
+    repos = ["owner/repo", "BurntSushi/ripgrep", "not a repo", None]
+    pq.write_table(pa.table({"task": _mix(rng, 80), "repo": [rng.choice(repos) for _ in range(80)],
+                             "pr": [rng.choice([12, 1234, None, -1]) for _ in range(80)],
+                             "base": [rng.choice(["a" * 40, None, "zz", ""]) for _ in range(80)]}), paths["mix-e"])
+    pq.write_table(pa.table({"task": _mix(rng, 60), "text": [rng.choice(["fix the parser", None]) for _ in range(60)]}),
                    paths["mix-held"])
     pq.write_table(pa.table({"task": ["CVE-2023-50246", "CVE-2021-3156", "arvo:10102", "oss-fuzz:42471120",
                                       "CVE-2020-0001"]}), paths["cve-bench"])
@@ -78,7 +83,8 @@ def mixes(tmp_path) -> dict[str, Path]:
                     _declaration("mix-b", "training", paths["mix-b"], project="project"),
                     _declaration("mix-c", "training", paths["mix-c"]),
                     _declaration("mix-d", "training", paths["mix-d"]),
-                    _declaration("mix-held", "training", paths["mix-held"], base="base"),
+                    _declaration("mix-e", "training", paths["mix-e"], repo="repo", pr="pr", base="base"),
+                    _declaration("mix-held", "training", paths["mix-held"], text="text"),
                     _declaration("cve-bench", "benchmark", paths["cve-bench"]),
                     _declaration("pr-bench", "benchmark", paths["pr-bench"])]
     (root / "registry.toml").write_text("\n".join(declarations), encoding="utf-8")
@@ -140,13 +146,13 @@ def test_a_streamed_training_set_is_not_held_whole(mixes, scans, tmp_path):
     for name in TRAINS:  # released once its cells were made; its counts stay
         assert len(entries[name].dataset.items) == 0 and entries[name].dataset.item_count > 0
         assert all(c["train_items"] == entries[name].dataset.item_count for c in result.cells if c["train"] == name)
-    assert len(entries["mix-held"].dataset.items) == entries["mix-held"].dataset.item_count  # a base column: held
+    assert len(entries["mix-held"].dataset.items) == entries["mix-held"].dataset.item_count  # a text column: held
 
 
 def test_a_rerun_scans_a_training_set_only_for_its_uncached_cells(mixes, scans, tmp_path):
     cache = tmp_path / "cache"
     first = atlas(NAMES, data=_data(mixes), cache=cache, pool="none")
-    assert len(first.recomputed) == len(first.cells) == 8 * 3 - 3
+    assert len(first.recomputed) == len(first.cells) == len(NAMES) * 3 - 3  # no benchmark against itself
     scans.clear()
     again = atlas(NAMES, data=_data(mixes), cache=cache, pool="none")
     assert again.recomputed == [] and again.cells == first.cells and scans == []  # no training set is read
