@@ -138,14 +138,18 @@ class RowStore:
             self._writer.close()
             self._sink.close()
             self._writer = self._sink = None
+        value_set = pa.array(rows)
+        # one table read at a time and filtered at once: only the rows asked for are held
         if self._dir is None:
-            tables = [self._held[i] for i in wanted]
+            found = [self._held[i].filter(pc.is_in(self._held[i].column("row"), value_set=value_set)) for i in wanted]
         else:
             with pa.OSFile(str(self._dir / "rows.arrow"), "rb") as handle:
                 reader = pa.ipc.open_file(handle)
-                tables = [pa.Table.from_batches([reader.get_batch(int(i))]) for i in wanted]
-        value_set = pa.array(rows)
-        found = [t.filter(pc.is_in(t.column("row"), value_set=value_set)) for t in tables]
+                found = []
+                for i in wanted:
+                    batch = reader.get_batch(int(i))
+                    kept = batch.filter(pc.is_in(batch.column("row"), value_set=value_set))
+                    found.append(pa.Table.from_batches([kept]))
         return pa.concat_tables([t.cast(self.schema) for t in found]) if found else self.schema.empty_table()
 
     def close(self) -> None:
