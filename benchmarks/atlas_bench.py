@@ -61,9 +61,6 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OVERLAP_OFFLINE", "1")
-    from overlap.api import atlas as atlas_module
-    from overlap.api import atlas_stream
-    from overlap.outputs.ship.atlas_repo import write_atlas
     from overlap.sources.registry import add_declarations
 
     with tempfile.TemporaryDirectory(prefix="atlas-bench-") as tmp:
@@ -73,32 +70,43 @@ def main() -> None:
         names = [s.name for s in add_declarations([registry])]
         print(f"{args.datasets} datasets ({sum(1 for n in names if int(n[3:]) % 10 == 0)} benchmarks), "
               f"{args.rows:,} rows per training set; written in {time.perf_counter() - start:.1f} s")
-        timings = _time_stages(atlas_module, atlas_stream)
-        cache = root / "cache"
-        start = time.perf_counter()
         demo_arvo = Path(__file__).resolve().parents[1] / "data" / "demo" / "arvo"  # the old→new id mapping
-        result = atlas_module.atlas(names, data={"arvo": demo_arvo}, cache=cache, pool="none",
-                                    stream=not args.held)
-        total = time.perf_counter() - start
-        mapped_peak = _peak_mb()
-        t = time.perf_counter()
-        write_atlas(result, root / "out")
-        written = time.perf_counter() - t
-        print(f"first run: {len(result.cells)} cells ({result.pairs_table().num_rows:,} pairs) in {total:.1f} s; "
-              f"{_stages(timings, result, total)}; peak RSS {mapped_peak:,.0f} MB; writing the folder {written:.1f} s "
-              f"(peak RSS then {_peak_mb():,.0f} MB)")
-        changed = root / "set001.parquet"
-        table = pq.read_table(changed)
-        pq.write_table(table.slice(0, table.num_rows - 1), changed)
-        for stage in timings.values():
-            stage.update(seconds=0.0, calls=0)
-        start = time.perf_counter()
-        again = atlas_module.atlas(names, data={"arvo": demo_arvo}, cache=cache, pool="none",
-                                   stream=not args.held)
-        total = time.perf_counter() - start
-        print(f"after one training set changed: {len(again.recomputed)} of {len(again.cells)} cells recomputed in "
-              f"{total:.1f} s; {_stages(timings, again, total)}")
-        print(f"peak RSS {_peak_mb():,.0f} MB")
+
+        def change() -> None:
+            changed = root / "set001.parquet"
+            table = pq.read_table(changed)
+            pq.write_table(table.slice(0, table.num_rows - 1), changed)
+
+        measure(names, {"arvo": demo_arvo}, root, change, "one training set changed", stream=not args.held)
+
+
+def measure(names: list[str], data: dict, root: Path, change, changed: str, stream: bool = True) -> None:
+    """Run the atlas of `names` (cache and folder under `root`), print where the time went; then `change()`
+    the data, run it again and print what was recomputed."""
+    from overlap.api import atlas as atlas_module
+    from overlap.api import atlas_stream
+    from overlap.outputs.ship.atlas_repo import write_atlas
+
+    timings = _time_stages(atlas_module, atlas_stream)
+    start = time.perf_counter()
+    result = atlas_module.atlas(names, data=data, cache=root / "cache", pool="none", stream=stream)
+    total = time.perf_counter() - start
+    mapped_peak = _peak_mb()
+    t = time.perf_counter()
+    write_atlas(result, root / "out")
+    written = time.perf_counter() - t
+    print(f"first run: {len(result.cells)} cells ({result.pairs_table().num_rows:,} pairs) in {total:.1f} s; "
+          f"{_stages(timings, result, total)}; peak RSS {mapped_peak:,.0f} MB; writing the folder {written:.1f} s "
+          f"(peak RSS then {_peak_mb():,.0f} MB)")
+    change()
+    for stage in timings.values():
+        stage.update(seconds=0.0, calls=0)
+    start = time.perf_counter()
+    again = atlas_module.atlas(names, data=data, cache=root / "cache", pool="none", stream=stream)
+    total = time.perf_counter() - start
+    print(f"after {changed}: {len(again.recomputed)} of {len(again.cells)} cells recomputed in {total:.1f} s; "
+          f"{_stages(timings, again, total)}")
+    print(f"peak RSS {_peak_mb():,.0f} MB")
 
 
 def _peak_mb() -> float:

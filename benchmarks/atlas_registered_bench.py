@@ -128,11 +128,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OVERLAP_OFFLINE", "1")
-    from atlas_bench import _peak_mb, _stages, _time_stages
-
-    from overlap.api import atlas as atlas_module
-    from overlap.api import atlas_stream
-    from overlap.outputs.ship.atlas_repo import write_atlas
+    from atlas_bench import measure
 
     with tempfile.TemporaryDirectory(prefix="atlas-registered-") as tmp:
         root = Path(tmp)
@@ -140,25 +136,13 @@ def main() -> None:
         data = write_sets(root / "data", args.scale)
         names = sorted(n for n in data if n != "arvo")
         print(f"{len(names)} registered sets written in {time.perf_counter() - start:.1f} s")
-        timings = _time_stages(atlas_module, atlas_stream)
-        start = time.perf_counter()
-        result = atlas_module.atlas(names, data=data, cache=root / "cache", pool="none")
-        total = time.perf_counter() - start
-        t = time.perf_counter()
-        write_atlas(result, root / "out")
-        print(f"first run: {len(result.cells)} cells ({result.pairs_table().num_rows:,} pairs) in {total:.1f} s; "
-              f"{_stages(timings, result, total)}; peak RSS {_peak_mb():,.0f} MB; writing the folder "
-              f"{time.perf_counter() - t:.1f} s")
-        changed = next((data["swe-gym"] / "data").glob("*.parquet"))  # a pin bump of one training set
-        table = pq.read_table(changed)
-        pq.write_table(table.slice(0, table.num_rows - 1), changed)
-        for stage in timings.values():
-            stage.update(seconds=0.0, calls=0)
-        start = time.perf_counter()
-        again = atlas_module.atlas(names, data=data, cache=root / "cache", pool="none")
-        total = time.perf_counter() - start
-        print(f"after swe-gym changed: {len(again.recomputed)} of {len(again.cells)} cells recomputed in "
-              f"{total:.1f} s; {_stages(timings, again, total)}")
+
+        def change() -> None:  # a pin bump of one training set
+            changed = next((data["swe-gym"] / "data").glob("*.parquet"))
+            table = pq.read_table(changed)
+            pq.write_table(table.slice(0, table.num_rows - 1), changed)
+
+        measure(names, data, root, change, "swe-gym changed")
 
 
 if __name__ == "__main__":
