@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from ..ids.recognise import id_strings
 from ..sources.batches import open_batches
+from .spill import in_sorted
 
 
 def item_ids(values) -> pa.Array:
@@ -32,6 +33,6 @@ def clean_ids(source: str | os.PathLike, id_column: str, repeats: np.ndarray, ma
         keep = pc.and_(pc.is_valid(ids), pc.invert(pc.is_in(ids, value_set=matched_ids)))
         if len(repeats):
             rows = np.arange(row, row + batch.num_rows)
-            keep = pc.and_(keep, pa.array(~np.isin(rows, repeats)))
+            keep = pc.and_(keep, pa.array(~in_sorted(rows, repeats)))
         row += batch.num_rows
         yield from ids.filter(pc.fill_null(keep, False)).to_pylist()

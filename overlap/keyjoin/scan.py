@@ -55,7 +55,7 @@ from .batch import (
     unpack_kinds,
 )
 from .clean import clean_ids
-from .spill import RowStore, Spill
+from .spill import RowStore, Spill, in_sorted
 
 BATCH_ROWS = 65536  # rows of one batch read
 SPILL_ROWS = 1_000_000  # rows of each spill held in memory before it goes to disk (~100 MB)
@@ -230,7 +230,7 @@ def _check_problems(state: _State, firsts: _Firsts) -> list[Problem]:
 def _not_repeats(table: pa.Table, repeats: np.ndarray) -> pa.Table:
     if not len(repeats) or not table.num_rows:
         return table
-    return table.filter(pa.array(~np.isin(table.column("row").to_numpy(), repeats)))
+    return table.filter(pa.array(~in_sorted(table.column("row").to_numpy(), repeats)))
 
 
 def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
@@ -242,7 +242,7 @@ def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
             continue
         rows, hashes = table.column("row").to_numpy(), table.column("hash").to_numpy()
         if len(repeats):
-            kept = ~np.isin(rows, repeats)
+            kept = ~in_sorted(rows, repeats)
             rows, hashes = rows[kept], hashes[kept]
         values, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
         candidates.append(rows[counts[inverse] > 1])

@@ -138,18 +138,16 @@ class RowStore:
             self._writer.close()
             self._sink.close()
             self._writer = self._sink = None
-        value_set = pa.array(rows)
         # one table read at a time and filtered at once: only the rows asked for are held
         if self._dir is None:
-            found = [self._held[i].filter(pc.is_in(self._held[i].column("row"), value_set=value_set)) for i in wanted]
+            found = [self._held[i].filter(_among(self._held[i].column("row"), rows)) for i in wanted]
         else:
             with pa.OSFile(str(self._dir / "rows.arrow"), "rb") as handle:
                 reader = pa.ipc.open_file(handle)
                 found = []
                 for i in wanted:
                     batch = reader.get_batch(int(i))
-                    kept = batch.filter(pc.is_in(batch.column("row"), value_set=value_set))
-                    found.append(pa.Table.from_batches([kept]))
+                    found.append(pa.Table.from_batches([batch.filter(_among(batch.column("row"), rows))]))
         return pa.concat_tables([t.cast(self.schema) for t in found]) if found else self.schema.empty_table()
 
     def close(self) -> None:
@@ -161,3 +159,17 @@ class RowStore:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def in_sorted(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Whether each of `values` is in `rows` (sorted): a binary search per value. Asked batch after batch
+    against millions of rows (the repeats, the rows a pass names), a hash set or `np.isin` would rebuild its
+    index of `rows` every time and cost more than the batch."""
+    if not len(rows):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(rows, values), len(rows) - 1)
+    return rows[at] == values
+
+
+def _among(column, rows: np.ndarray) -> pa.Array:
+    return pa.array(in_sorted(column.to_numpy(zero_copy_only=False), rows))

@@ -84,3 +84,11 @@ def test_the_row_store_gives_back_the_rows_asked_for(tables, wanted, max_rows):
             (r, t) for r, t in added if r in wanted]
     finally:
         store.close()
+
+
+@given(st.lists(st.integers(-5, 40), max_size=30), st.sets(st.integers(-5, 40)))
+def test_in_sorted_is_membership(values, rows):
+    from overlap.keyjoin.spill import in_sorted
+
+    got = in_sorted(np.array(values, np.int64), np.array(sorted(rows), np.int64))
+    assert got.tolist() == [v in rows for v in values]
