@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -512,11 +511,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
         open_count = pc.sum(open_rows).as_py() or 0
         if not open_count:
             break
-        # Most rows open: the recogniser reads every row under the open mask (its keys are of the rows it
-        # takes, and it takes open rows only), which costs less than copying the open ones out.
-        whole = open_count * 2 > length
-        rows = pa.array(np.arange(length, dtype=np.int64)) if whole else pc.indices_nonzero(open_rows).cast(pa.int64())
-        if whole:
+        rows = pc.indices_nonzero(open_rows).cast(pa.int64())
+        if open_count == length:
             taken, parts = recogniser.extract(text, open_rows, context, forced)
         else:
             sub_context = {k: v.take(rows) for k, v in context.items()}
@@ -530,7 +526,7 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
             counted.count += count
             counted.example = counted.example or str(values[first].as_py())
             # `open_rows` with each open row replaced by whether this recogniser took it
-            taken_rows = taken if whole else pc.replace_with_mask(open_rows, open_rows, taken)
+            taken_rows = pc.replace_with_mask(open_rows, open_rows, taken) if open_count != length else taken
             by_row = pc.if_else(taken_rows, recogniser.name, by_row)
             open_rows = pc.and_(open_rows, pc.invert(taken_rows))
         for mask, kind, value, raw in parts:
