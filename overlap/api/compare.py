@@ -18,6 +18,7 @@ from ..model import Dataset
 from ..outputs.ship.splits import check_reasons, filter_split, write_split
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
+from ..sources.batches import open_batches
 from ..sources.generic import GenericColumns, read_generic
 from ..sources.load import load_dataset, load_identity
 from ..sources.registry import get_spec, is_registered
@@ -259,6 +260,9 @@ def _streamed_train(train: str, columns: GenericColumns, split: str | None, benc
         loaded.append(provenance)
         return found
 
+    # The training set is found before anything is fetched for it: a wrong path says so, not that the mapping
+    # could not be downloaded (nothing is read or hashed here).
+    open_batches(train, [columns.id], split=split, hash_files=False)
     if mapping is None and any((b.keys["kind"] == "ossfuzz").any() for b in benches):
         mapping = load()
     for bench in benches if mapping is not None else ():

@@ -124,3 +124,13 @@ def colliding_hash(monkeypatch):
 @given(mix_cases())
 def test_streamed_compare_is_exact_when_hashes_collide(tmp_path_factory, small_batches, colliding_hash, case):
     _check(case, tmp_path_factory.mktemp("stream"), evidence=False)  # repo, PR and base columns as generated
+
+
+def test_a_missing_training_file_is_named_before_anything_is_fetched(tmp_path):
+    """Offline and without the OSS-Fuzz mapping at hand, a wrong training path is what the error says."""
+    from overlap.api import compare
+    from overlap.errors import InputError
+
+    with pytest.raises(InputError, match="no-such.csv: no such file"):
+        compare(str(tmp_path / "no-such.csv"), ["cybergym"], columns={"id": "task"},
+                data={"cybergym": DATA["cybergym"]}, pool=None)
