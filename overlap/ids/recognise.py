@@ -32,10 +32,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from . import compiled
 from .cve import find_cve, raw_cve
 from .github import MAX_PR, canonical_repo, normalize_repo, parse_instance_id, parse_pr, pr_keys
 from .ossfuzz import MAX_DIGITS, trailing_int
@@ -206,6 +208,19 @@ def _groups_where(values: Any, candidate: Any, pattern: str, groups: list[str]) 
     return [pc.replace_with_mask(pa.nulls(len(values), pa.string()), candidate, part) for part in out]
 
 
+def _holds(values: Any, *needles: str) -> Any:
+    """Whether each value, ASCII letters lowered, holds any of `needles` (lowercase); False for a null: the
+    cheap literal test that picks the rows a recogniser's regex runs on."""
+    module = compiled.kernels(len(values))
+    if module is not None:
+        return pa.array(compiled.contains_any_lowered(values, needles, module))
+    lowered = pc.ascii_lower(values)
+    found = pc.match_substring(lowered, needles[0])
+    for needle in needles[1:]:
+        found = pc.or_(found, pc.match_substring(lowered, needle))
+    return pc.fill_null(found, False)
+
+
 def _numbers(digits: Any, limit: int) -> Any:
     """ASCII digit strings as int64 (null: empty, 0, longer than the safe length, or over `limit`)."""
     safe = pc.and_(pc.is_valid(digits), pc.less_equal(pc.utf8_length(digits), _SAFE_DIGITS))
@@ -229,30 +244,38 @@ def _str(array: Any) -> Any:
 
 def _ossfuzz(values, open_rows, context, forced):
     if forced:
-        digits = extract(values, _OSSFUZZ_TRAILING)
+        numbers = _issue_numbers(extract(values, _OSSFUZZ_TRAILING))
     else:  # every specific form holds `arvo` or `fuzz`: the regexes run only on the values that do
-        lowered = pc.ascii_lower(values)
-        candidate = pc.or_(pc.match_substring(lowered, "arvo"), pc.match_substring(lowered, "fuzz"))
-        digits = pa.nulls(len(values), pa.string())
-        for pattern in _OSSFUZZ_SPECIFIC:
-            digits = pc.coalesce(digits, _groups_where(values, candidate, pattern, ["g"])[0])
-    # An issue number has at most MAX_DIGITS digits, leading zeros included (`overlap.ids.ossfuzz.issue_number`).
-    short = pc.fill_null(pc.less_equal(pc.utf8_length(digits), MAX_DIGITS), False)
-    numbers = _numbers(pc.if_else(short, digits, pa.scalar(None, pa.string())), 10**MAX_DIGITS - 1)
+        candidate = _holds(values, "arvo", "fuzz")
+        count = pc.sum(candidate).as_py() or 0
+        chosen = values if count == len(values) else values.filter(candidate)
+        digits = pa.nulls(len(chosen), pa.string())
+        for pattern in _OSSFUZZ_SPECIFIC if count else ():
+            digits = pc.coalesce(digits, extract(chosen, pattern))
+        numbers = _issue_numbers(digits)
+        if count != len(values):
+            numbers = pc.replace_with_mask(pa.nulls(len(values), pa.int64()), candidate, numbers)
     taken = pc.and_(open_rows, pc.is_valid(numbers))
     text = _str(numbers)
     return taken, [(taken, "ossfuzz", text, text)]
 
 
+def _issue_numbers(digits):
+    """OSS-Fuzz issue numbers of digit strings: at most MAX_DIGITS digits, leading zeros included
+    (`overlap.ids.ossfuzz.issue_number`); null otherwise."""
+    short = pc.fill_null(pc.less_equal(pc.utf8_length(digits), MAX_DIGITS), False)
+    return _numbers(pc.if_else(short, digits, pa.scalar(None, pa.string())), 10**MAX_DIGITS - 1)
+
+
 def _cve(values, open_rows, context, forced):
-    raw = _groups_where(values, pc.match_substring(pc.ascii_lower(values), "cve-"), _CVE, ["g"])[0]
+    raw = _groups_where(values, _holds(values, "cve-"), _CVE, ["g"])[0]
     value = pc.utf8_upper(raw)
     taken = pc.and_(open_rows, pc.is_valid(raw))
     return taken, [(taken, "cve", value, raw)]
 
 
 def _ghsa(values, open_rows, context, forced):
-    ghsa = _groups_where(values, pc.match_substring(pc.ascii_lower(values), "ghsa-"), _GHSA, ["g"])[0]
+    ghsa = _groups_where(values, _holds(values, "ghsa-"), _GHSA, ["g"])[0]
     cve_column = context.get("cve")
     if cve_column is None or not pc.any(pc.is_valid(ghsa)).as_py():
         return pc.and_(open_rows, pa.repeat(pa.scalar(False), len(values))), []
@@ -265,7 +288,7 @@ def _ghsa(values, open_rows, context, forced):
 
 
 def _fix_commit(values, open_rows, context, forced):
-    raw = _groups_where(values, pc.match_substring(pc.ascii_lower(values), "/commit/"), _COMMIT_URL, ["sha"])[0]
+    raw = _groups_where(values, _holds(values, "/commit/"), _COMMIT_URL, ["sha"])[0]
     if forced:
         raw = pc.coalesce(raw, extract(values, _BARE_SHA, "sha"))
     taken = pc.and_(open_rows, pc.is_valid(raw))
@@ -275,7 +298,12 @@ def _fix_commit(values, open_rows, context, forced):
 def _owner_form(values):
     """(repo, PR digits) of `owner__name-N` values, null where a value is not of that form (`_PR_FORMS[0]` with
     the name a repo name): one capture-free match picks the values, then a split at the first `__` (an owner has
-    no `_`) and at the last `-` (the digits have none) reads them, several times cheaper than capture groups."""
+    no `_`) and at the last `-` (the digits have none) reads them, several times cheaper than capture groups
+    (and one compiled pass over the bytes for a large batch)."""
+    module = compiled.kernels(len(values))
+    if module is not None:
+        _, repo, digits = compiled.owner_form(values, module)
+        return repo, digits
     ok = pc.fill_null(pc.match_substring_regex(values, _OWNER_FORM), False)
     count = pc.sum(ok).as_py() or 0
     if not count:
@@ -293,9 +321,8 @@ def _owner_form(values):
 
 def _github_pr(values, open_rows, context, forced):
     repo, digits = _owner_form(values)
-    lowered = pc.ascii_lower(values)
     for pattern, literal in zip(_PR_FORMS[1:], ("#", "github.com"), strict=True):
-        candidate = pc.and_(pc.is_null(digits), pc.match_substring(lowered, literal))
+        candidate = pc.and_(pc.is_null(digits), _holds(values, literal))
         found_repo, found_digits = _groups_where(values, candidate, pattern, ["repo", "pr"])
         repo = pc.coalesce(repo, found_repo)
         digits = pc.coalesce(digits, found_digits)
@@ -505,30 +532,29 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     chosen = [(r, False) for r in RECOGNISERS.values()] + ([(RECOGNISERS[scheme], True)] if scheme else [])
     report = RecognitionReport(scheme=scheme)
     pieces = []
-    by_row = pa.nulls(length, pa.string())
-    for recogniser, forced in chosen:
+    open_rows = pc.fill_null(open_rows, False).to_numpy(zero_copy_only=False).copy()
+    taken_by = np.full(length, -1, np.int64)  # per row, the index in `chosen` of the recogniser that took it
+    for index, (recogniser, forced) in enumerate(chosen):
         # Each recogniser sees only the values no earlier one took (and none once every value is taken).
-        open_count = pc.sum(open_rows).as_py() or 0
-        if not open_count:
+        open_at = np.flatnonzero(open_rows)
+        if not len(open_at):
             break
-        rows = pc.indices_nonzero(open_rows).cast(pa.int64())
-        if open_count == length:
-            taken, parts = recogniser.extract(text, open_rows, context, forced)
+        rows = pa.array(open_at)
+        if len(open_at) == length:
+            taken, parts = recogniser.extract(text, pa.array(open_rows), context, forced)
         else:
             sub_context = {k: v.take(rows) for k, v in context.items()}
-            taken, parts = recogniser.extract(text.take(rows), pa.repeat(pa.scalar(True), open_count), sub_context,
-                                              forced)
-        taken = pc.fill_null(taken, False)
-        count = pc.sum(taken).as_py() or 0
+            taken, parts = recogniser.extract(text.take(rows), pa.repeat(pa.scalar(True), len(open_at)),
+                                              sub_context, forced)
+        taken = pc.fill_null(taken, False).to_numpy(zero_copy_only=False)
+        count = int(taken.sum())
         if count:
-            first = rows[pc.index(taken, True).as_py()].as_py()
+            first = int(open_at[np.argmax(taken)])
             counted = report.taken.setdefault(recogniser.name, RecogniserCount())
             counted.count += count
             counted.example = counted.example or str(values[first].as_py())
-            # `open_rows` with each open row replaced by whether this recogniser took it
-            taken_rows = pc.replace_with_mask(open_rows, open_rows, taken) if open_count != length else taken
-            by_row = pc.if_else(taken_rows, recogniser.name, by_row)
-            open_rows = pc.and_(open_rows, pc.invert(taken_rows))
+            taken_by[open_at[taken]] = index
+            open_rows[open_at[taken]] = False
         for mask, kind, value, raw in parts:
             mask = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)
             found = pc.sum(mask).as_py() or 0
@@ -536,6 +562,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
                 pieces.append(pa.table({"row": rows.filter(mask), "kind": pa.repeat(pa.scalar(kind), found),
                                         "value": _str(value).filter(mask), "raw": _str(raw).filter(mask)}))
     # Non-ASCII values: the scalar parsers decide (every Unicode rule is theirs).
+    names = pa.array([recogniser.name for recogniser, _ in chosen], pa.string())
+    by_row = names.take(pa.array(taken_by, mask=taken_by < 0)) if len(chosen) else pa.nulls(length, pa.string())
     scalar_rows = pc.and_(pc.invert(missing), pc.invert(ascii_rows))
     if pc.any(scalar_rows).as_py():
         by_row_list = by_row.to_pylist()

@@ -134,9 +134,9 @@ class BatchJoin:
             keep = valid[local]
             keys, local, code = keys.filter(pa.array(keep)), local[keep], code[keep]
         oss = code == OSSFUZZ
-        if oss.any():
-            mask = pa.array(oss)
-            value = pc.if_else(mask, self._canonical(pc.if_else(mask, keys.column("raw"), "0")), keys.column("value"))
+        if oss.any():  # made canonical on the OSS-Fuzz keys alone (a few in a mix of PR ids)
+            canonical = self._canonical(keys.column("raw").combine_chunks().take(pa.array(np.flatnonzero(oss))))
+            value = pc.replace_with_mask(keys.column("value").combine_chunks(), pa.array(oss), canonical)
             keys = keys.set_column(2, "value", value)
         if copies:
             keys, local, code = _first_copies(keys, local, code)

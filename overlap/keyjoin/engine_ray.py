@@ -15,6 +15,7 @@ import pickle
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -85,8 +86,8 @@ def _gather(dataset, batches, report: RecognitionReport) -> Iterator[tuple[pa.Ta
             offset = offset_of.setdefault(path, sum(rows_of.values()))
             n, file_row = part["rows"], rows_of.get(path, 0)
             items, keys = part["items"], part["keys"]
-            positions = pa.array(range(file_row, file_row + n), pa.int64())
-            items = items.append_column("file", pa.array([names[path]] * n, pa.string()))
+            positions = pa.array(np.arange(file_row, file_row + n, dtype=np.int64))
+            items = items.append_column("file", pa.repeat(pa.scalar(names[path], pa.string()), n))
             items = items.append_column("file_row", positions)
             items = items.append_column("row", pc.add(positions, offset))
             rows_of[path] = file_row + n

@@ -202,15 +202,16 @@ def _items_pass(state: _State):
     if shared:
         rows, *rest = (np.concatenate(parts) for parts in zip(*shared, strict=True))
         ids = state.ids.select(rows)  # in row order, one per row
-        first_rows = ids.group_by("item_id", use_threads=False).aggregate([("row", "min")]).column("row_min")
-        first = np.isin(rows, first_rows.to_numpy())
+        first_rows = np.sort(ids.group_by("item_id", use_threads=False).aggregate([("row", "min")])
+                             .column("row_min").to_numpy())
+        first = in_sorted(rows, first_rows)
         firsts.add(rows[first], *(column[first] for column in rest))
         repeat_rows = np.sort(rows[~first])
         if len(repeat_rows):
             where = int(np.searchsorted(ids.column("row").to_numpy(), repeat_rows[0]))
             first_repeat = (int(repeat_rows[0]), ids.column("item_id")[where].as_py())
-            is_first = pc.is_in(ids.column("row"), value_set=first_rows)
-            base_problems = other_base(ids.filter(is_first), ids.filter(pc.invert(is_first)))
+            is_first = in_sorted(ids.column("row").to_numpy(), first_rows)
+            base_problems = other_base(ids.filter(pa.array(is_first)), ids.filter(pa.array(~is_first)))
     return firsts, repeat_rows, first_repeat, base_problems
 
 
@@ -244,8 +245,9 @@ def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
         if len(repeats):
             kept = ~in_sorted(rows, repeats)
             rows, hashes = rows[kept], hashes[kept]
-        values, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
-        candidates.append(rows[counts[inverse] > 1])
+        ordered = np.sort(hashes)
+        twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])  # the hashes held more than once
+        candidates.append(rows[in_sorted(hashes, twice)])
     rows = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, np.int64)
     keys = state.key_strings.select(rows)
     # an item is one row, and a row holds a (kind, value) once: its count is the count of items holding it

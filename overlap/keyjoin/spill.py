@@ -55,8 +55,8 @@ class Spill:
             return
         table = pa.concat_tables(self._parts).combine_chunks()
         self._parts, self._buffered = [], 0
-        where = partition_of(table.column(self.column), self.partitions)
-        order = np.argsort(where, kind="stable")
+        where = partition_of(table.column(self.column), self.partitions).astype(np.int16)
+        order = np.argsort(where, kind="stable")  # a radix sort on 16-bit keys
         bounds = np.searchsorted(where[order], np.arange(self.partitions + 1))
         table = table.take(pa.array(order))
         if self._dir is None:

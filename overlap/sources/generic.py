@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..ids import compiled
 from ..ids.recognise import (
     RECOGNISERS,
     RecognitionReport,
@@ -138,13 +139,13 @@ def iter_key_batches(source: str | os.PathLike | BatchSource, spec: GenericColum
                 batch = transform(batch, data_file.name, file_row)
             items, keys = _batch_items(batch, spec, report)
             n = batch.num_rows
-            positions = pa.array(range(file_row, file_row + n), pa.int64())
-            items = items.append_column("file", pa.array([data_file.name] * n, pa.string()))
+            positions = pa.array(np.arange(file_row, file_row + n, dtype=np.int64))
+            items = items.append_column("file", pa.repeat(pa.scalar(data_file.name, pa.string()), n))
             items = items.append_column("file_row", positions)
             items = items.append_column("row", pc.add(positions, offset))
             if subset_of and (subset is not None or "subset" not in items.column_names):
                 # The file's subset wins; a file of no subset keeps what its rows say (a cell, a transform).
-                named = pa.array([subset] * n, pa.string())
+                named = pa.repeat(pa.scalar(subset, pa.string()), n)
                 names = items.column_names
                 items = items.set_column(names.index("subset"), "subset", named) if "subset" in names \
                     else items.append_column("subset", named)
@@ -307,16 +308,27 @@ def _pr_from_keys(keys, n: int):
     """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none): both end in the
     same `#<N>`."""
     chosen = keys.filter(pc.is_in(keys.column("kind"), value_set=pa.array(["base_pr", "repo_pr_exact"])))
-    halves = pc.split_pattern(chosen.column("value"), "#", max_splits=1, reverse=True)
-    numbers = pc.cast(pc.list_element(halves, 1), pa.int64())
-    return _by_row(chosen.column("row"), numbers, n)
+    return _by_row(chosen.column("row"), _split_at_hash(chosen.column("value"))[1], n)
 
 
 def _repo_from_keys(keys, n: int):
     """Each row's canonical repo from its `repo_pr` key (string, null: none)."""
     chosen = keys.filter(pc.equal(keys.column("kind"), "repo_pr"))
-    halves = pc.split_pattern(chosen.column("value"), "#", max_splits=1, reverse=True)
-    return _by_row(chosen.column("row"), pc.list_element(halves, 0), n)
+    return _by_row(chosen.column("row"), _split_at_hash(chosen.column("value"))[0], n)
+
+
+def _split_at_hash(values):
+    """(the part before the last `#`, the int64 after it) of PR key values (`<repo or sha>#<N>`): one compiled
+    pass for a large batch, else (and for any value the pass cannot read) Arrow's split and cast."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    module = compiled.kernels(len(values))
+    found = compiled.split_last(values, "#", module) if module is not None else None
+    if found is not None and found[2].sum() == len(values) - values.null_count:
+        head, number, ok = found
+        return head, pa.array(number, pa.int64(), mask=~ok)
+    halves = pc.split_pattern(values, "#", max_splits=1, reverse=True)
+    return pc.list_element(halves, 0), pc.cast(pc.list_element(halves, 1), pa.int64())
 
 
 def _base_from_keys(keys, n: int):
@@ -334,7 +346,7 @@ def _by_row(rows, values, n: int):
 
 
 def _parts_table(parts, n: int):
-    rows = pa.array(range(n), pa.int64())
+    rows = pa.array(np.arange(n, dtype=np.int64))
     tables = []
     for mask, kind, value, raw in parts:
         mask = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)

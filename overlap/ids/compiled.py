@@ -1,0 +1,100 @@
+"""When the recognisers use their compiled loops (`overlap.ids.kernels`), and what they are given.
+
+A batch of `COMPILED_FROM` values or more goes through the compiled loops; a smaller one, or any batch where
+numba cannot be imported or cannot compile (or `OVERLAP_IDS_JIT=0`), through the Arrow kernels, which are the
+reference: `tests/ids/test_compiled.py` holds the two equal on generated values. Loading numba costs about a
+second once per process, so a small compare never pays it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+
+COMPILED_FROM = 20_000
+_STATE: list = []
+
+
+def kernels(length: int):
+    """The compiled loops for a batch of `length` values, or None (the Arrow path)."""
+    if length < COMPILED_FROM:
+        return None
+    if not _STATE:
+        module = None
+        if os.environ.get("OVERLAP_IDS_JIT", "1") != "0":
+            try:
+                from . import kernels as module
+
+                _smoke(module)
+            except Exception:  # noqa: BLE001 - numba missing, or its compiler failing here: the Arrow path
+                module = None
+        _STATE.append(module)
+    return _STATE[0]
+
+
+def _smoke(module) -> None:
+    """Compile (or load) every loop on a tiny input, so a failure shows here, not mid-batch."""
+    values = pa.array(["owner__name-12", None, "ARVO:3"], pa.string())
+    assert contains_any_lowered(values, ("arvo",), module).tolist() == [False, False, True]
+    ok, repo, digits = owner_form(values, module)
+    assert ok.tolist() == [True, False, False] and repo.to_pylist() == ["owner/name", None, None]
+
+
+def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets as int64, bytes, validity as bool) of a string or large_string array, its slice offset applied."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    n = len(values)
+    validity, offsets_buffer, data_buffer = values.buffers()
+    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, width, count=n + 1, offset=values.offset * np.dtype(width).itemsize)
+    data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    valid = np.ones(n, bool) if validity is None else values.is_valid().to_numpy(zero_copy_only=False)
+    return offsets.astype(np.int64), data, valid
+
+
+def contains_any_lowered(values: pa.Array, needles: tuple[str, ...], module) -> np.ndarray:
+    """Whether each value, ASCII letters lowered, holds any of `needles` (lowercase); False for a null."""
+    offsets, data, valid = string_buffers(values)
+    encoded = [n.encode() for n in needles]
+    joined = np.frombuffer(b"".join(encoded), np.uint8)
+    starts = np.cumsum([0] + [len(e) for e in encoded]).astype(np.int64)
+    out = np.empty(len(valid), bool)
+    module.contains_any_lowered(offsets, data, valid, joined, starts, out)
+    return out
+
+
+def _strings(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> pa.Array:
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.StringArray.from_buffers(len(valid), pa.py_buffer(offsets.astype(np.int32)),
+                                       pa.py_buffer(data[:offsets[-1]].copy()), bitmap)
+
+
+def owner_form(values: pa.Array, module) -> tuple[np.ndarray, pa.Array, pa.Array]:
+    """(ok, repo `owner/name`, PR digits) of `owner__name-N` values; repo and digits null where not ok."""
+    offsets, data, valid = string_buffers(values)
+    n = len(valid)
+    ok = np.empty(n, bool)
+    room = max(int(offsets[-1] - offsets[0]), 1)
+    repo_offsets, digit_offsets = np.empty(n + 1, np.int64), np.empty(n + 1, np.int64)
+    repo_data, digit_data = np.empty(room, np.uint8), np.empty(room, np.uint8)
+    module.owner_form(offsets, data, valid, ok, repo_offsets, repo_data, digit_offsets, digit_data)
+    return ok, _strings(repo_offsets, repo_data, ok), _strings(digit_offsets, digit_data, ok)
+
+
+def split_last(values: pa.Array, separator: str, module) -> tuple[pa.Array, np.ndarray, np.ndarray] | None:
+    """(the part before the last `separator` of each value, the number after it, whether that number is 1 to
+    18 ASCII digits), or None when some value has no separator (the caller's Arrow path decides those)."""
+    offsets, data, valid = string_buffers(values)
+    n = len(valid)
+    cut, number, ok = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, bool)
+    module.after_last(offsets, data, valid, np.uint8(ord(separator)), cut, number, ok)
+    if (cut[valid] < 0).any():
+        return None
+    starts = offsets[:-1]
+    stops = np.where(valid, cut, starts)
+    out_offsets, out_data = np.empty(n + 1, np.int64), np.empty(max(int(offsets[-1] - offsets[0]), 1), np.uint8)
+    module.copy_spans(starts, stops, data, out_offsets, out_data)
+    return _strings(out_offsets, out_data, valid), number, ok & valid

@@ -1,0 +1,105 @@
+"""The recognisers' compiled loops give what their Arrow path gives, on generated values of every id form,
+with junk, Unicode, blanks and nulls, and on arrays that are slices of larger ones."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from overlap.ids import compiled, recognise
+from overlap.sources import generic
+
+numba = pytest.importorskip("numba")  # a dependency: without it the Arrow path is all there is
+
+
+def test_the_loops_compile_and_pass_their_smoke_test():
+    assert compiled.kernels(compiled.COMPILED_FROM) is not None
+
+PIECES = st.one_of(
+    st.text("0123456789", min_size=1, max_size=20),
+    st.sampled_from(["arvo", "ARVO", "oss-fuzz", "OssFuzz", "cve-", "CVE-2021-", "GHSA-", "ghsa", "/commit/", "#",
+                     "github.com", "GitHub.COM", "__", "_", "-", ":", ".", "/", " ", "é", "１", "owner", "Name",
+                     "a-b", "x.y", "\n", "\t"]),
+    st.text(max_size=3),
+)
+NAME = st.text("aZ09-_.#/ é", max_size=6)
+OWNER = st.one_of(st.text("aZ09-", min_size=1, max_size=5), NAME)  # mostly a valid owner, sometimes not
+REPO_NAME = st.one_of(st.text("aZ09-_.", max_size=6), NAME)
+DIGITS = st.one_of(st.text("0123456789", max_size=20), st.text("0123456789a-", max_size=4))
+# the forms themselves, with parts that bend their rules (`_` in an owner, `.` in a name, no digits, ...)
+FORMS = st.one_of(
+    st.tuples(OWNER, REPO_NAME, DIGITS).map(lambda t: f"{t[0]}__{t[1]}-{t[2]}"),
+    st.tuples(st.sampled_from(["arvo", "oss-fuzz", "ARVO", "ossfuzz"]), st.sampled_from([":", "_", "-", ""]),
+              DIGITS).map("".join),
+    st.tuples(OWNER, REPO_NAME, DIGITS).map(lambda t: f"{t[0]}/{t[1]}#{t[2]}"),
+)
+VALUES = st.one_of(st.none(), FORMS, FORMS, st.lists(PIECES, max_size=6).map("".join))
+ARRAYS = st.tuples(st.lists(VALUES, max_size=40), st.integers(0, 3), st.integers(0, 3))
+
+
+def _array(drawn) -> pa.Array:
+    """The values as a string array, cut out of a larger one (so its offsets do not start at zero)."""
+    values, before, after = drawn
+    padded = ["pad__x-1"] * before + values + ["arvo:1"] * after
+    return pa.array(padded, pa.string()).slice(before, len(values))
+
+
+def arrow_path(function, *args, **kwargs):
+    """`function` run with the compiled loops turned off."""
+    with mock.patch.object(compiled, "kernels", lambda length: None):
+        return function(*args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _compiled_path():
+    """Every batch, however small, goes through the compiled loops (unless `arrow_path` turns them off)."""
+    with mock.patch.object(compiled, "COMPILED_FROM", 0):
+        yield
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARRAYS, st.sampled_from([("arvo", "fuzz"), ("cve-",), ("ghsa-",), ("/commit/",), ("#",), ("github.com",)]))
+def test_the_literal_test_is_arrows(drawn, needles):
+    values = _array(drawn)
+    assert recognise._holds(values, *needles).to_pylist() == arrow_path(recognise._holds, values, *needles).to_pylist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARRAYS)
+def test_the_owner_form_is_arrows(drawn):
+    values = _array(drawn)
+    repo, digits = recognise._owner_form(values)
+    want_repo, want_digits = arrow_path(recognise._owner_form, values)
+    assert repo.to_pylist() == want_repo.to_pylist() and digits.to_pylist() == want_digits.to_pylist()
+    assert repo.type == want_repo.type == digits.type == pa.string()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.tuples(st.text(max_size=8), st.integers(0, 10**18)).map(
+    lambda t: f"{t[0]}#{t[1]}"), st.tuples(st.text(max_size=8), st.text("0123456789+x", max_size=20)).map(
+    lambda t: f"{t[0]}#{t[1]}")), max_size=30))
+def test_splitting_pr_key_values_is_arrows(values):
+    array = pa.array(values, pa.string())
+    try:
+        want = arrow_path(generic._split_at_hash, array)
+    except pa.ArrowInvalid:  # a value Arrow cannot cast: the compiled pass gives it back to Arrow, which says so
+        with pytest.raises(pa.ArrowInvalid):
+            generic._split_at_hash(array)
+        return
+    head, number = generic._split_at_hash(array)
+    assert head.to_pylist() == want[0].to_pylist() and number.to_pylist() == want[1].to_pylist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(ARRAYS, st.sampled_from([None, "ossfuzz", "github_pr", "cve", "fix_commit"]))
+def test_recognition_is_the_arrow_paths(drawn, scheme):
+    values = _array(drawn)
+    got = recognise.recognise(values, scheme=scheme)
+    want = arrow_path(recognise.recognise, values, scheme=scheme)
+    assert got.keys.to_pylist() == want.keys.to_pylist()
+    assert got.recogniser.to_pylist() == want.recogniser.to_pylist()
+    assert got.report.to_dict() == want.report.to_dict()
