@@ -37,7 +37,7 @@ def kernels(length: int):
 def _smoke(module) -> None:
     """Compile (or load) every loop on a tiny input, so a failure shows here, not mid-batch."""
     values = pa.array(["owner__name-12", None, "ARVO:3"], pa.string())
-    assert contains_any_lowered(values, ("arvo",), module).tolist() == [False, False, True]
+    assert literal_bits(values, ("arvo", "__"), module).tolist() == [2, 0, 1]
     ok, repo, digits = owner_form(values, module)
     assert ok.tolist() == [True, False, False] and repo.to_pylist() == ["owner/name", None, None]
 
@@ -55,21 +55,26 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return offsets.astype(np.int64), data, valid
 
 
-def contains_any_lowered(values: pa.Array, needles: tuple[str, ...], module) -> np.ndarray:
-    """Whether each value, ASCII letters lowered, holds any of `needles` (lowercase); False for a null."""
+def literal_bits(values: pa.Array, needles: tuple[str, ...], module) -> np.ndarray:
+    """Per value, bit k set when the value, ASCII letters lowered, holds needles[k] (lowercase; at most 16)."""
     offsets, data, valid = string_buffers(values)
     encoded = [n.encode() for n in needles]
     joined = np.frombuffer(b"".join(encoded), np.uint8)
     starts = np.cumsum([0] + [len(e) for e in encoded]).astype(np.int64)
-    out = np.empty(len(valid), bool)
-    module.contains_any_lowered(offsets, data, valid, joined, starts, out)
+    first = np.zeros(256, bool)
+    first[[e[0] for e in encoded]] = True
+    out = np.empty(len(valid), np.uint16)
+    module.literal_bits(offsets, data, valid, joined, starts, first, out)
     return out
 
 
 def _strings(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """A string array of the buffers a loop wrote (past 2 GiB of bytes, the cast says so as Arrow would)."""
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.StringArray.from_buffers(len(valid), pa.py_buffer(offsets.astype(np.int32)),
-                                       pa.py_buffer(data[:offsets[-1]].copy()), bitmap)
+    payload = pa.py_buffer(data[:offsets[-1]].copy())
+    if offsets[-1] > np.iinfo(np.int32).max:
+        return pa.LargeStringArray.from_buffers(len(valid), pa.py_buffer(offsets), payload, bitmap).cast(pa.string())
+    return pa.StringArray.from_buffers(len(valid), pa.py_buffer(offsets.astype(np.int32)), payload, bitmap)
 
 
 def owner_form(values: pa.Array, module) -> tuple[np.ndarray, pa.Array, pa.Array]:
@@ -98,3 +103,16 @@ def split_last(values: pa.Array, separator: str, module) -> tuple[pa.Array, np.n
     out_offsets, out_data = np.empty(n + 1, np.int64), np.empty(max(int(offsets[-1] - offsets[0]), 1), np.uint8)
     module.copy_spans(starts, stops, data, out_offsets, out_data)
     return _strings(out_offsets, out_data, valid), number, ok & valid
+
+
+def join_pairs(left: pa.Array, right: pa.Array, separator: str, module) -> pa.Array:
+    """`left + separator + right` of each pair, null where either side is null (`binary_join_element_wise`)."""
+    left_offsets, left_data, left_valid = string_buffers(left)
+    right_offsets, right_data, right_valid = string_buffers(right)
+    valid = left_valid & right_valid
+    n = len(valid)
+    room = max(int(left_offsets[-1] - left_offsets[0] + right_offsets[-1] - right_offsets[0]) + n, 1)
+    out_offsets, out_data = np.empty(n + 1, np.int64), np.empty(room, np.uint8)
+    module.join_pairs(left_offsets, left_data, right_offsets, right_data, valid, np.uint8(ord(separator)),
+                      out_offsets, out_data)
+    return _strings(out_offsets, out_data, valid)

@@ -4,35 +4,41 @@ one pass over a string array's bytes instead of several kernels and temporaries.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def contains_any_lowered(offsets, data, valid, needles, needle_offsets, out):
-    """out[i]: whether value i, ASCII letters lowered (`pc.ascii_lower`), holds any needle (lowercase bytes,
-    `needles[needle_offsets[k]:needle_offsets[k + 1]]`) as a substring; False for a null value."""
+def literal_bits(offsets, data, valid, needles, needle_offsets, starts_a_needle, out):
+    """out[i]: bit k set when value i, ASCII letters lowered (`pc.ascii_lower`), holds needle k (lowercase
+    bytes, `needles[needle_offsets[k]:needle_offsets[k + 1]]`) as a substring; 0 for a null value. One pass
+    over the bytes: only a byte that starts some needle (`starts_a_needle`) is looked at further."""
     for i in range(len(out)):
-        out[i] = False
+        out[i] = 0
         if not valid[i]:
             continue
         start, stop = offsets[i], offsets[i + 1]
-        for k in range(len(needle_offsets) - 1):
-            first, last = needle_offsets[k], needle_offsets[k + 1]
-            size = last - first
-            for p in range(start, stop - size + 1):
-                q = 0
+        for p in range(start, stop):
+            b = data[p]
+            if 65 <= b <= 90:
+                b += 32
+            if not starts_a_needle[b]:
+                continue
+            for k in range(len(needle_offsets) - 1):
+                first, last = needle_offsets[k], needle_offsets[k + 1]
+                size = last - first
+                if needles[first] != b or p + size > stop:
+                    continue
+                q = 1
                 while q < size:
-                    b = data[p + q]
-                    if 65 <= b <= 90:
-                        b += 32
-                    if b != needles[first + q]:
+                    c = data[p + q]
+                    if 65 <= c <= 90:
+                        c += 32
+                    if c != needles[first + q]:
                         break
                     q += 1
                 if q == size:
-                    out[i] = True
-                    break
-            if out[i]:
-                break
+                    out[i] |= np.uint16(1) << np.uint16(k)
 
 
 @njit(cache=True, nogil=True)
@@ -140,3 +146,22 @@ def copy_spans(starts, stops, data, out_offsets, out_data):
             out_data[at] = data[q]
             at += 1
     out_offsets[len(starts)] = at
+
+
+@njit(cache=True, nogil=True)
+def join_pairs(left_offsets, left_data, right_offsets, right_data, valid, separator, out_offsets, out_data):
+    """`left + separator + right` of each pair where `valid` (both sides there), else an empty slot."""
+    at = 0
+    for i in range(len(valid)):
+        out_offsets[i] = at
+        if not valid[i]:
+            continue
+        for q in range(left_offsets[i], left_offsets[i + 1]):
+            out_data[at] = left_data[q]
+            at += 1
+        out_data[at] = separator
+        at += 1
+        for q in range(right_offsets[i], right_offsets[i + 1]):
+            out_data[at] = right_data[q]
+            at += 1
+    out_offsets[len(valid)] = at

@@ -208,12 +208,17 @@ def _groups_where(values: Any, candidate: Any, pattern: str, groups: list[str]) 
     return [pc.replace_with_mask(pa.nulls(len(values), pa.string()), candidate, part) for part in out]
 
 
-def _holds(values: Any, *needles: str) -> Any:
-    """Whether each value, ASCII letters lowered, holds any of `needles` (lowercase); False for a null: the
-    cheap literal test that picks the rows a recogniser's regex runs on."""
-    module = compiled.kernels(len(values))
-    if module is not None:
-        return pa.array(compiled.contains_any_lowered(values, needles, module))
+# Literals the recognisers test values for before their regexes run (`_holds`): a large batch has them all
+# found in one compiled pass (`compiled.literal_bits`), carried beside the values as the context's `_literals`.
+LITERALS = ("arvo", "fuzz", "cve-", "ghsa-", "/commit/", "#", "github.com")
+
+
+def _holds(values: Any, context: dict[str, Any], *needles: str) -> Any:
+    """Whether each value, ASCII letters lowered, holds any of `needles` (lowercase, in LITERALS); False for a
+    null: the cheap literal test that picks the rows a recogniser's regex runs on."""
+    if "_literals" in context:
+        wanted = sum(1 << LITERALS.index(needle) for needle in needles)
+        return pa.array((context["_literals"].to_numpy(zero_copy_only=False) & wanted) != 0)
     lowered = pc.ascii_lower(values)
     found = pc.match_substring(lowered, needles[0])
     for needle in needles[1:]:
@@ -246,7 +251,7 @@ def _ossfuzz(values, open_rows, context, forced):
     if forced:
         numbers = _issue_numbers(extract(values, _OSSFUZZ_TRAILING))
     else:  # every specific form holds `arvo` or `fuzz`: the regexes run only on the values that do
-        candidate = _holds(values, "arvo", "fuzz")
+        candidate = _holds(values, context, "arvo", "fuzz")
         count = pc.sum(candidate).as_py() or 0
         chosen = values if count == len(values) else values.filter(candidate)
         digits = pa.nulls(len(chosen), pa.string())
@@ -268,14 +273,14 @@ def _issue_numbers(digits):
 
 
 def _cve(values, open_rows, context, forced):
-    raw = _groups_where(values, _holds(values, "cve-"), _CVE, ["g"])[0]
+    raw = _groups_where(values, _holds(values, context, "cve-"), _CVE, ["g"])[0]
     value = pc.utf8_upper(raw)
     taken = pc.and_(open_rows, pc.is_valid(raw))
     return taken, [(taken, "cve", value, raw)]
 
 
 def _ghsa(values, open_rows, context, forced):
-    ghsa = _groups_where(values, _holds(values, "ghsa-"), _GHSA, ["g"])[0]
+    ghsa = _groups_where(values, _holds(values, context, "ghsa-"), _GHSA, ["g"])[0]
     cve_column = context.get("cve")
     if cve_column is None or not pc.any(pc.is_valid(ghsa)).as_py():
         return pc.and_(open_rows, pa.repeat(pa.scalar(False), len(values))), []
@@ -288,7 +293,7 @@ def _ghsa(values, open_rows, context, forced):
 
 
 def _fix_commit(values, open_rows, context, forced):
-    raw = _groups_where(values, _holds(values, "/commit/"), _COMMIT_URL, ["sha"])[0]
+    raw = _groups_where(values, _holds(values, context, "/commit/"), _COMMIT_URL, ["sha"])[0]
     if forced:
         raw = pc.coalesce(raw, extract(values, _BARE_SHA, "sha"))
     taken = pc.and_(open_rows, pc.is_valid(raw))
@@ -322,7 +327,7 @@ def _owner_form(values):
 def _github_pr(values, open_rows, context, forced):
     repo, digits = _owner_form(values)
     for pattern, literal in zip(_PR_FORMS[1:], ("#", "github.com"), strict=True):
-        candidate = pc.and_(pc.is_null(digits), _holds(values, literal))
+        candidate = pc.and_(pc.is_null(digits), _holds(values, context, literal))
         found_repo, found_digits = _groups_where(values, candidate, pattern, ["repo", "pr"])
         repo = pc.coalesce(repo, found_repo)
         digits = pc.coalesce(digits, found_digits)
@@ -436,6 +441,14 @@ def base_commits(base: Any) -> tuple[Any, Any]:
     return pc.if_else(ok, sha, none), pc.if_else(ok, raw, none)
 
 
+def _joined(left: Any, right: Any) -> Any:
+    """`left#right` of each pair (null where either is null): a PR key value."""
+    module = compiled.kernels(len(left))
+    if module is not None:
+        return compiled.join_pairs(left, right, "#", module)
+    return pc.binary_join_element_wise(left, right, "#")
+
+
 def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[tuple[Any, str, Any, Any]]:
     """(mask, kind, value, raw) of the PR keys of each row in `rows` (`github.pr_keys`, column-wise):
     `repo` as written (null: none), `numbers` int64 PR (null: none), `base` the base-commit column."""
@@ -445,15 +458,14 @@ def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[t
     written = repo
     canonical = canonical_repos(written)
     with_repo = pc.fill_null(pc.and_(has_pr, pc.is_valid(canonical)), False)
-    exact = pc.binary_join_element_wise(written, number_text, "#")
-    parts.append((with_repo, "repo_pr", pc.binary_join_element_wise(canonical, number_text, "#"), exact))
+    exact = _joined(written, number_text)
+    parts.append((with_repo, "repo_pr", _joined(canonical, number_text), exact))
     parts.append((with_repo, "repo_pr_exact", exact, exact))
     if base is not None:
         sha, raw_sha = base_commits(base)
         has_base = pc.fill_null(pc.and_(rows, pc.is_valid(sha)), False)
         both = pc.fill_null(pc.and_(has_base, pc.is_valid(numbers)), False)
-        parts.append((both, "base_pr", pc.binary_join_element_wise(sha, number_text, "#"),
-                      pc.binary_join_element_wise(raw_sha, number_text, "#")))
+        parts.append((both, "base_pr", _joined(sha, number_text), _joined(raw_sha, number_text)))
         parts.append((has_base, "base", sha, raw_sha))
     return parts
 
@@ -526,6 +538,9 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     else:
         missing = original_missing
     ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
+    module = compiled.kernels(length)
+    if module is not None:
+        context = {**context, "_literals": pa.array(compiled.literal_bits(text, LITERALS, module))}
     open_rows = pc.and_(pc.invert(missing), ascii_rows)
     open_rows = pc.and_(open_rows, pc.is_valid(text))
     # (recogniser, forced): every specific form first, then the forced scheme's looser form on what is left
@@ -568,7 +583,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     if pc.any(scalar_rows).as_py():
         by_row_list = by_row.to_pylist()
         extra = {"row": [], "kind": [], "value": [], "raw": []}
-        context_lists = {k: (v.to_pylist() if hasattr(v, "to_pylist") else list(v)) for k, v in context.items()}
+        context_lists = {k: (v.to_pylist() if hasattr(v, "to_pylist") else list(v)) for k, v in context.items()
+                         if k in CONTEXT}
         for position in pc.indices_nonzero(scalar_rows).to_pylist():
             value = text[position].as_py()
             row_context = {k: v[position] for k, v in context_lists.items()}

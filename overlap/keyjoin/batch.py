@@ -54,6 +54,11 @@ class BenchKeys:
     values: pa.Array
     raws: pa.Array
 
+    def __post_init__(self) -> None:
+        # a table of the hashes of each: a batch's keys are looked up by hash, and only the few whose hash
+        # may be there are compared as strings
+        self.value_hashes, self.raw_hashes = HashTable(hash64(self.values)), HashTable(hash64(self.raws))
+
     @classmethod
     def of(cls, benches) -> BenchKeys:
         frames = [b.keys for b in benches]
@@ -61,6 +66,30 @@ class BenchKeys:
         task = keys[keys["kind"].isin(TASK_KINDS)]
         return cls(values=pa.array(sorted(set(keys["value"].dropna().astype(str))), pa.string()),
                    raws=pa.array(sorted(set(task["raw"].dropna().astype(str))), pa.string()))
+
+
+class HashTable:
+    """Which low bits the hashes of a set have (a table of about 16 slots per hash, so about one hash in 16
+    not in the set passes): a lookup is one index per value, where a binary search is a dozen."""
+
+    def __init__(self, hashes: np.ndarray) -> None:
+        size = 1 << int(min(max(np.ceil(np.log2(max(len(hashes), 1) * 16)), 16), 26))
+        self.mask = np.uint64(size - 1)
+        self.slots = np.zeros(size, bool)
+        self.slots[(hashes & self.mask).astype(np.int64)] = True
+
+    def may_hold(self, hashes: np.ndarray) -> np.ndarray:
+        return self.slots[(hashes & self.mask).astype(np.int64)]
+
+
+def _among(strings, hashes: np.ndarray, wanted: pa.Array, table: HashTable) -> np.ndarray:
+    """Whether each of `strings` (hashed: `hashes`) is one of `wanted` (its hashes' `table`)."""
+    out = table.may_hold(hashes)
+    if out.any():
+        candidates = np.flatnonzero(out)
+        found = pc.is_in(strings.take(pa.array(candidates)), value_set=wanted)
+        out[candidates] = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+    return out
 
 
 @dataclass
@@ -135,16 +164,21 @@ class BatchJoin:
             keys, local, code = keys.filter(pa.array(keep)), local[keep], code[keep]
         oss = code == OSSFUZZ
         if oss.any():  # made canonical on the OSS-Fuzz keys alone (a few in a mix of PR ids)
-            canonical = self._canonical(keys.column("raw").combine_chunks().take(pa.array(np.flatnonzero(oss))))
-            value = pc.replace_with_mask(keys.column("value").combine_chunks(), pa.array(oss), canonical)
-            keys = keys.set_column(2, "value", value)
+            at = pa.array(np.flatnonzero(oss))
+            value = keys.column("value").combine_chunks()
+            canonical = self._canonical(keys.column("raw").combine_chunks().take(at))
+            changed = pc.fill_null(pc.not_equal(canonical, value.take(at)), True).to_numpy(zero_copy_only=False)
+            if changed.any():
+                keys = keys.set_column(2, "value", _placed(value, at.to_numpy()[changed],
+                                                           canonical.filter(pa.array(changed))))
         if copies:
             keys, local, code = _first_copies(keys, local, code)
         projects = self._project_codes(items.column("project"))
         bits, problem_rows = _problems(items, valid)
         facts = _facts(items, ids, valid, local, code, projects, bits)
         task = np.isin(code, TASK_CODES)
-        task_keys, key_strings = _task_keys(keys, code, task)
+        value_hashes = hash64(keys.column("value"))
+        task_keys, key_strings = _task_keys(keys, code, task, value_hashes[task])
         id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects,
                                "base_commit": items.column("base_commit")}, schema=ID_STRING_SCHEMA)
         if missing:
@@ -154,16 +188,23 @@ class BatchJoin:
         ossfuzz = pa.table({"row": keys.column("row").filter(pa.array(oss)), "item_id": ids.take(rows_of_oss),
                             "value": keys.column("value").filter(pa.array(oss)),
                             "raw": keys.column("raw").filter(pa.array(oss))})
-        hit = pc.fill_null(pc.is_in(keys.column("value"), value_set=self.bench.values), False).to_numpy(
-            zero_copy_only=False)
+        hit = _among(keys.column("value"), value_hashes, self.bench.values, self.bench.value_hashes)
         if task.any() and len(self.bench.raws):
-            raw = pc.fill_null(pc.is_in(keys.column("raw"), value_set=self.bench.raws), False)
-            hit |= task & raw.to_numpy(zero_copy_only=False)
+            at = np.flatnonzero(task)
+            raws = keys.column("raw").take(pa.array(at))
+            hit[at] |= _among(raws, hash64(raws), self.bench.raws, self.bench.raw_hashes)
         matched_rows = np.unique(local[hit])
         matched_items = items.take(pa.array(matched_rows, pa.int64()))
         matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
         return BatchPart(n, missing, first_missing, facts, task_keys, id_strings, key_strings, problem_rows, ossfuzz,
                          matched_items, matched_keys)
+
+
+def _placed(values: pa.Array, where: np.ndarray, new: pa.Array) -> pa.Array:
+    """`values` with `new` at positions `where` (one take, cheaper than a masked replace of strings)."""
+    index = np.arange(len(values))
+    index[where] = len(values) + np.arange(len(where))
+    return pa.concat_arrays([values, new.cast(values.type)]).take(pa.array(index))
 
 
 def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
@@ -188,14 +229,16 @@ def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
     return (np.concatenate(codes) if codes else np.zeros(0, np.int64)), copies
 
 
-def _task_keys(keys: pa.Table, code: np.ndarray, task: np.ndarray) -> tuple[pa.Table, pa.Table]:
-    """(hash of each task-kind key's kind and value with its row, the keys as strings). A raw value equal to
-    the value is left null (most are: it is the value again), which halves what is kept of them."""
+def _task_keys(keys: pa.Table, code: np.ndarray, task: np.ndarray, value_hashes: np.ndarray) -> tuple[pa.Table,
+                                                                                                       pa.Table]:
+    """(hash of each task-kind key's kind and value with its row, the keys as strings), given the hashes of
+    their values. A raw value equal to the value is left null (most are: it is the value again), which halves
+    what is kept of them."""
     mask = pa.array(task)
     rows = keys.column("row").filter(mask)
     value, raw = keys.column("value").filter(mask), keys.column("raw").filter(mask)
     with np.errstate(over="ignore"):
-        hashed = hash64(value) + code[task].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        hashed = value_hashes + code[task].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     raw = pc.if_else(pc.fill_null(pc.equal(value, raw), False), pa.scalar(None, pa.string()), raw)
     return (pa.table({"hash": hashed, "row": rows}, schema=TASK_KEY_SCHEMA),
             pa.table({"row": rows, "kind": keys.column("kind").filter(mask), "value": value, "raw": raw},

@@ -62,10 +62,12 @@ def _compiled_path():
 
 
 @settings(max_examples=300, deadline=None)
-@given(ARRAYS, st.sampled_from([("arvo", "fuzz"), ("cve-",), ("ghsa-",), ("/commit/",), ("#",), ("github.com",)]))
+@given(ARRAYS, st.lists(st.sampled_from(recognise.LITERALS), min_size=1, max_size=3, unique=True))
 def test_the_literal_test_is_arrows(drawn, needles):
     values = _array(drawn)
-    assert recognise._holds(values, *needles).to_pylist() == arrow_path(recognise._holds, values, *needles).to_pylist()
+    found = compiled.literal_bits(values, recognise.LITERALS, compiled.kernels(len(values)))
+    got = recognise._holds(values, {"_literals": pa.array(found)}, *needles)
+    assert got.to_pylist() == recognise._holds(values, {}, *needles).to_pylist()
 
 
 @settings(max_examples=300, deadline=None)
@@ -103,3 +105,12 @@ def test_recognition_is_the_arrow_paths(drawn, scheme):
     assert got.keys.to_pylist() == want.keys.to_pylist()
     assert got.recogniser.to_pylist() == want.recogniser.to_pylist()
     assert got.report.to_dict() == want.report.to_dict()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.tuples(st.lists(st.one_of(st.none(), NAME, DIGITS), max_size=30), st.integers(0, 3), st.integers(0, 3)),
+       st.lists(st.one_of(st.none(), DIGITS), max_size=30))
+def test_joining_pr_key_values_is_arrows(left, right):
+    right = (right + [None] * 30)[:len(left[0])]
+    first, second = _array(left), pa.array(right, pa.string())
+    assert recognise._joined(first, second).to_pylist() == arrow_path(recognise._joined, first, second).to_pylist()
