@@ -138,6 +138,9 @@ class Recogniser:
     description: str
     # (values, rows still open, context, forced) → (mask of rows taken, key parts)
     extract: Callable[..., tuple[Any, list[tuple[Any, str, Any, Any]]]]
+    # literals (LITERALS) of which every value its specific forms take holds one: with none among the open
+    # values, it takes none of them (and is not run)
+    literals: tuple[str, ...] = ()
 
 
 # --- Arrow helpers -------------------------------------------------------------------------------------
@@ -356,13 +359,15 @@ RECOGNISERS: dict[str, Recogniser] = {
     r.name: r
     for r in (
         Recogniser("ossfuzz", "arvo:10340", "OSS-Fuzz issue: arvo:N, arvo_N, oss-fuzz:N, <project>.ossfuzz-N, "
-                   "bugs.chromium.org/p/oss-fuzz/issues/detail?id=N, issues.oss-fuzz.com/issues/N", _ossfuzz),
-        Recogniser("cve", "jq.cve-2023-50246", "a CVE id anywhere in the value", _cve),
-        Recogniser("ghsa", "GHSA-7rjr-3q55-vv33", "a GitHub advisory, through the row's CVE column", _ghsa),
+                   "bugs.chromium.org/p/oss-fuzz/issues/detail?id=N, issues.oss-fuzz.com/issues/N", _ossfuzz,
+                   ("arvo", "fuzz")),
+        Recogniser("cve", "jq.cve-2023-50246", "a CVE id anywhere in the value", _cve, ("cve-",)),
+        Recogniser("ghsa", "GHSA-7rjr-3q55-vv33", "a GitHub advisory, through the row's CVE column", _ghsa,
+                   ("ghsa-",)),
         Recogniser("github_pr", "kbknapp__clap-rs-941", "GitHub PR: owner__repo-N, owner/repo#N, "
                    "github.com/owner/repo/pull/N (base commit from its column)", _github_pr),
         Recogniser("fix_commit", "github.com/jqlang/jq/commit/c9a51565", "fix commit: "
-                   "github.com/owner/repo/commit/<sha> (forced: a bare sha)", _fix_commit),
+                   "github.com/owner/repo/commit/<sha> (forced: a bare sha)", _fix_commit, ("/commit/",)),
     )
 }
 
@@ -539,8 +544,10 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
         missing = original_missing
     ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
     module = compiled.kernels(length)
+    literal_bits = None
     if module is not None:
-        context = {**context, "_literals": pa.array(compiled.literal_bits(text, LITERALS, module))}
+        literal_bits = compiled.literal_bits(text, LITERALS, module)
+        context = {**context, "_literals": pa.array(literal_bits)}
     open_rows = pc.and_(pc.invert(missing), ascii_rows)
     open_rows = pc.and_(open_rows, pc.is_valid(text))
     # (recogniser, forced): every specific form first, then the forced scheme's looser form on what is left
@@ -554,6 +561,10 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
         open_at = np.flatnonzero(open_rows)
         if not len(open_at):
             break
+        if literal_bits is not None and recogniser.literals and not forced:
+            wanted = sum(1 << LITERALS.index(literal) for literal in recogniser.literals)
+            if not (literal_bits[open_at] & wanted).any():
+                continue
         rows = pa.array(open_at)
         if len(open_at) == length:
             taken, parts = recogniser.extract(text, pa.array(open_rows), context, forced)

@@ -161,7 +161,8 @@ class BatchJoin:
         local = keys.column("row").to_numpy() - base
         if missing and len(local):
             keep = valid[local]
-            keys, local, code = keys.filter(pa.array(keep)), local[keep], code[keep]
+            if not keep.all():  # a row without an id has keys only from its repo, PR or base cells
+                keys, local, code = keys.filter(pa.array(keep)), local[keep], code[keep]
         oss = code == OSSFUZZ
         if oss.any():  # made canonical on the OSS-Fuzz keys alone (a few in a mix of PR ids)
             at = pa.array(np.flatnonzero(oss))

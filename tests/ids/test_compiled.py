@@ -36,6 +36,13 @@ FORMS = st.one_of(
     st.tuples(st.sampled_from(["arvo", "oss-fuzz", "ARVO", "ossfuzz"]), st.sampled_from([":", "_", "-", ""]),
               DIGITS).map("".join),
     st.tuples(OWNER, REPO_NAME, DIGITS).map(lambda t: f"{t[0]}/{t[1]}#{t[2]}"),
+    st.tuples(st.sampled_from(["CVE", "cve", "x.cve"]), st.sampled_from(["-2021-", "-1998-"]),
+              DIGITS).map("".join),
+    st.lists(st.text("23456789cfghjmpqrvwxA", min_size=4, max_size=4), min_size=3, max_size=3).map(
+        lambda t: "GHSA-" + "-".join(t)),
+    st.tuples(st.sampled_from(["https://github.com/", "GitHub.com/", "gitlab.com/"]), OWNER, st.just("/"),
+              REPO_NAME, st.sampled_from(["/commit/", "/Commit/", "/pull/"]),
+              st.text("0123456789abcdefX", min_size=6, max_size=12)).map("".join),
 )
 VALUES = st.one_of(st.none(), FORMS, FORMS, st.lists(PIECES, max_size=6).map("".join))
 ARRAYS = st.tuples(st.lists(VALUES, max_size=40), st.integers(0, 3), st.integers(0, 3))
@@ -100,8 +107,9 @@ def test_splitting_pr_key_values_is_arrows(values):
 @given(ARRAYS, st.sampled_from([None, "ossfuzz", "github_pr", "cve", "fix_commit"]))
 def test_recognition_is_the_arrow_paths(drawn, scheme):
     values = _array(drawn)
-    got = recognise.recognise(values, scheme=scheme)
-    want = arrow_path(recognise.recognise, values, scheme=scheme)
+    context = {"cve": pa.array(["CVE-2022-23529"] * len(values))}  # a GHSA id is read through it
+    got = recognise.recognise(values, scheme=scheme, context=context)
+    want = arrow_path(recognise.recognise, values, scheme=scheme, context=context)
     assert got.keys.to_pylist() == want.keys.to_pylist()
     assert got.recogniser.to_pylist() == want.recogniser.to_pylist()
     assert got.report.to_dict() == want.report.to_dict()
