@@ -332,8 +332,9 @@ def _github_pr(values, open_rows, context, forced):
     for pattern, literal in zip(_PR_FORMS[1:], ("#", "github.com"), strict=True):
         candidate = pc.and_(pc.is_null(digits), _holds(values, context, literal))
         found_repo, found_digits = _groups_where(values, candidate, pattern, ["repo", "pr"])
-        repo = pc.coalesce(repo, found_repo)
-        digits = pc.coalesce(digits, found_digits)
+        if found_digits.null_count < len(found_digits):
+            repo = pc.coalesce(repo, found_repo)
+            digits = pc.coalesce(digits, found_digits)
     numbers = _numbers(digits, MAX_PR)
     long = _long_digits(digits)
     numbers = _scalar_fill(numbers, long, values, lambda v: (parse_instance_id(v) or (None, None, None))[2],
