@@ -126,6 +126,22 @@ def test_streamed_compare_is_exact_when_hashes_collide(tmp_path_factory, small_b
     _check(case, tmp_path_factory.mktemp("stream"), evidence=False)  # repo, PR and base columns as generated
 
 
+@pytest.fixture
+def compiled_everywhere(monkeypatch):
+    """The compiled recognisers and hash on every batch, however small (numba is a dependency)."""
+    pytest.importorskip("numba")
+    monkeypatch.setattr("overlap.ids.compiled.COMPILED_FROM", 0)
+    monkeypatch.setattr("overlap.keyjoin.hashing.COMPILED_FROM", 0)
+
+
+@settings(max_examples=10, **SETTINGS)
+@example(REPEATS_AND_GROUPS)
+@given(mix_cases())
+def test_streamed_compare_with_the_compiled_loops_is_the_held_one(tmp_path_factory, small_batches,
+                                                                 compiled_everywhere, case):
+    _check(case, tmp_path_factory.mktemp("stream"), evidence=False)
+
+
 def test_a_missing_training_file_is_named_before_anything_is_fetched(tmp_path):
     """Offline and without the OSS-Fuzz mapping at hand, a wrong training path is what the error says."""
     from overlap.api import compare
