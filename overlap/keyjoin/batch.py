@@ -290,7 +290,7 @@ def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.
     of its cells that hold (bits)."""
     n = items.num_rows
     packed = np.zeros(n, np.uint64)
-    for kind in np.unique(code):
+    for kind in np.flatnonzero(np.bincount(code, minlength=len(KEY_KINDS) + 1)):
         if kind < len(KEY_KINDS):
             counts = np.bincount(local[code == kind], minlength=n).astype(np.uint64)
             packed += counts << np.uint64(8 * int(kind))

@@ -42,21 +42,22 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _buffers(values) -> tuple[np.ndarray, np.ndarray] | None:
-    """(int64 offsets, uint8 bytes) of a string array, nulls as "" (a null slot may still span bytes)."""
+def _buffers(values) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """(int64 offsets, uint8 bytes, the null slots or None) of a string array, read in place (a null slot may
+    still span bytes: its hash is then replaced by the hash of "")."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
-    if values.null_count:
-        values = values.fill_null("")
-    if not pa.types.is_large_string(values.type):
-        values = values.cast(pa.large_string())
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        values = values.cast(pa.string())
     n = len(values)
     if n == 0:
         return None
     _, offsets_buffer, data_buffer = values.buffers()
-    offsets = np.frombuffer(offsets_buffer, np.int64, count=n + 1, offset=values.offset * 8)
+    width = np.dtype(np.int64 if pa.types.is_large_string(values.type) else np.int32)
+    offsets = np.frombuffer(offsets_buffer, width, count=n + 1, offset=values.offset * width.itemsize)
     data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    return offsets, data
+    nulls = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
+    return offsets.astype(np.int64), data, nulls
 
 
 _KERNEL: list = []
@@ -87,9 +88,12 @@ def hash64(values) -> np.ndarray:
     found = _buffers(values)
     if found is None:
         return np.zeros(0, np.uint64)
-    offsets, data = found
+    offsets, data, nulls = found
     kernel = _kernel() if len(offsets) > COMPILED_FROM else None
-    return _compiled_hash64(kernel, offsets, data) if kernel is not None else _numpy_hash64(offsets, data)
+    out = _compiled_hash64(kernel, offsets, data) if kernel is not None else _numpy_hash64(offsets, data)
+    if nulls is not None:
+        out[nulls] = _EMPTY
+    return out
 
 
 def _compiled_hash64(kernel, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -115,6 +119,9 @@ def _numpy_hash64(offsets: np.ndarray, data_all: np.ndarray) -> np.ndarray:
             terms *= data.astype(np.uint64) + np.uint64(1)
             out[nonempty] += np.add.reduceat(terms, starts)
     return _mix(out)
+
+
+_EMPTY = _mix(np.zeros(1, np.uint64))[0]  # the hash of "" (a null hashes as "")
 
 
 def partition_of(values, partitions: int, chunk: int = 65536) -> np.ndarray:

@@ -57,7 +57,20 @@ def test_the_compiled_hash_is_the_numpy_hash(values, cut):
     kernel = hashing._kernel()
     assert kernel is not None  # numba is a dependency: the compiled path runs here
     if buffers is not None:
-        assert hashing._compiled_hash64(kernel, *buffers).tolist() == hashing._numpy_hash64(*buffers).tolist()
+        offsets, data, _ = buffers
+        assert hashing._compiled_hash64(kernel, offsets, data).tolist() == hashing._numpy_hash64(offsets,
+                                                                                                 data).tolist()
+
+
+def test_a_null_slot_that_spans_bytes_hashes_as_empty():
+    data = pa.py_buffer(b"abcdef")
+    offsets = pa.py_buffer(np.array([0, 3, 6], np.int32))
+    nulled = pa.StringArray.from_buffers(2, offsets, data, pa.py_buffer(np.packbits([True, False],
+                                                                                     bitorder="little")))
+    assert nulled.to_pylist() == ["abc", None]
+    for size in (2, hashing.COMPILED_FROM + 2):  # the numpy path and the compiled one
+        array = pa.concat_arrays([nulled] * (size // 2))
+        assert hash64(array).tolist()[:2] == hash64(pa.array(["abc", ""])).tolist()
 
 
 def test_hashes_are_partitioned_by_their_remainder():
