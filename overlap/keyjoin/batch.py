@@ -193,7 +193,12 @@ class BatchJoin:
         if task.any() and len(self.bench.raws):
             at = np.flatnonzero(task)
             raws = keys.column("raw").take(pa.array(at))
-            hit[at] |= _among(raws, hash64(raws), self.bench.raws, self.bench.raw_hashes)
+            # most raw values are their value again (key_strings keeps a raw only where it differs): hashed once
+            differ = key_strings.column("raw").is_valid().to_numpy(zero_copy_only=False)
+            raw_hashes = value_hashes[at]
+            if differ.any():
+                raw_hashes[differ] = hash64(raws.filter(pa.array(differ)))
+            hit[at] |= _among(raws, raw_hashes, self.bench.raws, self.bench.raw_hashes)
         matched_rows = np.unique(local[hit])
         matched_items = items.take(pa.array(matched_rows, pa.int64()))
         matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
