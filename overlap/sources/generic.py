@@ -236,8 +236,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         item_ids = pc.coalesce(item_ids, made)
     # The PR and repo of a row: its columns' cells where they have one, else what its id says
     # (`owner__repo-N`, `owner/repo#N`, …), as the keys were made.
-    pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n)
-    numbers = pc.coalesce(numbers, pr_of_keys)
+    numbers = pc.coalesce(numbers, _pr_from_keys(recognition.keys, n))
     if spec.pr:  # a PR cell that is there but not a number gives no PR (counted), not the id's
         junk = pc.and_(pc.is_valid(id_strings(column(spec.pr))), pc.is_null(cell_numbers))
         junk = pc.and_(pc.fill_null(junk, False), pc.invert(_blank_cells(column(spec.pr))))
@@ -246,7 +245,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if spec.project:
         project = _text(column(spec.project))
     else:
-        project = pc.coalesce(canonical_repos(written), repo_of_keys)
+        project = pc.coalesce(canonical_repos(written), _repo_from_keys(recognition.keys, n))
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
              "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
@@ -305,16 +304,17 @@ def _text(array):
     return pc.if_else(_blank_cells(text), pa.scalar(None, pa.string()), text)
 
 
-def _from_pr_keys(keys, n: int):
-    """(each row's PR number from its `repo_pr_exact` or `base_pr` key (int64), its canonical repo from its
-    `repo_pr` key (string); null: none): the three end in the same `#<N>`, so one split reads them all."""
-    chosen = keys.filter(pc.is_in(keys.column("kind"), value_set=pa.array(["repo_pr", "repo_pr_exact", "base_pr"])))
-    head, number = _split_at_hash(chosen.column("value"))
-    is_repo = pc.equal(chosen.column("kind"), "repo_pr")
-    not_repo = pc.invert(is_repo)
-    rows = chosen.column("row")
-    return (_by_row(rows.filter(not_repo), number.filter(not_repo), n),
-            _by_row(rows.filter(is_repo), head.filter(is_repo), n))
+def _pr_from_keys(keys, n: int):
+    """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none): both end in the
+    same `#<N>`."""
+    chosen = keys.filter(pc.is_in(keys.column("kind"), value_set=pa.array(["base_pr", "repo_pr_exact"])))
+    return _by_row(chosen.column("row"), _split_at_hash(chosen.column("value"))[1], n)
+
+
+def _repo_from_keys(keys, n: int):
+    """Each row's canonical repo from its `repo_pr` key (string, null: none)."""
+    chosen = keys.filter(pc.equal(keys.column("kind"), "repo_pr"))
+    return _by_row(chosen.column("row"), _split_at_hash(chosen.column("value"))[0], n)
 
 
 def _split_at_hash(values):
