@@ -116,3 +116,22 @@ def join_pairs(left: pa.Array, right: pa.Array, separator: str, module) -> pa.Ar
     module.join_pairs(left_offsets, left_data, right_offsets, right_data, valid, np.uint8(ord(separator)),
                       out_offsets, out_data)
     return _strings(out_offsets, out_data, valid)
+
+
+def by_row_after_last(values: pa.Array, rows: np.ndarray, number_from: np.ndarray, head_from: np.ndarray,
+                      separator: str, n: int, module) -> tuple[pa.Array, pa.Array] | None:
+    """Per row of an n-row batch (`rows`: each value's row; a later value wins): the int64 after the last
+    `separator` of its last value where `number_from`, and the part before it of its last value where
+    `head_from`; null where a row has none. None when some chosen value has no separator or no 1 to 18 digits
+    after it (the caller's Arrow path then decides)."""
+    offsets, data, _ = string_buffers(values)
+    number, has_number = np.zeros(n, np.int64), np.zeros(n, bool)
+    head_offsets = np.empty(n + 1, np.int64)
+    head_data = np.empty(max(int(offsets[-1] - offsets[0]), 1), np.uint8)
+    found = module.by_row_after_last(offsets, data, rows.astype(np.int64), number_from, head_from,
+                                     np.uint8(ord(separator)), n, number, has_number, head_offsets, head_data)
+    if found < 0:
+        return None
+    has_head = np.zeros(n, bool)
+    has_head[rows[head_from]] = True
+    return pa.array(number, pa.int64(), mask=~has_number), _strings(head_offsets, head_data, has_head)

@@ -165,3 +165,45 @@ def join_pairs(left_offsets, left_data, right_offsets, right_data, valid, separa
             out_data[at] = right_data[q]
             at += 1
     out_offsets[len(valid)] = at
+
+
+@njit(cache=True, nogil=True)
+def by_row_after_last(offsets, data, rows, number_from, head_from, separator, n, number, has_number,
+                      head_offsets, head_data):
+    """Per row of an n-row batch, from the values whose `number_from` (`head_from`) holds, the last one's
+    number after its last `separator` (1 to 18 digits: else the result is -1, for the caller's reference
+    path) and the bytes before it, written as Arrow string buffers (a row with none gets an empty slot).
+    `rows`: each value's row. Returns 0, or -1 when some chosen value cannot be read."""
+    last_head = np.full(n, -1, np.int64)
+    cuts = np.full(len(rows), -1, np.int64)
+    for i in range(len(rows)):
+        if not (number_from[i] or head_from[i]):
+            continue
+        start, stop = offsets[i], offsets[i + 1]
+        p = stop - 1
+        while p >= start and data[p] != separator:
+            p -= 1
+        if p < start or stop - p - 1 < 1 or stop - p - 1 > 18:
+            return -1
+        value = 0
+        for q in range(p + 1, stop):
+            b = data[q]
+            if b < 48 or b > 57:
+                return -1
+            value = value * 10 + (b - 48)
+        cuts[i] = p
+        if number_from[i]:
+            number[rows[i]] = value
+            has_number[rows[i]] = True
+        if head_from[i]:
+            last_head[rows[i]] = i
+    at = 0
+    for r in range(n):
+        head_offsets[r] = at
+        i = last_head[r]
+        if i >= 0:
+            for q in range(offsets[i], cuts[i]):
+                head_data[at] = data[q]
+                at += 1
+    head_offsets[n] = at
+    return 0

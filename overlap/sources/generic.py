@@ -236,7 +236,8 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         item_ids = pc.coalesce(item_ids, made)
     # The PR and repo of a row: its columns' cells where they have one, else what its id says
     # (`owner__repo-N`, `owner/repo#N`, …), as the keys were made.
-    numbers = pc.coalesce(numbers, _pr_from_keys(recognition.keys, n))
+    pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n, want_repo=not spec.project)
+    numbers = pc.coalesce(numbers, pr_of_keys)
     if spec.pr:  # a PR cell that is there but not a number gives no PR (counted), not the id's
         junk = pc.and_(pc.is_valid(id_strings(column(spec.pr))), pc.is_null(cell_numbers))
         junk = pc.and_(pc.fill_null(junk, False), pc.invert(_blank_cells(column(spec.pr))))
@@ -245,7 +246,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if spec.project:
         project = _text(column(spec.project))
     else:
-        project = pc.coalesce(canonical_repos(written), _repo_from_keys(recognition.keys, n))
+        project = pc.coalesce(canonical_repos(written), repo_of_keys)
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
              "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
@@ -304,10 +305,30 @@ def _text(array):
     return pc.if_else(_blank_cells(text), pa.scalar(None, pa.string()), text)
 
 
+def _from_pr_keys(keys, n: int, want_repo: bool = True):
+    """(each row's PR number, its canonical repo or None when not `want_repo`) from its keys: one compiled pass
+    over the key values for a large batch (placing each row's last value, no copy of the keys), else (and when
+    the pass cannot read a value) `_pr_from_keys` and `_repo_from_keys`, its reference."""
+    module = compiled.kernels(keys.num_rows)
+    if module is not None and keys.num_rows:
+        kind = keys.column("kind")
+        number_from = pc.fill_null(pc.is_in(kind, value_set=PR_NUMBER_KINDS), False).to_numpy(zero_copy_only=False)
+        head_from = pc.fill_null(pc.equal(kind, "repo_pr"), False).to_numpy(zero_copy_only=False) if want_repo \
+            else np.zeros(keys.num_rows, bool)
+        found = compiled.by_row_after_last(keys.column("value").combine_chunks(), keys.column("row").to_numpy(),
+                                           number_from, head_from, "#", n, module)
+        if found is not None:
+            return found[0], (found[1] if want_repo else None)
+    return _pr_from_keys(keys, n), (_repo_from_keys(keys, n) if want_repo else None)
+
+
+PR_NUMBER_KINDS = pa.array(["base_pr", "repo_pr_exact"])
+
+
 def _pr_from_keys(keys, n: int):
     """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none): both end in the
     same `#<N>`."""
-    chosen = keys.filter(pc.is_in(keys.column("kind"), value_set=pa.array(["base_pr", "repo_pr_exact"])))
+    chosen = keys.filter(pc.is_in(keys.column("kind"), value_set=PR_NUMBER_KINDS))
     return _by_row(chosen.column("row"), _split_at_hash(chosen.column("value"))[1], n)
 
 

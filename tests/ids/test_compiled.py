@@ -122,3 +122,27 @@ def test_joining_pr_key_values_is_arrows(left, right):
     right = (right + [None] * 30)[:len(left[0])]
     first, second = _array(left), pa.array(right, pa.string())
     assert recognise._joined(first, second).to_pylist() == arrow_path(recognise._joined, first, second).to_pylist()
+
+
+KEY_VALUES = st.one_of(st.tuples(NAME, st.integers(0, 10**18)).map(lambda t: f"{t[0]}#{t[1]}"),
+                       st.tuples(NAME, DIGITS).map(lambda t: f"{t[0]}#{t[1]}"), NAME)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 8).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.tuples(
+    st.integers(0, n - 1), st.sampled_from(["repo_pr", "repo_pr_exact", "base_pr", "base", "ossfuzz"]), KEY_VALUES),
+    max_size=20))), st.booleans())
+def test_reading_each_rows_pr_and_repo_from_its_keys_is_arrows(drawn, want_repo):
+    n, keys = drawn
+    rows, kinds, values = (list(column) for column in zip(*keys, strict=True)) if keys else ([], [], [])
+    table = pa.table({"row": pa.array(rows, pa.int64()), "kind": pa.array(kinds, pa.string()),
+                      "value": pa.array(values, pa.string())})
+    try:
+        want = arrow_path(generic._from_pr_keys, table, n, want_repo=want_repo)
+    except (pa.ArrowInvalid, IndexError):  # a value Arrow cannot read: the compiled pass gives it back to Arrow
+        with pytest.raises((pa.ArrowInvalid, IndexError)):
+            generic._from_pr_keys(table, n, want_repo=want_repo)
+        return
+    got = generic._from_pr_keys(table, n, want_repo=want_repo)
+    assert got[0].to_pylist() == want[0].to_pylist()
+    assert (got[1].to_pylist() if want_repo else got[1]) == (want[1].to_pylist() if want_repo else want[1])
