@@ -40,6 +40,11 @@ def _smoke(module) -> None:
     assert literal_bits(values, ("arvo", "__"), module).tolist() == [2, 0, 1]
     ok, repo, digits = owner_form(values, module)
     assert ok.tolist() == [True, False, False] and repo.to_pylist() == ["owner/name", None, None]
+    keys = join_pairs(repo, digits, "#", module)
+    assert keys.to_pylist() == ["owner/name#12", None, None]
+    number, head = by_row_after_last(keys, np.array([1, 0, 0]), np.array([True, False, False]),
+                                     np.array([True, False, False]), "#", 2, module)
+    assert number.to_pylist() == [None, 12] and head.to_pylist() == [None, "owner/name"]
 
 
 def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,22 +92,6 @@ def owner_form(values: pa.Array, module) -> tuple[np.ndarray, pa.Array, pa.Array
     repo_data, digit_data = np.empty(room, np.uint8), np.empty(room, np.uint8)
     module.owner_form(offsets, data, valid, ok, repo_offsets, repo_data, digit_offsets, digit_data)
     return ok, _strings(repo_offsets, repo_data, ok), _strings(digit_offsets, digit_data, ok)
-
-
-def split_last(values: pa.Array, separator: str, module) -> tuple[pa.Array, np.ndarray, np.ndarray] | None:
-    """(the part before the last `separator` of each value, the number after it, whether that number is 1 to
-    18 ASCII digits), or None when some value has no separator (the caller's Arrow path decides those)."""
-    offsets, data, valid = string_buffers(values)
-    n = len(valid)
-    cut, number, ok = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, bool)
-    module.after_last(offsets, data, valid, np.uint8(ord(separator)), cut, number, ok)
-    if (cut[valid] < 0).any():
-        return None
-    starts = offsets[:-1]
-    stops = np.where(valid, cut, starts)
-    out_offsets, out_data = np.empty(n + 1, np.int64), np.empty(max(int(offsets[-1] - offsets[0]), 1), np.uint8)
-    module.copy_spans(starts, stops, data, out_offsets, out_data)
-    return _strings(out_offsets, out_data, valid), number, ok & valid
 
 
 def join_pairs(left: pa.Array, right: pa.Array, separator: str, module) -> pa.Array:

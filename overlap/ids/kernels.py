@@ -106,49 +106,6 @@ def owner_form(offsets, data, valid, ok, repo_offsets, repo_data, digit_offsets,
 
 
 @njit(cache=True, nogil=True)
-def after_last(offsets, data, valid, separator, cut, number, ok):
-    """For each value: cut[i], the position of its last `separator` byte (-1: none), and ok[i], number[i]:
-    whether what follows it is 1 to 18 ASCII digits, and their value."""
-    for i in range(len(ok)):
-        ok[i] = False
-        number[i] = 0
-        cut[i] = -1
-        if not valid[i]:
-            continue
-        start, stop = offsets[i], offsets[i + 1]
-        p = stop - 1
-        while p >= start and data[p] != separator:
-            p -= 1
-        if p < start:
-            continue
-        cut[i] = p
-        if stop - p - 1 < 1 or stop - p - 1 > 18:
-            continue
-        value = 0
-        good = True
-        for q in range(p + 1, stop):
-            b = data[q]
-            if b < 48 or b > 57:
-                good = False
-                break
-            value = value * 10 + (b - 48)
-        ok[i] = good
-        number[i] = value
-
-
-@njit(cache=True, nogil=True)
-def copy_spans(starts, stops, data, out_offsets, out_data):
-    """Bytes data[starts[i]:stops[i]] of each span, one after another, as Arrow string buffers."""
-    at = 0
-    for i in range(len(starts)):
-        out_offsets[i] = at
-        for q in range(starts[i], stops[i]):
-            out_data[at] = data[q]
-            at += 1
-    out_offsets[len(starts)] = at
-
-
-@njit(cache=True, nogil=True)
 def join_pairs(left_offsets, left_data, right_offsets, right_data, valid, separator, out_offsets, out_data):
     """`left + separator + right` of each pair where `valid` (both sides there), else an empty slot."""
     at = 0

@@ -17,6 +17,8 @@ import os
 import numpy as np
 import pyarrow as pa
 
+from ..ids.compiled import string_buffers
+
 _SEED = 0x6F7665726C6170  # fixed: partitions must not depend on the process
 _BLOCK = 256
 _weights = np.zeros(0, np.uint64)
@@ -49,15 +51,10 @@ def _buffers(values) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
         values = values.combine_chunks()
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         values = values.cast(pa.string())
-    n = len(values)
-    if n == 0:
+    if len(values) == 0:
         return None
-    _, offsets_buffer, data_buffer = values.buffers()
-    width = np.dtype(np.int64 if pa.types.is_large_string(values.type) else np.int32)
-    offsets = np.frombuffer(offsets_buffer, width, count=n + 1, offset=values.offset * width.itemsize)
-    data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    nulls = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
-    return offsets.astype(np.int64), data, nulls
+    offsets, data, valid = string_buffers(values)
+    return offsets, data, (~valid if values.null_count else None)
 
 
 _KERNEL: list = []

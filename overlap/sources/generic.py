@@ -329,27 +329,15 @@ def _pr_from_keys(keys, n: int):
     """Each row's PR number from its `repo_pr_exact` or `base_pr` key (int64, null: none): both end in the
     same `#<N>`."""
     chosen = keys.filter(pc.is_in(keys.column("kind"), value_set=PR_NUMBER_KINDS))
-    return _by_row(chosen.column("row"), _split_at_hash(chosen.column("value"))[1], n)
+    halves = pc.split_pattern(chosen.column("value"), "#", max_splits=1, reverse=True)
+    return _by_row(chosen.column("row"), pc.cast(pc.list_element(halves, 1), pa.int64()), n)
 
 
 def _repo_from_keys(keys, n: int):
     """Each row's canonical repo from its `repo_pr` key (string, null: none)."""
     chosen = keys.filter(pc.equal(keys.column("kind"), "repo_pr"))
-    return _by_row(chosen.column("row"), _split_at_hash(chosen.column("value"))[0], n)
-
-
-def _split_at_hash(values):
-    """(the part before the last `#`, the int64 after it) of PR key values (`<repo or sha>#<N>`): one compiled
-    pass for a large batch, else (and for any value the pass cannot read) Arrow's split and cast."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    module = compiled.kernels(len(values))
-    found = compiled.split_last(values, "#", module) if module is not None else None
-    if found is not None and found[2].sum() == len(values) - values.null_count:
-        head, number, ok = found
-        return head, pa.array(number, pa.int64(), mask=~ok)
-    halves = pc.split_pattern(values, "#", max_splits=1, reverse=True)
-    return pc.list_element(halves, 0), pc.cast(pc.list_element(halves, 1), pa.int64())
+    halves = pc.split_pattern(chosen.column("value"), "#", max_splits=1, reverse=True)
+    return _by_row(chosen.column("row"), pc.list_element(halves, 0), n)
 
 
 def _base_from_keys(keys, n: int):

@@ -88,22 +88,6 @@ def test_the_owner_form_is_arrows(drawn):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.tuples(st.text(max_size=8), st.integers(0, 10**18)).map(
-    lambda t: f"{t[0]}#{t[1]}"), st.tuples(st.text(max_size=8), st.text("0123456789+x", max_size=20)).map(
-    lambda t: f"{t[0]}#{t[1]}")), max_size=30))
-def test_splitting_pr_key_values_is_arrows(values):
-    array = pa.array(values, pa.string())
-    try:
-        want = arrow_path(generic._split_at_hash, array)
-    except pa.ArrowInvalid:  # a value Arrow cannot cast: the compiled pass gives it back to Arrow, which says so
-        with pytest.raises(pa.ArrowInvalid):
-            generic._split_at_hash(array)
-        return
-    head, number = generic._split_at_hash(array)
-    assert head.to_pylist() == want[0].to_pylist() and number.to_pylist() == want[1].to_pylist()
-
-
-@settings(max_examples=200, deadline=None)
 @given(ARRAYS, st.sampled_from([None, "ossfuzz", "github_pr", "cve", "fix_commit"]))
 def test_recognition_is_the_arrow_paths(drawn, scheme):
     values = _array(drawn)
