@@ -190,14 +190,21 @@ class Provenance:
         return data
 
 
+EXAMPLE_CHARS = 300
+
+
 @dataclass
 class Problem:
     """Something an adapter skipped or could not read: counted and reported, never silently dropped."""
 
     what: str  # e.g. "malformed_id"
     count: int
-    example: str = ""
+    example: str = ""  # what it is shown by, cut at EXAMPLE_CHARS (a hostile id can be megabytes)
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.example) > EXAMPLE_CHARS:
+            self.example = self.example[:EXAMPLE_CHARS] + "…"
 
 
 @dataclass

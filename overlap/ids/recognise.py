@@ -166,10 +166,17 @@ def id_strings(values: Any) -> Any:
     return pa.nulls(len(values), pa.string())
 
 
+EXAMPLE_CHARS = 80  # an example in a report is cut here: a hostile 20 MB id must not become a 20 MB line
+
+
+def _example(value: str) -> str:
+    return value if len(value) <= EXAMPLE_CHARS else value[:EXAMPLE_CHARS] + "…"
+
+
 def _display(values: Any) -> list[str | None]:
     if pa.types.is_floating(values.type) or pa.types.is_boolean(values.type):
-        return [None if v is None else repr(v) for v in values.to_pylist()]
-    return [None if v is None else str(v) for v in values.to_pylist()]
+        return [None if v is None else _example(repr(v)) for v in values.to_pylist()]
+    return [None if v is None else _example(str(v)) for v in values.to_pylist()]
 
 
 def _named(pattern: str) -> str:
@@ -579,7 +586,7 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
             first = int(open_at[np.argmax(taken)])
             counted = report.taken.setdefault(recogniser.name, RecogniserCount())
             counted.count += count
-            counted.example = counted.example or str(values[first].as_py())
+            counted.example = counted.example or _example(str(values[first].as_py()))
             taken_by[open_at[taken]] = index
             open_rows[open_at[taken]] = False
         for mask, kind, value, raw in parts:
@@ -605,7 +612,7 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
                 if keys:
                     counted = report.taken.setdefault(recogniser.name, RecogniserCount())
                     counted.count += 1
-                    counted.example = counted.example or value
+                    counted.example = counted.example or _example(value)
                     by_row_list[position] = recogniser.name
                     for kind, key_value, raw in keys:
                         for column, item in zip(KEY_FIELDS, (position, kind, key_value, raw), strict=True):

@@ -7,7 +7,9 @@ never a wrong count.
 
 The hash is a random linear form over the bytes (one fixed, seeded 64-bit multiplier per byte position),
 plus the length, through the splitmix64 finaliser: deterministic across processes and machines (a Ray
-worker and the driver agree), a few numpy passes over the bytes.
+worker and the driver agree), a few numpy passes over the bytes. The multipliers are a table of `WEIGHTS`
+positions, repeated past it times an odd factor per repeat (2k + 1 for repeat k): a hostile 20 MB id costs
+one pass over its bytes, not a table of its length.
 """
 
 from __future__ import annotations
@@ -21,19 +23,25 @@ from ..ids.compiled import string_buffers
 
 _SEED = 0x6F7665726C6170  # fixed: partitions must not depend on the process
 _BLOCK = 256
-_weights = np.zeros(0, np.uint64)
+WEIGHTS = 4096  # positions with a multiplier of their own
 
 
-def _position_weights(length: int) -> np.ndarray:
-    """Multipliers of byte positions 0..length-1 (odd, so no byte is lost); grown block by block, each
-    block from its own seed, so the table never depends on the longest string seen first."""
-    global _weights
-    while len(_weights) < length:
-        block = len(_weights) // _BLOCK
-        rng = np.random.default_rng([_SEED, block])
-        fresh = rng.integers(0, np.iinfo(np.uint64).max, size=_BLOCK, dtype=np.uint64, endpoint=True)
-        _weights = np.concatenate([_weights, fresh | np.uint64(1)])
-    return _weights[:length]
+def _table() -> np.ndarray:
+    """Multipliers of byte positions 0..WEIGHTS-1 (odd, so no byte is lost), block by block, each block from its
+    own seed (the table of a shorter length was its prefix)."""
+    blocks = [np.random.default_rng([_SEED, block]).integers(0, np.iinfo(np.uint64).max, size=_BLOCK,
+                                                                dtype=np.uint64, endpoint=True)
+              for block in range(WEIGHTS // _BLOCK)]
+    return np.concatenate(blocks) | np.uint64(1)
+
+
+_WEIGHTS = _table()
+
+
+def _position_weights(positions: np.ndarray) -> np.ndarray:
+    """The multiplier of each byte position: the table's, times 2k + 1 in its k-th repeat."""
+    with np.errstate(over="ignore"):
+        return _WEIGHTS.take(positions % WEIGHTS) * (positions // WEIGHTS * 2 + 1).astype(np.uint64)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -72,7 +80,7 @@ def _kernel():
                 from .hash_kernel import linear_hash
 
                 probe = np.zeros(1, np.uint64)
-                linear_hash(np.array([0, 1], np.int64), np.array([97], np.uint8), _position_weights(1), probe)
+                linear_hash(np.array([0, 1], np.int64), np.array([97], np.uint8), _WEIGHTS, probe)
                 kernel = linear_hash
             except Exception:  # noqa: BLE001 - numba missing, or its compiler failing here: the numpy path
                 kernel = None
@@ -94,9 +102,8 @@ def hash64(values) -> np.ndarray:
 
 
 def _compiled_hash64(kernel, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    lengths = np.diff(offsets)
-    out = np.empty(len(lengths), np.uint64)
-    kernel(offsets, data, _position_weights(int(lengths.max()) if len(lengths) else 0), out)
+    out = np.empty(len(offsets) - 1, np.uint64)
+    kernel(offsets, data, _WEIGHTS, out)
     return out
 
 
@@ -112,7 +119,7 @@ def _numpy_hash64(offsets: np.ndarray, data_all: np.ndarray) -> np.ndarray:
         position = np.arange(total, dtype=np.int64)
         position -= np.repeat(starts, lengths[nonempty])
         with np.errstate(over="ignore"):
-            terms = _position_weights(int(lengths.max())).take(position)
+            terms = _position_weights(position)
             terms *= data.astype(np.uint64) + np.uint64(1)
             out[nonempty] += np.add.reduceat(terms, starts)
     return _mix(out)

@@ -137,6 +137,7 @@ def iter_key_batches(source: str | os.PathLike | BatchSource, spec: GenericColum
         for batch in file_batches:
             if transform is not None:
                 batch = transform(batch, data_file.name, file_row)
+            _check_id_type(batch.column(spec.id).type, data_file.name, spec.id)
             items, keys = _batch_items(batch, spec, report)
             n = batch.num_rows
             positions = pa.array(np.arange(file_row, file_row + n, dtype=np.int64))
@@ -199,6 +200,18 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
     dataset = assemble(scan, spec, name or scan.label, allow_empty=allow_empty)
     dataset.source = _file_source(dataset.provenance, source)
     return dataset
+
+
+def _check_id_type(kind: pa.DataType, file: str, column: str) -> None:
+    """An id column holds text or whole numbers; a column of lists, structs or bytes is no id column, and
+    saying so beats counting every row as a row without an id."""
+    if isinstance(kind, pa.DictionaryType):
+        kind = kind.value_type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
+            or pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+        raise InputError(f"{file}: column '{column}' holds {kind} values, not ids; name a field of text or whole "
+                         "numbers (a part of a struct or list by its path, e.g. 'extra_info.instance_id' or "
+                         "'ids.0')")
 
 
 def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):

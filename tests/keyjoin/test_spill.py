@@ -62,6 +62,16 @@ def test_the_compiled_hash_is_the_numpy_hash(values, cut):
                                                                                                  data).tolist()
 
 
+@settings(deadline=None, max_examples=30)
+@given(st.lists(st.tuples(st.integers(0, 3 * hashing.WEIGHTS), st.integers(0, 255)), min_size=1, max_size=6))
+def test_ids_past_the_weight_table_hash_alike_both_ways(shapes):
+    """Past `WEIGHTS` bytes the multipliers repeat (times an odd factor): both paths agree on such lengths."""
+    array = pa.array([bytes([fill]) * length for length, fill in shapes], pa.binary()).cast(pa.string(), safe=False)
+    offsets, data, _ = hashing._buffers(array)
+    assert hashing._compiled_hash64(hashing._kernel(), offsets, data).tolist() == \
+        hashing._numpy_hash64(offsets, data).tolist()
+
+
 def test_a_null_slot_that_spans_bytes_hashes_as_empty():
     data = pa.py_buffer(b"abcdef")
     offsets = pa.py_buffer(np.array([0, 3, 6], np.int32))

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -161,3 +162,35 @@ def test_a_patch_over_the_cap_is_truncated_counted_and_never_identical():
 def test_cap_edges(size):
     text, cut = cap_field("a" * size)
     assert cut == (size > FIELD_CAP_BYTES) and len(text) == min(size, FIELD_CAP_BYTES)
+
+
+# ------------------------------------------------------------------------------------------------ huge ids
+
+
+def test_a_20mb_id_in_a_streamed_side_is_one_pass_and_shown_cut(tmp_path):
+    """A 20 MB id in a side big enough for the compiled loops: hashed in one pass over its bytes (the hash's
+    multiplier table is fixed, not grown to the id's length), counted as unrecognised, and every report of it
+    cut (the id lists keep it whole: it is an input row)."""
+    import pyarrow.parquet as pq
+
+    from overlap.api import compare
+    from overlap.ids.recognise import EXAMPLE_CHARS
+    from overlap.keyjoin.hashing import hash64
+
+    ids = [f"owner{i % 7}__repo{i % 5}-{i}" if i % 3 else f"arvo:{10_000 + i}" for i in range(30_000)]
+    ids[5] = "x" * 20_000_000
+    pq.write_table(pa.table({"id": pa.array(ids)}), tmp_path / "train.parquet")
+    pq.write_table(pa.table({"id": pa.array(["owner1__repo1-1", "x" * 20_000_000])}), tmp_path / "bench.parquet")
+    result = compare(str(tmp_path / "train.parquet"), [str(tmp_path / "bench.parquet")], columns={"id": "id"},
+                     pool=None, evidence=False, text=[],
+                     data={"arvo": Path(__file__).resolve().parents[2] / "data" / "demo" / "arvo"})
+    block = result.summary()
+    assert block["benches"][0]["bench_items_matched"] == 1  # the PR id (an id no scheme takes has no key)
+    unrecognised = block["train"]["id_recognition"]["unrecognised"]
+    assert unrecognised["count"] == 1 and len(unrecognised["examples"][0]) == EXAMPLE_CHARS + 1
+    assert all(len(p["example"]) <= 301 for p in block["train"]["problems"])
+    assert len(result.train.recognition.summary()) < 1000
+    # equal long strings hash alike, and one byte apart beyond the table's length do not
+    long = pa.array(["y" * 9000, "y" * 9000, "y" * 8999 + "z", "y" * 4095 + "z" + "y" * 4904])
+    hashes = hash64(long).tolist()
+    assert hashes[0] == hashes[1] and len(set(hashes)) == 3

@@ -1,0 +1,35 @@
+"""An id column of lists, structs, bytes or booleans is refused with its file, column and type named, streamed
+or held, rather than read as a side where no row has an id."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from overlap.errors import InputError
+from overlap.sources.generic import read_generic, scan_keys
+
+
+@pytest.mark.parametrize("values, shown", [
+    ([["arvo:1"], ["arvo:2"]], "list<"),
+    ([{"a": "arvo:1"}, {"a": "arvo:2"}], "struct<"),
+    ([b"arvo:1", b"arvo:2"], "binary"),
+    ([True, False], "bool"),
+])
+def test_a_column_that_holds_no_ids_is_named_with_its_type(tmp_path, values, shown):
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.table({"id": pa.array(values)}), path)
+    for read in (read_generic, scan_keys):
+        with pytest.raises(InputError) as raised:
+            read(str(path), {"id": "id"})
+        assert f"train.parquet: column 'id' holds {shown}" in str(raised.value)
+
+
+def test_a_json_column_of_ids_with_a_few_lists_keeps_the_ids_and_counts_the_rest(tmp_path):
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps({"id": f"arvo:{i}" if i % 10 else [f"arvo:{i}"]}) + "\n" for i in range(30)))
+    scan = scan_keys(str(path), {"id": "id"})
+    assert scan.report.unrecognised == 3 and scan.report.taken["ossfuzz"].count == 27
