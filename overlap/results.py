@@ -7,11 +7,13 @@ that read them (`outputs`) depend on this module, not on the entry points in `ov
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from . import __version__
 from .ids.ossfuzz import OssFuzzMapping, describe_ids
@@ -115,11 +117,17 @@ class CompareResult:
 
     def train_clean_ids(self) -> list[str]:
         """Train ids in no pair with any benchmark, in source order."""
+        return [i for batch in self.train_clean_id_batches() for i in batch.to_pylist()]
+
+    def train_clean_id_batches(self) -> Iterator[pa.Array]:
+        """`train_clean_ids()` as string arrays, a batch at a time: what writes the list of a streamed side of
+        any size in bounded memory (its ids are read again from the source)."""
         matched = set(self.pairs["train_id"])
-        if self.train.totals is not None:  # a streamed side: its ids are read again from the source
-            return list(self.train.totals.clean_ids(matched))
+        if self.train.totals is not None:
+            yield from self.train.totals.clean_ids(matched)
+            return
         items = self.train.items.sort_values("row")
-        return [i for i in items["item_id"] if i not in matched]
+        yield pa.array([i for i in items["item_id"] if i not in matched], pa.string())
 
     def summary(self) -> dict[str, Any]:
         return summarize(self)
@@ -151,7 +159,7 @@ class CompareResult:
             f"<td>{int(b.plain_pairs['bench_id'].nunique()) if len(b.plain_pairs) else 0:,}</td></tr>"
             for b in self.benches)
         return (f"<p><b>overlap</b>: {escape(self.train.name)} ({self.train.item_count:,} items), "
-                f"{len(self.train_clean_ids()):,} in no pair</p>"
+                f"{sum(len(batch) for batch in self.train_clean_id_batches()):,} in no pair</p>"
                 "<table><thead><tr><th>benchmark</th><th>items</th><th>items matched</th><th>share</th>"
                 "<th>pairs</th><th>matched by a plain id join</th></tr></thead>"
                 f"<tbody>{rows}</tbody></table>")

@@ -25,7 +25,8 @@ def item_ids(values) -> pa.Array:
 
 
 def clean_ids(source: str | os.PathLike, id_column: str, repeats: np.ndarray, matched: set[str], *,
-              split: str | None = None, filesystem: Any = None, batch_rows: int = 65536) -> Iterator[str]:
+              split: str | None = None, filesystem: Any = None, batch_rows: int = 65536) -> Iterator[pa.Array]:
+    """The clean ids a batch at a time (string arrays): a side of 100M ids is never one list."""
     matched_ids = pa.array(sorted(matched), pa.string())
     row = 0
     for batch in open_batches(source, [id_column], split=split, batch_rows=batch_rows, filesystem=filesystem):
@@ -35,4 +36,4 @@ def clean_ids(source: str | os.PathLike, id_column: str, repeats: np.ndarray, ma
             rows = np.arange(row, row + batch.num_rows)
             keep = pc.and_(keep, pa.array(~in_sorted(rows, repeats)))
         row += batch.num_rows
-        yield from ids.filter(pc.fill_null(keep, False)).to_pylist()
+        yield ids.filter(pc.fill_null(keep, False))

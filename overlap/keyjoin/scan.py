@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..ids.recognise import RecognitionReport
 from ..join import duplicates
 from ..model import Dataset, Problem, SideTotals
-from ..sources.assemble import LABEL, other_base, unrecognised_problem
+from ..sources.assemble import LABEL, at_other_base, other_base_problem, unrecognised_problem
 from ..sources.generic import GenericColumns, _file_source, iter_key_batches
 from ..sources.row_checks import CHECKS
 from .batch import (
@@ -178,11 +178,25 @@ class _Firsts:
             self.alone_rows = np.sort(np.concatenate([self.alone_rows, rows[lone]]))[:3]
 
 
-def _items_pass(state: _State):
-    """(first-row counts, sorted repeat rows, first repeat's (row, id), repeats at another base commit). A row
-    whose id hash is its own is an item; the rows sharing a hash are grouped on their ids (read back), as the
-    hash decides nothing."""
-    firsts, shared = _Firsts(), []
+@dataclass
+class _Repeats:
+    """The rows that repeat an earlier row's id, gathered a resolve at a time."""
+
+    rows: list[np.ndarray] = field(default_factory=list)
+    first: tuple[int, str] | None = None  # (row, id) of the first repeat
+    other_base: int = 0  # repeats at another base commit than their id's first row
+    other_base_first: tuple[int, str] | None = None
+
+    def sorted_rows(self) -> np.ndarray:
+        return np.sort(np.concatenate(self.rows)) if self.rows else np.zeros(0, np.int64)
+
+
+def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
+    """(first-row counts, the repeats). A row whose id hash is its own is an item; the rows sharing a hash are
+    grouped on their ids (read back, as the hash decides nothing), whole partitions at a time, about a spill's
+    worth of rows per read-back: a side that repeats its ids millions of times is resolved in the memory of
+    those rows, never all its repeats at once."""
+    firsts, repeats, shared, held = _Firsts(), _Repeats(), [], 0
     for table in state.facts.partitions_read():
         if not table.num_rows:
             continue
@@ -198,21 +212,53 @@ def _items_pass(state: _State):
         many = order[~own]
         if len(many):
             shared.append([c[many] for c in columns])
-    repeat_rows, first_repeat, base_problems = np.zeros(0, np.int64), None, []
+            held += len(many)
+        if held >= state.facts.max_rows:
+            _resolve(state, shared, firsts, repeats)
+            shared, held = [], 0
     if shared:
-        rows, *rest = (np.concatenate(parts) for parts in zip(*shared, strict=True))
-        ids = state.ids.select(rows)  # in row order, one per row
-        first_rows = np.sort(ids.group_by("item_id", use_threads=False).aggregate([("row", "min")])
+        _resolve(state, shared, firsts, repeats)
+    return firsts, repeats
+
+
+def _resolve(state: _State, shared: list, firsts: _Firsts, repeats: _Repeats) -> None:
+    """Rows of whole partitions whose id hash another row shares, grouped on their ids: the first row of each
+    id is an item, the others are repeats. Equal ids share a partition, so no id is split between two calls;
+    inside one, the rows are read back in row order a spill's worth at a time, each id's first row kept (id,
+    row, base commit) for the chunks after it: one id repeated 10M times is read back 1M rows at a time."""
+    rows, *rest = (np.concatenate(parts) for parts in zip(*shared, strict=True))
+    order = np.argsort(rows, kind="stable")
+    rows, rest = rows[order], [column[order] for column in rest]
+    known = None  # (item_id, row, base_commit) of each id's first row, in the chunks so far
+    step = max(state.facts.max_rows, 1)
+    for start in range(0, len(rows), step):
+        chunk = slice(start, start + step)
+        ids = state.ids.select(rows[chunk]).select(["item_id", "row", "base_commit"])  # in row order
+        seen = pc.is_in(ids.column("item_id"), value_set=known.column("item_id")) if known is not None \
+            else pa.repeat(pa.scalar(False), ids.num_rows)
+        fresh = ids.filter(pc.invert(seen))
+        first_rows = np.sort(fresh.group_by("item_id", use_threads=False).aggregate([("row", "min")])
                              .column("row_min").to_numpy())
-        first = in_sorted(rows, first_rows)
-        firsts.add(rows[first], *(column[first] for column in rest))
-        repeat_rows = np.sort(rows[~first])
-        if len(repeat_rows):
-            where = int(np.searchsorted(ids.column("row").to_numpy(), repeat_rows[0]))
-            first_repeat = (int(repeat_rows[0]), ids.column("item_id")[where].as_py())
-            is_first = in_sorted(ids.column("row").to_numpy(), first_rows)
-            base_problems = other_base(ids.filter(pa.array(is_first)), ids.filter(pa.array(~is_first)))
-    return firsts, repeat_rows, first_repeat, base_problems
+        first = in_sorted(rows[chunk], first_rows)
+        firsts.add(rows[chunk][first], *(column[chunk][first] for column in rest))
+        new_firsts = fresh.filter(pa.array(in_sorted(fresh.column("row").to_numpy(), first_rows)))
+        known = new_firsts if known is None else pa.concat_tables([known, new_firsts])
+        if first.all():
+            continue
+        repeats.rows.append(rows[chunk][~first])
+        later = ids.filter(pa.array(~in_sorted(ids.column("row").to_numpy(), first_rows)))
+        repeats.first = _earliest(repeats.first, later)
+        other = later.filter(at_other_base(known, later))
+        repeats.other_base += other.num_rows
+        repeats.other_base_first = _earliest(repeats.other_base_first, other)
+
+
+def _earliest(known: tuple[int, str] | None, table: pa.Table) -> tuple[int, str] | None:
+    """The (row, id) of whichever comes first: `known`, or the first row of `table` (in row order)."""
+    if not table.num_rows:
+        return known
+    row = int(table.column("row")[0].as_py())
+    return (row, table.column("item_id")[0].as_py()) if known is None or row < known[0] else known
 
 
 def _check_problems(state: _State, firsts: _Firsts) -> list[Problem]:
@@ -277,7 +323,8 @@ def _project_names(state: _State, codes: np.ndarray) -> pa.Array:
 
 
 def _finish(state: _State, label: str, provenance, columns: GenericColumns, report: RecognitionReport):
-    firsts, repeats, first_repeat, base_problems = _items_pass(state)
+    firsts, found = _items_pass(state)
+    repeats = found.sorted_rows()
     if not firsts.items:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{columns.id}')")
     alone_ids = state.ids.select(firsts.alone_rows).column("item_id").to_pylist()
@@ -287,9 +334,9 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
         problems.append(Problem("missing_id", state.missing, f"{file} row {file_row}",
                                 "rows without an id cannot be joined or listed"))
     if len(repeats):
-        problems.append(Problem("duplicate_id", int(len(repeats)), first_repeat[1], DUPLICATE_DETAIL))
+        problems.append(Problem("duplicate_id", int(len(repeats)), found.first[1], DUPLICATE_DETAIL))
         if columns.base:
-            problems += base_problems
+            problems += other_base_problem(found.other_base, found.other_base_first[1] if found.other_base else "")
     problems += _check_problems(state, firsts)
     provenance.name = label
     dups, same_pr, grouped = _duplicates(label, provenance, _duplicate_keys(state, repeats))

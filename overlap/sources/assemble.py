@@ -82,17 +82,26 @@ def _item_frame(table, spec):
     return out.reset_index(drop=True)
 
 
-def other_base(kept, repeats) -> list[Problem]:
-    """Repeats of an id at another base commit than its first row's: the same id names two tasks, and only the
-    first row's keys are made."""
+def at_other_base(kept, repeats):
+    """Which of the `repeats` rows (item_id, base_commit) is at another base commit than the first row of its
+    id in `kept`: the same id names two tasks, and only the first row's keys are made."""
     first = kept.column("base_commit").take(pc.index_in(repeats.column("item_id"), value_set=kept.column("item_id")))
     mine = repeats.column("base_commit")
     same = pc.or_(pc.and_(pc.is_null(first), pc.is_null(mine)), pc.fill_null(pc.equal(first, mine), False))
-    other = repeats.column("item_id").filter(pc.invert(same))
-    if not len(other):
+    return pc.invert(same)
+
+
+def other_base_problem(count: int, example: str) -> list[Problem]:
+    if not count:
         return []
-    return [Problem("duplicate_id_other_base", len(other), other[0].as_py(),
+    return [Problem("duplicate_id_other_base", count, example,
                     "a repeated id at another base commit: its first row is kept, the others' keys are not")]
+
+
+def other_base(kept, repeats) -> list[Problem]:
+    """The problem of the repeats at another base commit than their id's first row (`at_other_base`)."""
+    other = repeats.column("item_id").filter(at_other_base(kept, repeats))
+    return other_base_problem(len(other), other[0].as_py() if len(other) else "")
 
 
 def _unrecognised(kept, keys, scheme: str | None) -> list[Problem]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "properties"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -150,3 +151,77 @@ def test_a_missing_training_file_is_named_before_anything_is_fetched(tmp_path):
     with pytest.raises(InputError, match="no-such.csv: no such file"):
         compare(str(tmp_path / "no-such.csv"), ["cybergym"], columns={"id": "task"},
                 data={"cybergym": DATA["cybergym"]}, pool=None)
+
+
+def test_the_clean_ids_of_a_streamed_side_are_written_a_batch_at_a_time(tmp_path, monkeypatch):
+    """train_clean_ids.txt of a streamed side comes from the source read again a batch at a time, never from
+    one list of every id (a side of 100M ids would need gigabytes for it): its lines are the oracle's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from overlap.api import compare
+    from overlap.outputs.report.result_folders import write_compare_report
+    from overlap.results import CompareResult
+
+    monkeypatch.setattr(scan, "BATCH_ROWS", 7)
+    ids = [f"owner__repo-{i % 40}" if i % 9 else None for i in range(100)] + ["arvo:10055", " é "]
+    pq.write_table(pa.table({"id": pa.array(ids, pa.string())}), tmp_path / "train.parquet")
+    pq.write_table(pa.table({"id": pa.array(["owner__repo-3", "owner__repo-5"])}), tmp_path / "bench.parquet")
+    result = compare(str(tmp_path / "train.parquet"), [str(tmp_path / "bench.parquet")], columns={"id": "id"},
+                     data=DATA, pool=None, evidence=False, text=[])
+    batches = list(result.train_clean_id_batches())
+    assert len(batches) == 15  # one per batch read
+
+    def whole_list(self):
+        raise AssertionError("the clean ids were gathered into one list")
+
+    monkeypatch.setattr(CompareResult, "train_clean_ids", whole_list)
+    write_compare_report(result, tmp_path / "out", reports=False)
+    firsts = dict.fromkeys(i for i in ids if i is not None and i.strip())  # first copy of each id, in order
+    expected = [i for i in firsts if i not in ("owner__repo-3", "owner__repo-5")]
+    assert (tmp_path / "out" / "train_clean_ids.txt").read_text(encoding="utf-8") == "".join(f"{i}\n" for i in expected)
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["arvo:10055", "owner__repo-12", "owner__repo-123", "x", None]),
+                          st.sampled_from(["a" * 40, "b" * 40, None])), min_size=1, max_size=40),
+       st.booleans())
+def test_repeats_read_back_a_chunk_at_a_time_are_the_oracles(tmp_path_factory, small_batches, monkeypatch, rows,
+                                                             collide):
+    """Ids repeated across many read-back chunks (a spill of four rows), at their first row's base commit or
+    another, with every hash equal or not: the items, the repeats and the repeats at another base are what a
+    plain pass over the rows in order gives."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from overlap.api import compare
+
+    if collide:
+        import numpy as np
+
+        monkeypatch.setattr("overlap.keyjoin.batch.hash64", lambda values: np.zeros(len(values), np.uint64))
+    folder = tmp_path_factory.mktemp("repeats")
+    pq.write_table(pa.table({"id": pa.array([i for i, _ in rows], pa.string()),
+                             "base": pa.array([b for _, b in rows], pa.string())}), folder / "train.parquet")
+    first_base, repeats, other, first_repeat, first_other = {}, 0, 0, None, None
+    for item, base in rows:  # the oracle: the first row of an id is its item, a later one a repeat
+        if item is None:
+            continue
+        if item not in first_base:
+            first_base[item] = base
+            continue
+        repeats += 1
+        first_repeat = first_repeat or item
+        if first_base[item] != base:
+            other += 1
+            first_other = first_other or item
+    if not first_base:
+        return
+    result = compare(str(folder / "train.parquet"), ["cybergym"], columns={"id": "id", "base": "base"},
+                     data=DATA, pool=None, evidence=False, text=[])
+    summary = result.summary()["train"]
+    problems = {p["what"]: (p["count"], p["example"]) for p in summary["problems"]}
+    assert summary["items"] == len(first_base)
+    assert problems.get("duplicate_id") == ((repeats, first_repeat) if repeats else None)
+    assert problems.get("duplicate_id_other_base") == ((other, first_other) if other else None)

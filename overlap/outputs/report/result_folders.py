@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from ...ids.compiled import string_buffers
 from ...jsonout import dumps_json, versioned
 from ..atomic import atomic_folder, write_text_atomic
 from ..published import safe_name
@@ -46,10 +49,20 @@ def write_compare_report(result, out: Path, reports: bool = True) -> Path:
                                              encoding="utf-8")
         (tmp / "duplicates.csv").write_text(to_csv_text(with_columns(dups, DUPLICATES_CSV_COLUMNS)),
                                             encoding="utf-8")
-        clean = result.train_clean_ids()
-        (tmp / "train_clean_ids.txt").write_text("".join(f"{i}\n" for i in clean), encoding="utf-8")
+        write_lines(tmp / "train_clean_ids.txt", result.train_clean_id_batches())
         write_report_extras(result, tmp, reports=reports)
     return Path(out)
+
+
+def write_lines(path: Path, batches) -> None:
+    """Each string of `batches` (string arrays) as one line, a batch at a time: the clean ids of a side of
+    100M rows are written in the memory of one batch, never gathered into one list or text."""
+    with open(path, "wb") as sink:
+        for batch in batches:
+            if len(batch):
+                lines = pc.binary_join_element_wise(batch.cast(pa.string()), "", "\n")
+                offsets, data, _ = string_buffers(lines)
+                sink.write(memoryview(data)[offsets[0]:offsets[-1]])
 
 
 def write_report_extras(result, folder: Path, reports: bool = True) -> None:
