@@ -518,6 +518,10 @@ def _plan(schema, columns: list[str], optional: set[str], file_name: str) -> lis
     plans: list[_Projection | None] = []
     names = schema.names
     for column in columns:
+        for top in {column, column.split(".")[0]}:
+            if names.count(top) > 1:  # which of them is meant cannot be told: never pick one silently
+                raise InputError(f"{file_name}: column '{top}' appears {names.count(top)} times; rename all but "
+                                 "one (or name another column)")
         if column in names:
             plans.append(_Projection(column, column, []))
             continue

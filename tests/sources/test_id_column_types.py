@@ -33,3 +33,23 @@ def test_a_json_column_of_ids_with_a_few_lists_keeps_the_ids_and_counts_the_rest
     path.write_text("".join(json.dumps({"id": f"arvo:{i}" if i % 10 else [f"arvo:{i}"]}) + "\n" for i in range(30)))
     scan = scan_keys(str(path), {"id": "id"})
     assert scan.report.unrecognised == 3 and scan.report.taken["ossfuzz"].count == 27
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_an_id_column_named_twice_is_refused_not_picked(tmp_path, fmt):
+    """Two columns of the asked name (a CSV header `id,id`, a parquet schema with the field twice): which one is
+    meant cannot be told, so neither is read; a repeated column nobody asked for is no problem."""
+    path = tmp_path / f"train.{fmt}"
+    if fmt == "csv":
+        path.write_text("id,id,x,x\narvo:1,arvo:2,1,2\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array(["arvo:1"]), pa.array(["arvo:2"]), pa.array([1]),
+                                             pa.array([2])], names=["id", "id", "x", "x"]), path)
+    with pytest.raises(InputError, match=f"train.{fmt}: column 'id' appears 2 times"):
+        scan_keys(str(path), {"id": "id"})
+    with pytest.raises(InputError, match=f"train.{fmt}: column 'id' appears 2 times"):
+        scan_keys(str(path), {"id": "id.sub"})
+    renamed = path.read_text().replace("id,id", "id,other") if fmt == "csv" else None
+    if renamed:
+        path.write_text(renamed)
+        assert scan_keys(str(path), {"id": "id"}).report.taken["ossfuzz"].count == 1
