@@ -47,8 +47,10 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
         rows = read_records(path, [id_column, field], required=[id_column, field])
         if not rows:
             raise InputError(f"{path}: the file has no rows")
-        frame = pd.DataFrame(rows, columns=[id_column, field]).rename(columns={id_column: "item_id"})
-        frame["item_id"] = frame["item_id"].astype("string")
+        frame = pd.DataFrame(rows, columns=list(dict.fromkeys([id_column, field])))
+        frame.insert(0, "item_id", frame[id_column].astype("string"))  # the id column may be the text too
+        if id_column != field:
+            frame = frame.drop(columns=[id_column])
         return path.stem, frame, field, []
     if not path.exists() and not is_registered(spec):
         raise InputError(f"{spec}: not a registered dataset or an existing file")

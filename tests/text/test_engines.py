@@ -161,3 +161,28 @@ def test_cli_streams_a_folder_of_shards(tmp_path, data):
     bad = CliRunner().invoke(app, ["ngram", str(shards), str(bench_file), "--text", "text:text", "--id-column", "uid",
                                    "--engine", "spark"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "jsonl"])
+def test_cli_ngram_reads_the_id_column_as_the_text_too(tmp_path, suffix):
+    """`--id-column id --text id:…`: a set whose id is its text (a prompt) is read once as both, streamed
+    (parquet) or by rows (JSON lines); each copy of the text flags the bench item that holds it."""
+    from typer.testing import CliRunner
+
+    from overlap.cli import app
+
+    prompt = "heap buffer overflow in the png chunk reader when a crafted file is read past its end"
+    rows = [{"id": prompt, "n": 1}, {"id": "an unrelated short prompt about sorting a list of numbers", "n": 2}]
+    train = tmp_path / f"train.{suffix}"
+    if suffix == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), train)
+    else:
+        train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "b1", "text": f"the report: {prompt}"}) + "\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["ngram", str(train), str(bench), "--text", "id:text", "--id-column", "id",
+                                   "--out", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    flags = pd.read_csv(out / "flags.csv")
+    assert set(flags["train_id"]) == {prompt} and set(flags["bench_id"]) == {"b1"}

@@ -120,7 +120,8 @@ def _dataset(ray, files, stream, columns: Sequence[str], id_col: str, group_byte
     columns = list(dict.fromkeys(columns))
     listed = files.data_files() if files is not None else []
     formats = {fmt for _, fmt in listed}
-    if len(formats) == 1 and formats <= set(RAY_FORMATS):  # Ray reads the files itself, where they are
+    text_is_id = files is not None and files.id_column in columns and files.id_column != id_col
+    if len(formats) == 1 and formats <= set(RAY_FORMATS) and not text_is_id:  # Ray reads the files where they are
         paths = [path for path, _ in listed]
         ds = ray.data.read_parquet(paths) if formats == {"parquet"} else ray.data.read_json(paths)
         read, renames = files.read_columns(columns, id_col)

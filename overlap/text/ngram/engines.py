@@ -125,10 +125,17 @@ def known_rows(train: Any) -> int | None:
 
 def file_batches(files: TrainFiles, columns: Sequence[str], batch_rows: int,
                  id_col: str = "item_id") -> Iterator[pa.RecordBatch]:
-    """The files' record batches, only ``columns`` read, at most ``batch_rows`` rows each, in file order."""
-    columns, renames = files.read_columns(columns, id_col)
-    for batch in _file_batches(files, columns, batch_rows):
-        yield batch.rename_columns([renames.get(c, c) for c in batch.schema.names]) if renames else batch
+    """The files' record batches, only ``columns`` read, at most ``batch_rows`` rows each, in file order; the
+    files' id column is ``id_col`` in them, and also itself when asked for (an id column that is the text too)."""
+    wanted = list(dict.fromkeys(columns))
+    read, renames = files.read_columns(wanted, id_col)
+    source_of = {renames.get(c, c): c for c in read}
+    if files.id_column in wanted:
+        source_of[files.id_column] = files.id_column
+    for batch in _file_batches(files, read, batch_rows):
+        if renames:
+            batch = pa.RecordBatch.from_arrays([batch.column(source_of[c]) for c in wanted], names=wanted)
+        yield batch
 
 
 def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
