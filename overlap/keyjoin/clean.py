@@ -1,6 +1,7 @@
-"""The ids of a streamed side that are in no pair, in source order: the id column read again (ids only), the
-rows that repeat an earlier id and the paired ids left out. A list of every id is what streaming avoids
-holding, so it is produced on demand, as train_clean_ids.txt is written."""
+"""The ids of a streamed side that are in no pair, in source order: the id column (with the repo and PR
+columns, when the set has both) read again, the rows that repeat an earlier id and the paired ids left out. A
+list of every id is what streaming avoids holding, so it is produced on demand, as train_clean_ids.txt is
+written."""
 
 from __future__ import annotations
 
@@ -12,25 +13,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..ids.recognise import id_strings
 from ..sources.batches import open_batches
+from ..sources.generic import GenericColumns, clean_id_columns, item_ids_of_batch
 from .spill import in_sorted
 
 
-def item_ids(values) -> pa.Array:
-    """An id column as item ids (`read_generic`'s: the id as text, null where it is missing or blank)."""
-    text = id_strings(values)
-    blank = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(text), ""), True)
-    return pc.if_else(blank, pa.scalar(None, pa.string()), text)
-
-
-def clean_ids(source: str | os.PathLike, id_column: str, repeats: np.ndarray, matched: set[str], *,
+def clean_ids(source: str | os.PathLike, columns: GenericColumns, repeats: np.ndarray, matched: set[str], *,
               split: str | None = None, filesystem: Any = None, batch_rows: int = 65536) -> Iterator[pa.Array]:
-    """The clean ids a batch at a time (string arrays): a side of 100M ids is never one list."""
+    """The clean ids a batch at a time (string arrays): a side of 100M ids is never one list. Each row's id is
+    the scan's (`item_ids_of`: a row without an id cell has its PR's conventional id when the set has repo and
+    PR columns)."""
     matched_ids = pa.array(sorted(matched), pa.string())
+    wanted = clean_id_columns(columns)
     row = 0
-    for batch in open_batches(source, [id_column], split=split, batch_rows=batch_rows, filesystem=filesystem):
-        ids = item_ids(batch.column(0))
+    for batch in open_batches(source, wanted[:1], optional=wanted[1:], split=split, batch_rows=batch_rows,
+                              filesystem=filesystem):
+        ids = item_ids_of_batch(batch, columns)
         keep = pc.and_(pc.is_valid(ids), pc.invert(pc.is_in(ids, value_set=matched_ids)))
         if len(repeats):
             rows = np.arange(row, row + batch.num_rows)

@@ -135,7 +135,7 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
     dataset.generic_columns = columns  # type: ignore[attr-defined]
     dataset.mapping = joiner.mapping  # type: ignore[attr-defined]  # loaded at the first OSS-Fuzz key, or None
     repeats = dataset.totals.clean_ids  # the repeat rows, bound below
-    dataset.totals.clean_ids = lambda matched: clean_ids(source, columns.id, repeats, matched, split=split,
+    dataset.totals.clean_ids = lambda matched: clean_ids(source, columns, repeats, matched, split=split,
                                                          filesystem=filesystem, batch_rows=batch_rows)
     return dataset, dups
 

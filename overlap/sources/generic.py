@@ -204,11 +204,11 @@ def read_generic(source: str | os.PathLike, columns: GenericColumns | dict[str, 
 
 def _check_id_type(kind: pa.DataType, file: str, column: str) -> None:
     """An id column holds text or whole numbers; a column of lists, structs or bytes is no id column, and
-    saying so beats counting every row as a row without an id."""
+    saying so beats counting every row as a row without an id. (A boolean or a fraction is a cell without an
+    id, as it is in a JSON column that mixes them with ids: a batch of them alone is no different.)"""
     if isinstance(kind, pa.DictionaryType):
         kind = kind.value_type
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
-            or pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+    if pa.types.is_nested(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         raise InputError(f"{file}: column '{column}' holds {kind} values, not ids; name a field of text or whole "
                          "numbers (a part of a struct or list by its path, e.g. 'extra_info.instance_id' or "
                          "'ids.0')")
@@ -240,13 +240,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         fixes = recognise(column(spec.fix), scheme="fix_commit").keys
         key_tables.append(fixes)
     keys = pa.concat_tables([t.select(["row", "kind", "value", "raw"]) for t in key_tables])
-    item_ids = id_strings(ids)
-    item_ids = pc.if_else(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(item_ids), ""), True),
-                          pa.scalar(None, pa.string()), item_ids)
-    if spec.repo and spec.pr:  # no id: the PR's conventional one, `owner__name-N`, from its repo and PR cells
-        made = pc.binary_join_element_wise(pc.replace_substring(written, "/", "__", max_replacements=1),
-                                           numbers.cast(pa.string()), "-")
-        item_ids = pc.coalesce(item_ids, made)
+    item_ids = item_ids_of(ids, written if spec.repo and spec.pr else None, numbers)
     # The PR and repo of a row: its columns' cells where they have one, else what its id says
     # (`owner__repo-N`, `owner/repo#N`, …), as the keys were made.
     pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n, want_repo=not spec.project)
@@ -273,6 +267,33 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         pr_from = _pr_from(column, spec, recognition)
         table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from))
     return pa.table(table), keys
+
+
+def item_ids_of(ids, written=None, numbers=None):
+    """Each row's item id: its id cell as text, null where missing or blank; given its repo as written and its
+    PR number (a set with repo and PR columns), a row without one has its PR's conventional id, `owner__name-N`.
+    The one definition: the scan and the streamed join's clean-id list both read ids through it."""
+    item_ids = id_strings(ids)
+    item_ids = pc.if_else(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(item_ids), ""), True),
+                          pa.scalar(None, pa.string()), item_ids)
+    if written is not None:
+        made = pc.binary_join_element_wise(pc.replace_substring(written, "/", "__", max_replacements=1),
+                                           numbers.cast(pa.string()), "-")
+        item_ids = pc.coalesce(item_ids, made)
+    return item_ids
+
+
+def clean_id_columns(spec: GenericColumns) -> list[str]:
+    """The columns `item_ids_of` reads: the id, and the repo and PR columns when the set has both."""
+    return [spec.id, *((spec.repo, spec.pr) if spec.repo and spec.pr else ())]
+
+
+def item_ids_of_batch(batch, spec: GenericColumns):
+    """`item_ids_of` a batch read with (at least) `clean_id_columns(spec)`."""
+    if spec.repo and spec.pr:
+        return item_ids_of(batch.column(spec.id), repo_as_written(batch.column(spec.repo)),
+                           pr_numbers(batch.column(spec.pr)))
+    return item_ids_of(batch.column(spec.id))
 
 
 def _without_id_fill(keys, column, spec: GenericColumns):

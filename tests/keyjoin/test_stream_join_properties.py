@@ -225,3 +225,17 @@ def test_repeats_read_back_a_chunk_at_a_time_are_the_oracles(tmp_path_factory, s
     assert summary["items"] == len(first_base)
     assert problems.get("duplicate_id") == ((repeats, first_repeat) if repeats else None)
     assert problems.get("duplicate_id_other_base") == ((other, first_other) if other else None)
+
+
+def test_a_row_named_by_its_repo_and_pr_cells_is_a_clean_id_streamed_as_held(tmp_path):
+    """A row with no id but repo and PR cells is the item `owner__name-N`: the streamed side's clean ids (its id
+    column read again) name it as the held side's do."""
+    from overlap.api import compare
+
+    (tmp_path / "train.csv").write_text("id,repo,pr\n,owner/repo,12\nowner__repo-13,owner/repo,13\n,other/x,5\n"
+                                        ",owner/repo,12\n")
+    (tmp_path / "bench.csv").write_text("id,repo,pr\nowner__repo-13,owner/repo,13\n")
+    lists = [compare(str(tmp_path / "train.csv"), [str(tmp_path / "bench.csv")],
+                     columns={"id": "id", "repo": "repo", "pr": "pr"}, pool=None, stream=stream).train_clean_ids()
+             for stream in (True, False)]
+    assert lists == [["owner__repo-12", "other__x-5"]] * 2

@@ -271,11 +271,26 @@ class Columns:
         return args
 
 
+def item_id(row: Mapping, columns: Columns) -> str | None:
+    """A row's item id: its id cell; with repo and PR columns, a row without one is named by them, the repo as
+    written with its first `/` as `__`, then `-` and the PR number (`owner__name-N`)."""
+    text = id_text(row.get(columns.id))
+    if text is not None or not (columns.repo and columns.pr):
+        return text
+    repo, number = row.get(columns.repo), pr_number(row.get(columns.pr))
+    if not isinstance(repo, str) or normalize_repo(repo) is None or number is None:
+        return None
+    return repo.strip().replace("/", "__", 1) + f"-{number}"
+
+
 def row_keys(row: Mapping, columns: Columns) -> frozenset[tuple[str, str]]:
     """The canonical (kind, value) keys of one row."""
     text = id_text(row.get(columns.id))
-    if text is None:
-        return frozenset()
+    if text is None:  # a row named by its repo and PR cells has their keys; a row with no name has none
+        if item_id(row, columns) is None:
+            return frozenset()
+        return frozenset(pr_keys(row.get(columns.repo), pr_number(row.get(columns.pr)),
+                                 row.get(columns.base) if columns.base else None))
     text = text.strip()
     repo = row.get(columns.repo) if columns.repo else None
     number = pr_number(row.get(columns.pr)) if columns.pr else None
@@ -321,17 +336,17 @@ class Data:
     def items(self) -> dict[str, Item]:
         out: dict[str, Item] = {}
         for position, row in enumerate(self.rows):
-            item_id = id_text(row.get(self.columns.id))
-            if item_id is None:
+            name = item_id(row, self.columns)
+            if name is None:
                 continue
-            if item_id in out:
-                out[item_id].rows.append(position)
+            if name in out:
+                out[name].rows.append(position)
             else:
-                out[item_id] = Item(item_id, [position], row_keys(row, self.columns))
+                out[name] = Item(name, [position], row_keys(row, self.columns))
         return out
 
     def rows_without_item(self) -> list[int]:
-        return [p for p, row in enumerate(self.rows) if id_text(row.get(self.columns.id)) is None]
+        return [p for p, row in enumerate(self.rows) if item_id(row, self.columns) is None]
 
 
 def cybergym() -> Data:

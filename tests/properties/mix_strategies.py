@@ -155,14 +155,15 @@ def cve_row(draw) -> dict:
 @st.composite
 def pr_row(draw, columns_only: bool = False) -> dict:
     """A PR: spelled in the id (repo and PR columns, when written, agree with it), or, with `columns_only`,
-    an id no scheme takes and the PR in the columns."""
+    an id no scheme takes (or no id) and the PR in the columns."""
     task = draw(st.sampled_from([*PR_TASKS, UNRELATED]))
     written = draw(st.sampled_from(task.spellings))
     base = draw(st.sampled_from([task.base, task.base.upper(), sha(f"other base {task.pr}"), None, ""]))
     pr = draw(st.sampled_from([task.pr, str(task.pr), f"{task.pr}.0", float(task.pr)]))
     repo = draw(st.sampled_from(task.spellings))
     if columns_only:
-        return row(f"row {draw(st.integers(0, 9))}", repo, pr, base)
+        # an id no scheme takes, or none: the row is then named by its repo and PR cells (`owner__name-N`)
+        return row(draw(st.sampled_from([f"row {draw(st.integers(0, 9))}", None, " "])), repo, pr, base)
     text = draw(st.sampled_from(pr_spellings(written, task.pr)))
     return row(draw(padded(text)), repo, pr, base)
 
