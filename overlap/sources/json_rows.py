@@ -227,11 +227,15 @@ def exact_numbers(batch):
 
 
 def _whole(array, *, exact: bool):
-    """A float array holding only whole numbers as int64 (else as it is); `exact`: ArrowInvalid when one is
-    too large for a float to hold exactly."""
+    """A float array holding only whole numbers as int64, else as text (`_as_text`: whole floats as their integer,
+    a fraction as written): a JSON cell reads the same whether its batch holds text beside it or numbers alone,
+    so a row re-read among other rows (the filter's check) has the id it had. `exact`: ArrowInvalid when one
+    is too large for a float to hold exactly."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_boolean(array.type) and array.null_count < len(array):  # as beside text: `true`, `false`
+        return pa.array([_as_text(v) for v in array.to_pylist()], pa.string())
     if not pa.types.is_floating(array.type) or array.null_count == len(array):
         return array
     top = pc.max(pc.abs(array)).as_py()
@@ -239,4 +243,6 @@ def _whole(array, *, exact: bool):
         if exact:
             raise pa.ArrowInvalid("a number too large for a float")
         return array
-    return array.cast(pa.int64()) if pc.all(pc.equal(array, pc.floor(array))).as_py() else array
+    if pc.all(pc.equal(array, pc.floor(array))).as_py():
+        return array.cast(pa.int64())
+    return pa.array([_as_text(v) for v in array.to_pylist()], pa.string())

@@ -1,4 +1,4 @@
-"""An id column of lists, structs, bytes or booleans is refused with its file, column and type named, streamed
+"""An id column of lists, structs or bytes is refused with its file, column and type named, streamed
 or held, rather than read as a side where no row has an id."""
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from overlap.sources.generic import read_generic, scan_keys
     ([["arvo:1"], ["arvo:2"]], "list<"),
     ([{"a": "arvo:1"}, {"a": "arvo:2"}], "struct<"),
     ([b"arvo:1", b"arvo:2"], "binary"),
-    ([True, False], "bool"),
 ])
 def test_a_column_that_holds_no_ids_is_named_with_its_type(tmp_path, values, shown):
     path = tmp_path / "train.parquet"
@@ -53,3 +52,17 @@ def test_an_id_column_named_twice_is_refused_not_picked(tmp_path, fmt):
     if renamed:
         path.write_text(renamed)
         assert scan_keys(str(path), {"id": "id"}).report.taken["ossfuzz"].count == 1
+
+
+def test_a_json_cell_reads_the_same_whatever_its_batch_holds(tmp_path):
+    """JSON lines: a fraction or a boolean among text ids reads as text (`10055.25`, `true`), and so it does
+    in a batch of numbers or booleans alone: the same cell never changes with its neighbours (the filter
+    re-reads its removed rows apart from the others)."""
+    mixed, alone = tmp_path / "mixed.jsonl", tmp_path / "alone.jsonl"
+    mixed.write_text("".join(json.dumps({"id": v}) + "\n" for v in ["arvo:1", True, 10055.25, 10055.0, 7]))
+    scan = scan_keys(str(mixed), {"id": "id"})
+    assert scan.items.column("item_id").to_pylist() == ["arvo:1", "true", "10055.25", "10055", "7"]
+    for values, expected in (([True, False], ["true", "false"]), ([10055.25, 3.0], ["10055.25", "3"]),
+                             ([10055.0, 3], ["10055", "3"])):
+        alone.write_text("".join(json.dumps({"id": v}) + "\n" for v in values))
+        assert scan_keys(str(alone), {"id": "id"}).items.column("item_id").to_pylist() == expected
