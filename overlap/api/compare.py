@@ -185,7 +185,7 @@ def compare(
     Such a training set is streamed against the benchmarks' keys (`overlap.keyjoin`: memory is the
     benchmarks and a batch, never a row per training row; the key scan runs on `engine` too) unless its columns
     name a text or a patch (the text check and the fix join read every row's), a `reference` is given, or
-    `stream` is False (the filter, which writes every row); the result is the same either way.
+    `stream` is False; the result is the same either way.
     """
     if fix_join not in FIX_JOIN_MODES:
         raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
@@ -340,8 +340,9 @@ def filter_train(
         "ngram_ns": ns or (13,),
         "engine": engine, "ray_address": ray_address, "workers": workers,  # the text scan
     }
-    result = compare(train, benches, data=data, mapping=mapping, columns=columns, split=split, stream=False,
-                     **options)
+    # streamed when the training set is read by its columns alone: the rows it drops are found by reading its id
+    # column again, and the split is written file by file, so no row of it is held
+    result = compare(train, benches, data=data, mapping=mapping, columns=columns, split=split, **options)
     for comparison in result.benches if ns and not (flagged and all(f"ngram:{n}" in flagged for n in ns)) else ():
         block = comparison.sections.get("text") or {}
         if block.get("status") != "ran":

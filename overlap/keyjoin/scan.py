@@ -54,7 +54,7 @@ from .batch import (
     BenchKeys,
     unpack_kinds,
 )
-from .clean import clean_ids
+from .clean import clean_ids, locate
 from .spill import RowStore, Spill, in_sorted
 
 BATCH_ROWS = 65536  # rows of one batch read
@@ -134,9 +134,10 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
     dataset.recognition = report  # type: ignore[attr-defined]
     dataset.generic_columns = columns  # type: ignore[attr-defined]
     dataset.mapping = joiner.mapping  # type: ignore[attr-defined]  # loaded at the first OSS-Fuzz key, or None
-    repeats = dataset.totals.clean_ids  # the repeat rows, bound below
-    dataset.totals.clean_ids = lambda matched: clean_ids(source, columns, repeats, matched, split=split,
-                                                         filesystem=filesystem, batch_rows=batch_rows)
+    repeats = dataset.totals.repeat_rows
+    reading = {"split": split, "filesystem": filesystem, "batch_rows": batch_rows}
+    dataset.totals.clean_ids = lambda matched: clean_ids(source, columns, repeats, matched, **reading)
+    dataset.totals.locate = lambda ids, with_repeats: locate(source, columns, repeats, ids, with_repeats, **reading)
     return dataset, dups
 
 
@@ -348,7 +349,7 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
     keys = _concat(state.matched_keys)
     projects = {state.projects[code]: int(count) for code, count in enumerate(firsts.projects) if count}
     totals = SideTotals(items=firsts.items, keys_by_kind=dict(firsts.packed), projects=projects, same_pr=same_pr,
-                        ossfuzz_keys=ossfuzz_keys, grouped_items=grouped, clean_ids=repeats)
+                        ossfuzz_keys=ossfuzz_keys, grouped_items=grouped, repeat_rows=repeats)
     dataset = Dataset(label, _items_frame(matched, firsts.present, columns), _matched_keys(matched, keys),
                       provenance, sorted(problems, key=lambda p: p.what), totals=totals)
     return dataset, dups

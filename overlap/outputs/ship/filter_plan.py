@@ -178,7 +178,9 @@ def filter_split(result, reasons: Iterable[str] = DEFAULT_REASONS, *,
             drop(str(item_id), reason)
 
     if "dup" in asked:
-        row_of = items.set_index("item_id")["row"]
+        # a streamed side holds its matched items only; its grouped ones (every member of a group) apart
+        grouped = train.totals.grouped_items if train.totals is not None else items
+        row_of = grouped.set_index("item_id")["row"]
         for members, kinds in _duplicate_components(result.train_duplicates):
             ordered = sorted(members, key=lambda i: row_of[i])
             free = [i for i in ordered if i not in why]
@@ -188,27 +190,37 @@ def filter_split(result, reasons: Iterable[str] = DEFAULT_REASONS, *,
                     for kind in sorted(kinds[item_id]):
                         drop(item_id, f"dup:{kind}")
 
-    removed = _removed_rows(train, why, benches, same_id_is_dup="dup" in asked)
+    removed = _removed_rows(_located(train, why, same_id_is_dup="dup" in asked), why, benches,
+                            same_id_is_dup="dup" in asked)
     counts: dict[str, int] = {}
     for reasons_of in removed["reasons"]:
         for reason in reasons_of.split(";"):
             counts[reason] = counts.get(reason, 0) + 1
     source_rows = sum(int(f.rows or 0) for f in train.provenance.files if "@" not in f.path)
-    repeated = len(train.repeats)
-    if source_rows < len(items) + repeated:
+    repeated = len(train.totals.repeat_rows) if train.totals is not None else len(train.repeats)
+    item_count = train.item_count
+    if source_rows < item_count + repeated:
         raise InputError(f"{train.name}: the provenance records {source_rows} source rows but the adapter made "
-                         f"{len(items)} items from {len(items) + repeated} rows; it did not record its files' "
+                         f"{item_count} items from {item_count + repeated} rows; it did not record its files' "
                          "row counts")
     malformed = sum(p.count for p in train.problems if p.what in MALFORMED_ROWS)
-    return FilterResult(train.name, asked, removed, source_rows, len(items), repeated, counts, malformed)
+    return FilterResult(train.name, asked, removed, source_rows, item_count, repeated, counts, malformed)
 
 
-def _removed_rows(train, why: dict[str, set[str]], benches: dict[str, set[str]], same_id_is_dup: bool
-                  ) -> pd.DataFrame:
-    """One row per dropped source row: every row of a dropped item (its first row and its repeats), and with
-    `dup` the repeats of kept items, in source order."""
-    located = pd.concat([train.items[["item_id", "file", "file_row", "row"]].assign(first=True),
-                         train.repeats.assign(first=False)], ignore_index=True)
+def _located(train, why: dict[str, set[str]], same_id_is_dup: bool) -> pd.DataFrame:
+    """item_id, file, file_row, row, first of the rows a decision can reach: every row of the dropped items,
+    and with `dup` every repeat. A held side has them in its items and repeats; a streamed side finds them
+    by reading its id column again (`SideTotals.locate`), so only the dropped rows are ever held."""
+    if train.totals is not None:
+        return train.totals.locate(set(why), same_id_is_dup)
+    return pd.concat([train.items[["item_id", "file", "file_row", "row"]].assign(first=True),
+                      train.repeats.assign(first=False)], ignore_index=True)
+
+
+def _removed_rows(located: pd.DataFrame, why: dict[str, set[str]], benches: dict[str, set[str]],
+                  same_id_is_dup: bool) -> pd.DataFrame:
+    """One row per dropped source row of `located`: every row of a dropped item (its first row and its
+    repeats), and with `dup` the repeats of kept items, in source order."""
     records = []
     for item_id, file, file_row, order, first in located.itertuples(index=False):
         if item_id in why:
