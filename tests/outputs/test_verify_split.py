@@ -168,3 +168,28 @@ def test_the_verifier_imports_nothing_of_the_filter():
     forbidden = ("overlap.join", "overlap.evidence", "overlap.sources", "overlap.api", "overlap.ids.recognise",
                  "overlap.outputs.ship.splits", "overlap.outputs.ship.split_files", "overlap.outputs.ship.filter_plan")
     assert not [m for m in loaded if m.startswith(forbidden)], loaded
+
+
+@pytest.mark.parametrize("held", [1, 1_000])
+def test_repeats_are_found_the_same_past_the_dict(tmp_path, monkeypatch, held):
+    """Past `_Seen.HELD` values the seen ids and keys move to an SQLite file in the temp folder: the same
+    repeats are found, named at the same rows, and the file is gone after."""
+    import tempfile
+
+    from overlap.outputs.ship import verify_split as module
+
+    monkeypatch.setattr(module._Seen, "HELD", held)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temp"))
+    (tmp_path / "temp").mkdir()
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(f'{{"id": "task-{i}"}}\n' for i in range(5)) + '{"id": "arvo_10055"}\n')
+    second.write_text('{"id": "t\\ud800x"}\n{"id": "oss-fuzz:42471001"}\n')
+    files = [SplitFile(first, "data/a.jsonl", "a.jsonl"), SplitFile(second, "data/b.jsonl", "b.jsonl")]
+    with pytest.raises(InputError, match=r"ossfuzz 42471001 also in train row 5 of a.jsonl .*duplicate"):
+        verify_split(files, KeyColumns(id="id"), [], ("dup",), MAPPING, kept_rows=8)
+    second.write_text('{"id": "t\\ud800x"}\n{"id": "task-3"}\n')
+    with pytest.raises(InputError, match=r"id task-3 repeats train row 3 of a.jsonl"):
+        verify_split(files, KeyColumns(id="id"), [], ("dup",), MAPPING, kept_rows=8)
+    second.write_text('{"id": "t\\ud800x"}\n{"id": "task-9"}\n')
+    assert verify_split(files, KeyColumns(id="id"), [], ("dup",), MAPPING, kept_rows=8)["rows_read"] == 8
+    assert not list((tmp_path / "temp").iterdir())

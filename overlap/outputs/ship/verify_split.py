@@ -22,6 +22,8 @@ import csv
 import io
 import json
 import re
+import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -378,21 +380,20 @@ def verify_split(files: list[SplitFile], columns: KeyColumns, benches: list[Benc
     bench_sets = [(b.name, bench_keys(b, old_to_new)) for b in benches]
     readers: list[str] = []
     rows_read = keys_derived = 0
-    seen_keys: dict[tuple[str, str], tuple] = {}
-    seen_ids: dict[str, tuple] = {}
-    for split_file in files:
-        readers.append(reader_name(split_file.path))
-        for position, where, row in read_rows(split_file.path, wanted):
-            rows_read += 1
-            keys = row_keys(row, columns, old_to_new)
-            keys_derived += len(keys)
-            for key in sorted(k for k in keys if k[0] in kinds):
-                for name, held in bench_sets:
-                    if key in held:
-                        raise InputError(f"filtered split still holds {_at(split_file, position, where)}: {key[0]} "
-                                         f"{key[1]} also in {name} {held[key]}; nothing was written")
-            if dup:
-                _check_dup(row, columns, keys, (split_file, position, where), seen_keys, seen_ids)
+    with _Seen() as seen:
+        for index, split_file in enumerate(files):
+            readers.append(reader_name(split_file.path))
+            for position, where, row in read_rows(split_file.path, wanted):
+                rows_read += 1
+                keys = row_keys(row, columns, old_to_new)
+                keys_derived += len(keys)
+                for key in sorted(k for k in keys if k[0] in kinds):
+                    for name, held in bench_sets:
+                        if key in held:
+                            raise InputError(f"filtered split still holds {_at(split_file, position, where)}: "
+                                             f"{key[0]} {key[1]} also in {name} {held[key]}; nothing was written")
+                if dup:
+                    _check_dup(row, columns, keys, files, (index, position, where), seen)
     if rows_read != kept_rows:
         raise InputError(f"filter check failed: the split read back holds {rows_read} rows, not the {kept_rows} "
                          "kept; nothing was written")
@@ -415,19 +416,73 @@ def _at(split_file: SplitFile, position: int, where: str) -> str:
             f"({split_file.shown} {where})")
 
 
-def _check_dup(row, columns: KeyColumns, keys: set[tuple[str, str]], here: tuple, seen_keys: dict,
-               seen_ids: dict) -> None:
+class _Seen:
+    """Every id and `dup` key of the kept rows with where it was first seen (file index, position, where): a
+    dict up to `HELD` values (most splits), then an SQLite file in the temp folder, removed after, so a split of
+    tens of millions of rows is checked in bounded memory (the dict costs ~200 bytes a value, ~1 GB at HELD;
+    an SQLite insert ~10 µs, so the dict stays as long as memory allows)."""
+
+    HELD = 5_000_000
+
+    def __init__(self) -> None:
+        self.held: dict[tuple[str, str], tuple] = {}
+        self.db: sqlite3.Connection | None = None
+        self._folder: tempfile.TemporaryDirectory | None = None
+
+    def first(self, kind: str, value: str, here: tuple) -> tuple | None:
+        """Where (kind, value) was seen before, or None, when it is recorded as seen `here`."""
+        if self.db is None:
+            earlier = self.held.setdefault((kind, value), here)
+            if earlier is not here:
+                return earlier
+            if len(self.held) > self.HELD:
+                self._to_disk()
+            return None
+        blob = value.encode("utf-8", "surrogatepass")
+        if self.db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?, ?, ?, ?)", (kind, blob, *here)).rowcount:
+            return None
+        return tuple(self.db.execute("SELECT file, position, place FROM seen WHERE kind = ? AND value = ?",
+                                     (kind, blob)).fetchone())
+
+    def _to_disk(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="overlap-verify-")
+        self.db = sqlite3.connect(Path(self._folder.name) / "seen.db", isolation_level=None)
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE",
+                       "cache_size = -131072"):  # 128 MB of pages: values arrive in no order
+            self.db.execute(f"PRAGMA {pragma}")
+        self.db.execute("CREATE TABLE seen (kind TEXT, value BLOB, file INTEGER, position INTEGER, place TEXT, "
+                        "PRIMARY KEY (kind, value)) WITHOUT ROWID")
+        self.db.execute("BEGIN")
+        self.db.executemany("INSERT INTO seen VALUES (?, ?, ?, ?, ?)",
+                            ((kind, value.encode("utf-8", "surrogatepass"), *here)
+                             for (kind, value), here in self.held.items()))
+        self.held = {}
+
+    def __enter__(self) -> _Seen:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.db is not None:
+            self.db.close()
+            self._folder.cleanup()
+
+
+def _check_dup(row, columns: KeyColumns, keys: set[tuple[str, str]], files: list[SplitFile], here: tuple,
+               seen: _Seen) -> None:
+    def at(place: tuple) -> str:
+        return _at(files[place[0]], place[1], place[2])
+
     try:
         item_id = id_text(cell(row, columns.id))  # as the id is written: ` a` and `a` are two ids
     except InputError:
         item_id = None
     if item_id is not None:
-        if item_id in seen_ids:
-            raise InputError(f"filtered split still holds {_at(*here)}: id {item_id} repeats "
-                             f"{_at(*seen_ids[item_id])}; nothing was written")
-        seen_ids[item_id] = here
+        earlier = seen.first("", item_id, here)
+        if earlier is not None:
+            raise InputError(f"filtered split still holds {at(here)}: id {item_id} repeats {at(earlier)}; "
+                             "nothing was written")
     for key in sorted(k for k in keys if k[0] in DUP_KINDS):
-        if key in seen_keys:
-            raise InputError(f"filtered split still holds {_at(*here)}: {key[0]} {key[1]} also in "
-                             f"{_at(*seen_keys[key])} (a duplicate); nothing was written")
-        seen_keys[key] = here
+        earlier = seen.first(key[0], key[1], here)
+        if earlier is not None:
+            raise InputError(f"filtered split still holds {at(here)}: {key[0]} {key[1]} also in {at(earlier)} "
+                             "(a duplicate); nothing was written")
