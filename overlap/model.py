@@ -190,7 +190,7 @@ class Provenance:
         return data
 
 
-EXAMPLE_CHARS = 300
+PROBLEM_EXAMPLE_CHARS = 300
 
 
 @dataclass
@@ -199,12 +199,12 @@ class Problem:
 
     what: str  # e.g. "malformed_id"
     count: int
-    example: str = ""  # what it is shown by, cut at EXAMPLE_CHARS (a hostile id can be megabytes)
+    example: str = ""  # what it is shown by, cut at PROBLEM_EXAMPLE_CHARS (a hostile id can be megabytes)
     detail: str = ""
 
     def __post_init__(self) -> None:
-        if len(self.example) > EXAMPLE_CHARS:
-            self.example = self.example[:EXAMPLE_CHARS] + "…"
+        if len(self.example) > PROBLEM_EXAMPLE_CHARS:
+            self.example = self.example[:PROBLEM_EXAMPLE_CHARS] + "…"
 
 
 @dataclass

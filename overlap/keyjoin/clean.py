@@ -24,8 +24,9 @@ def id_batches(source: str | os.PathLike, columns: GenericColumns, *, split: str
     """(file name, the batch's first position in that file, its first row across files, each row's item id)
     per batch of the source read again: rows numbered as the scan numbered them."""
     wanted = clean_id_columns(columns)
+    # the files were hashed for the provenance when the scan read them: a re-read only needs the rows
     batches = open_batches(source, wanted[:1], optional=wanted[1:], split=split, batch_rows=batch_rows,
-                           filesystem=filesystem)
+                           filesystem=filesystem, hash_files=False)
     offset = 0
     for data_file, file_batches in batches.iter_files():
         file_row = 0
