@@ -55,12 +55,15 @@ from .batch import (
     unpack_kinds,
 )
 from .clean import clean_ids, locate
+from .first_rows import FirstRows
 from .spill import RowStore, Spill, in_sorted
 
 BATCH_ROWS = 65536  # rows of one batch read
 SPILL_ROWS = 1_000_000  # rows of each spill held in memory before it goes to disk (~100 MB)
 DUPLICATE_DETAIL = "a repeated id keeps its first row; `filter` drops or keeps every copy with it"
 NO_ROW = np.iinfo(np.int64).max
+OSSFUZZ_SCHEMA = pa.schema([("row", pa.int64()), ("item_id", pa.string()), ("value", pa.string()),
+                            ("raw", pa.string())])
 
 
 @dataclass
@@ -74,13 +77,12 @@ class _State:
     rows: int = 0
     missing: int = 0
     first_missing: tuple[str, int] | None = None
-    ossfuzz: list[pa.Table] = field(default_factory=list)
-    matched_items: list[pa.Table] = field(default_factory=list)
-    matched_keys: list[pa.Table] = field(default_factory=list)
-    item_schema: pa.Schema | None = None  # the items' columns, for a side where no row matched
+    # the first row of each id only (`first_rows`): held by the distinct ids, however often a side repeats them
+    ossfuzz: FirstRows = field(default_factory=lambda: FirstRows(OSSFUZZ_SCHEMA))
+    matched: FirstRows = field(default_factory=FirstRows)  # the matched items, following them their keys
 
     def add(self, part: BatchPart) -> None:
-        self.item_schema = self.item_schema or part.matched_items.schema
+        self.matched.schema = self.matched.schema or part.matched_items.schema  # for a side where no row matched
         self.rows += part.rows
         self.missing += part.missing
         self.first_missing = self.first_missing or part.first_missing
@@ -89,10 +91,8 @@ class _State:
         self.ids.add(part.id_strings)
         self.key_strings.add(part.key_strings)
         self.problem_rows.add(part.problem_rows)
-        for store, table in ((self.ossfuzz, part.ossfuzz), (self.matched_items, part.matched_items),
-                             (self.matched_keys, part.matched_keys)):
-            if table.num_rows:
-                store.append(table)
+        self.ossfuzz.add(part.ossfuzz)
+        self.matched.add(part.matched_items, part.matched_keys)
 
 
 def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: list[Dataset], *,
@@ -199,21 +199,11 @@ def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
     those rows, never all its repeats at once."""
     firsts, repeats, shared, held = _Firsts(), _Repeats(), [], 0
     for table in state.facts.partitions_read():
-        if not table.num_rows:
-            continue
-        hashes = table.column("hash").to_numpy()
-        columns = [table.column(c).to_numpy() for c in ("row", "project", "present", "kinds", "problems")]
-        order = np.argsort(hashes, kind="stable")
-        sorted_hashes = hashes[order]
-        own = np.ones(len(order), bool)  # no other row has this row's hash
-        same = sorted_hashes[1:] == sorted_hashes[:-1]
-        own[1:] &= ~same
-        own[:-1] &= ~same
-        firsts.add(*(c[order[own]] for c in columns))
-        many = order[~own]
-        if len(many):
-            shared.append([c[many] for c in columns])
-            held += len(many)
+        many = _own_rows(table, firsts)
+        del table  # a partition of one id repeated millions of times is resolved without it
+        if many is not None:
+            shared.append(many)
+            held += len(many[0])
         if held >= state.facts.max_rows:
             _resolve(state, shared, firsts, repeats)
             shared, held = [], 0
@@ -222,31 +212,51 @@ def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
     return firsts, repeats
 
 
+def _own_rows(table: pa.Table, firsts: _Firsts) -> list[np.ndarray] | None:
+    """Counts the rows of a partition whose id hash is their own as items; returns the others' fact columns
+    (row, project, present, kinds, problems), None when there are none."""
+    if not table.num_rows:
+        return None
+    hashes = table.column("hash").to_numpy()
+    columns = [table.column(c).to_numpy() for c in ("row", "project", "present", "kinds", "problems")]
+    order = np.argsort(hashes, kind="stable")
+    sorted_hashes = hashes[order]
+    own = np.ones(len(order), bool)  # no other row has this row's hash
+    same = sorted_hashes[1:] == sorted_hashes[:-1]
+    own[1:] &= ~same
+    own[:-1] &= ~same
+    firsts.add(*(c[order[own]] for c in columns))
+    many = order[~own]
+    return [c[many] for c in columns] if len(many) else None
+
+
 def _resolve(state: _State, shared: list, firsts: _Firsts, repeats: _Repeats) -> None:
     """Rows of whole partitions whose id hash another row shares, grouped on their ids: the first row of each
     id is an item, the others are repeats. Equal ids share a partition, so no id is split between two calls;
     inside one, the rows are read back in row order a spill's worth at a time, each id's first row kept (id,
     row, base commit) for the chunks after it: one id repeated 10M times is read back 1M rows at a time."""
-    rows, *rest = (np.concatenate(parts) for parts in zip(*shared, strict=True))
-    order = np.argsort(rows, kind="stable")
-    rows, rest = rows[order], [column[order] for column in rest]
+    every_row, *every_rest = (parts[0] if len(parts) == 1 else np.concatenate(parts)
+                              for parts in zip(*shared, strict=True))
+    shared.clear()  # the caller's parts: one copy of these rows is held, not two
+    order = np.argsort(every_row, kind="stable")
     known = None  # (item_id, row, base_commit) of each id's first row, in the chunks so far
     step = max(state.facts.max_rows, 1)
-    for start in range(0, len(rows), step):
-        chunk = slice(start, start + step)
-        ids = state.ids.select(rows[chunk]).select(["item_id", "row", "base_commit"])  # in row order
+    for start in range(0, len(order), step):
+        at = order[start:start + step]  # the chunk's rows in row order, their facts taken a chunk at a time
+        rows, rest = every_row[at], [column[at] for column in every_rest]
+        ids = state.ids.select(rows).select(["item_id", "row", "base_commit"])  # in row order
         seen = pc.is_in(ids.column("item_id"), value_set=known.column("item_id")) if known is not None \
             else pa.repeat(pa.scalar(False), ids.num_rows)
         fresh = ids.filter(pc.invert(seen))
         first_rows = np.sort(fresh.group_by("item_id", use_threads=False).aggregate([("row", "min")])
                              .column("row_min").to_numpy())
-        first = in_sorted(rows[chunk], first_rows)
-        firsts.add(rows[chunk][first], *(column[chunk][first] for column in rest))
+        first = in_sorted(rows, first_rows)
+        firsts.add(rows[first], *(column[first] for column in rest))
         new_firsts = fresh.filter(pa.array(in_sorted(fresh.column("row").to_numpy(), first_rows)))
         known = new_firsts if known is None else pa.concat_tables([known, new_firsts])
         if first.all():
             continue
-        repeats.rows.append(rows[chunk][~first])
+        repeats.rows.append(rows[~first])
         later = ids.filter(pa.array(~in_sorted(ids.column("row").to_numpy(), first_rows)))
         repeats.first = _earliest(repeats.first, later)
         other = later.filter(at_other_base(known, later))
@@ -312,12 +322,6 @@ def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
                      "row": keys.column("row"), "project": project})
 
 
-def _concat(tables: list[pa.Table], schema: pa.Schema | None = None) -> pa.Table | None:
-    if tables:
-        return pa.concat_tables(tables, promote_options="permissive")
-    return schema.empty_table() if schema is not None else None
-
-
 def _project_names(state: _State, codes: np.ndarray) -> pa.Array:
     names = pa.array(state.projects, pa.string())
     return names.take(pa.array(codes, pa.int32(), mask=codes < 0)) if len(codes) else pa.array([], pa.string())
@@ -341,12 +345,11 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
     problems += _check_problems(state, firsts)
     provenance.name = label
     dups, same_pr, grouped = _duplicates(label, provenance, _duplicate_keys(state, repeats))
-    oss = _not_repeats(_concat(state.ossfuzz, pa.schema([("row", pa.int64()), ("item_id", pa.string()),
-                                                         ("value", pa.string()), ("raw", pa.string())])), repeats)
+    oss = _not_repeats(state.ossfuzz.table(), repeats)
     ossfuzz_keys = _key_frame(oss.column("item_id"), pa.repeat(pa.scalar("ossfuzz"), oss.num_rows),
                               oss.column("value"), oss.column("raw"))
-    matched = _not_repeats(_concat(state.matched_items, state.item_schema), repeats)
-    keys = _concat(state.matched_keys)
+    matched = _not_repeats(state.matched.table(), repeats)
+    keys = state.matched.followed()
     projects = {state.projects[code]: int(count) for code, count in enumerate(firsts.projects) if count}
     totals = SideTotals(items=firsts.items, keys_by_kind=dict(firsts.packed), projects=projects, same_pr=same_pr,
                         ossfuzz_keys=ossfuzz_keys, grouped_items=grouped, repeat_rows=repeats)

@@ -38,8 +38,10 @@ REPEATS_AND_GROUPS = MixCase(
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    """Batches of three rows and a spill that goes to disk past four rows, in eight partitions."""
+    """Batches of three rows and a spill that goes to disk past four rows, in eight partitions; the rows kept
+    by id (OSS-Fuzz keys, matched items) compacted past two."""
     monkeypatch.setattr(scan, "BATCH_ROWS", 3)
+    monkeypatch.setattr("overlap.keyjoin.first_rows.COMPACT_FROM", 2)
     monkeypatch.setattr(scan, "SPILL_ROWS", 4)
     monkeypatch.setattr("overlap.keyjoin.spill.PARTITIONS", 8)
 
