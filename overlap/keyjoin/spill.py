@@ -13,15 +13,18 @@ hashes, for the few rows the passes name).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InputError
 from .hashing import partition_of
 
 PARTITIONS = 64
@@ -53,6 +56,10 @@ class Spill:
     def _flush(self) -> None:
         if not self._buffered:
             return
+        with _writing(self._folder):
+            self._flush_to_disk()
+
+    def _flush_to_disk(self) -> None:
         table = pa.concat_tables(self._parts).combine_chunks()
         self._parts, self._buffered = [], 0
         where = partition_of(table.column(self.column), self.partitions).astype(np.int16)
@@ -116,6 +123,10 @@ class RowStore:
         if self._writer is None and self._rows <= self.max_rows:
             self._held.append(table)
             return
+        with _writing(self._folder):
+            self._write_to_disk(table)
+
+    def _write_to_disk(self, table: pa.Table) -> None:
         if self._writer is None:
             self._dir = Path(tempfile.mkdtemp(prefix="overlap-store-", dir=self._folder))
             self._sink = pa.OSFile(str(self._dir / "rows.arrow"), "wb")
@@ -162,6 +173,20 @@ class RowStore:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+@contextmanager
+def _writing(folder: str | None):
+    """An OS error while spilling (a full disk, a temp folder that cannot be written) as one line naming the
+    folder and what to do: it is the temp folder, not the user's --out, that needs the room."""
+    try:
+        yield
+    except OSError as exc:
+        where = folder or tempfile.gettempdir()
+        reason = os.strerror(exc.errno) if exc.errno else (exc.strerror or str(exc) or type(exc).__name__)
+        raise InputError(f"{where}: {reason} while spilling rows of the training side to disk (past 1M rows they "
+                         "wait there for the whole-side counts); free some space there or set TMPDIR to a folder "
+                         "with room") from None
 
 
 def in_sorted(values: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -115,3 +115,33 @@ def test_in_sorted_is_membership(values, rows):
 
     got = in_sorted(np.array(values, np.int64), np.array(sorted(rows), np.int64))
     assert got.tolist() == [v in rows for v in values]
+
+
+def test_a_full_temp_folder_is_one_line_naming_it_and_nothing_is_left_behind(tmp_path, monkeypatch):
+    """A spill or row store that cannot write (a full disk) says which folder needs room and how to choose
+    another; the folder it had made is removed."""
+    import errno
+
+    import pytest
+
+    from overlap.errors import InputError
+    from overlap.keyjoin import spill as spill_module
+
+    real = spill_module.pa.OSFile
+
+    def full(path, mode="rb"):
+        if "w" in mode:
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return real(path, mode)
+
+    monkeypatch.setattr(spill_module.pa, "OSFile", full)
+    for kept in (Spill(SCHEMA, "id", max_rows=2, folder=str(tmp_path)),
+                 RowStore(SCHEMA, max_rows=2, folder=str(tmp_path))):
+        table = pa.table({"id": pa.array(["a", "b", "c"]), "row": pa.array([0, 1, 2], pa.int64())}, schema=SCHEMA)
+        with pytest.raises(InputError) as raised:
+            kept.add(table)  # past max_rows: to disk
+        message = str(raised.value)
+        assert message.startswith(f"{tmp_path}: No space left on device while spilling") and "TMPDIR" in message
+        assert "\n" not in message
+        kept.close()
+        assert not list(tmp_path.iterdir())
