@@ -193,3 +193,32 @@ def test_repeats_are_found_the_same_past_the_dict(tmp_path, monkeypatch, held):
     second.write_text('{"id": "t\\ud800x"}\n{"id": "task-9"}\n')
     assert verify_split(files, KeyColumns(id="id"), [], ("dup",), MAPPING, kept_rows=8)["rows_read"] == 8
     assert not list((tmp_path / "temp").iterdir())
+
+
+def test_a_full_temp_folder_while_checking_repeats_is_one_line_naming_it(tmp_path, monkeypatch):
+    """SQLite's "disk is full" (its own error, not an OSError) past the dict: one line naming the temp folder
+    and TMPDIR, and the folder is gone after."""
+    import sqlite3
+    import tempfile
+
+    from overlap.outputs.ship import verify_split as module
+
+    connect = sqlite3.connect
+
+    def tiny(path, **options):
+        db = connect(path, **options)
+        db.execute("PRAGMA max_page_count = 2")  # a database that cannot grow: SQLITE_FULL, as on a full disk
+        return db
+
+    monkeypatch.setattr(module._Seen, "HELD", 1)
+    monkeypatch.setattr(module.sqlite3, "connect", tiny)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temp"))
+    (tmp_path / "temp").mkdir()
+    split = tmp_path / "a.jsonl"
+    split.write_text("".join(f'{{"id": "task-{i}-{"x" * 900}"}}\n' for i in range(40)))
+    with pytest.raises(InputError) as raised:
+        verify_split([SplitFile(split, "data/a.jsonl", "a.jsonl")], KeyColumns(id="id"), [], ("dup",), MAPPING,
+                     kept_rows=40)
+    message = str(raised.value)
+    assert str(tmp_path / "temp") in message and "full" in message and "TMPDIR" in message and "\n" not in message
+    assert not list((tmp_path / "temp").iterdir())

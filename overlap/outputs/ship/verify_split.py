@@ -25,6 +25,7 @@ import re
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -439,12 +440,27 @@ class _Seen:
                 self._to_disk()
             return None
         blob = value.encode("utf-8", "surrogatepass")
-        if self.db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?, ?, ?, ?)", (kind, blob, *here)).rowcount:
-            return None
-        return tuple(self.db.execute("SELECT file, position, place FROM seen WHERE kind = ? AND value = ?",
-                                     (kind, blob)).fetchone())
+        with self._room():
+            if self.db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?, ?, ?, ?)", (kind, blob, *here)).rowcount:
+                return None
+            return tuple(self.db.execute("SELECT file, position, place FROM seen WHERE kind = ? AND value = ?",
+                                         (kind, blob)).fetchone())
+
+    @contextmanager
+    def _room(self):
+        """A full temp folder (SQLite's own error, not an OSError) as one line naming it and TMPDIR."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            where = self._folder.name if self._folder is not None else tempfile.gettempdir()
+            raise InputError(f"{where}: {exc} while checking the written split's repeats (past {self.HELD:,} ids "
+                             "they wait there); free some space there or set TMPDIR to a folder with room") from None
 
     def _to_disk(self) -> None:
+        with self._room():
+            self._held_to_disk()
+
+    def _held_to_disk(self) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="overlap-verify-")
         self.db = sqlite3.connect(Path(self._folder.name) / "seen.db", isolation_level=None)
         for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE",
@@ -464,6 +480,7 @@ class _Seen:
     def __exit__(self, *exc: object) -> None:
         if self.db is not None:
             self.db.close()
+        if self._folder is not None:
             self._folder.cleanup()
 
 
