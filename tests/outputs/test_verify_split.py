@@ -222,3 +222,26 @@ def test_a_full_temp_folder_while_checking_repeats_is_one_line_naming_it(tmp_pat
     message = str(raised.value)
     assert str(tmp_path / "temp") in message and "full" in message and "TMPDIR" in message and "\n" not in message
     assert not list((tmp_path / "temp").iterdir())
+
+
+def test_a_csv_split_with_cells_of_megabytes_is_written_and_read_back_whole(tmp_path):
+    """A CSV cell far past the csv module's default limit (128 KB) and past pyarrow's default block (1 MB): the
+    split copies its row as written and the independent check reads it back (both refused it before)."""
+    import csv
+
+    train = tmp_path / "train.csv"
+    long_text = "patch line\n" * 300_000  # 3.3 MB, quoted newlines included
+    with train.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "text"])
+        writer.writerow(["arvo_10055", "short"])
+        writer.writerow(["owner__repo-7", long_text])
+        writer.writerow(["task-3", "x" * 2_000_000])
+    out = tmp_path / "out"
+    filter_train(str(train), ["cybergym"], out, data={"cybergym": DEMO["cybergym"], "arvo": DEMO["arvo"]},
+                 id_column="id")
+    csv.field_size_limit(1 << 30)
+    with (out / "data" / "train.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows == [["id", "text"], ["owner__repo-7", long_text], ["task-3", "x" * 2_000_000]]
+    assert json.loads((out / "filter.json").read_text())["verification"]["rows_read"] == 2

@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from ...errors import InputError
 from ...sources.files import first_line, read_json_rows
+from ...sources.streams import MAX_LINE_BYTES
 
 SHARD_FOLDER = "data"
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
@@ -124,6 +125,7 @@ def csv_records(path: Path) -> tuple[bytes, Iterator[tuple[int, bytes]]]:
     """(header, iterator of (position, record as written)) of a CSV file. The csv module pulls exactly the
     lines of one record at a time, so each record's text, quoted newlines included, is copied as written;
     blank lines are no rows (the adapters' CSV reader skips them too)."""
+    csv.field_size_limit(MAX_LINE_BYTES)  # a cell as long as the readers take (a patch, a long statement)
     handle = io.TextIOWrapper(open_bytes(path), encoding="utf-8", newline="")
     consumed: list[str] = []
 
