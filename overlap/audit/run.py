@@ -16,6 +16,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,12 +231,14 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
         from .image.pull import open_registry_image  # imported here: a local audit never loads the HTTP client
 
-        img, _ = open_registry_image(given, platform=platform, insecure_registries=insecure_registries,
-                                     max_bytes=lim["image_bytes"], stage=stage)
+        with _named(given):
+            img, _ = open_registry_image(given, platform=platform, insecure_registries=insecure_registries,
+                                         max_bytes=lim["image_bytes"], stage=stage)
         kind, p, targets = "registry", None, [(given, (None, None, None))]
     else:
-        kind, p, img, targets = _local_targets(given, rootfs, repo_path, image, platform,
-                                               bool(base or fix or tests or instance))
+        with _named(given):
+            kind, p, img, targets = _local_targets(given, rootfs, repo_path, image, platform,
+                                                   bool(base or fix or tests or instance))
         reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
     base_source = "argument" if base else "HEAD"
     if base is None and reference.instance_base:
@@ -260,7 +263,8 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
             merged, limit_hit = None, None
             target_git_error = git_error
             if img is not None:
-                merged, limit_hit, fsroot, (root, gitdir, *image_path) = _open_view(img, private, lim, repo_path)
+                with _named(given):
+                    merged, limit_hit, fsroot, (root, gitdir, *image_path) = _open_view(img, private, lim, repo_path)
                 odd = _git_odd_entries(merged) if merged is not None else []
                 if odd and not target_git_error:
                     target_git_error = unsafe_reason(odd, "in a git folder of the image, never materialised")
@@ -281,6 +285,18 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
         return AuditReport(tool, inputs, out_targets)
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+@contextmanager
+def _named(given: str):
+    """An input error about a part of the input (a layer, a blob, a manifest) names the input it is in."""
+    try:
+        yield
+    except InputError as exc:
+        message = str(exc)
+        if given in message:
+            raise
+        raise InputError(f"{given}: {message}") from None
 
 
 def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str | None, platform: str | None,

@@ -374,3 +374,26 @@ def test_symlinked_objects_folder_makes_the_git_route_incomplete(gitfix, tmp_pat
     t = report.targets[0]
     assert t.routes["git"] == "incomplete" and report.verdict == "incomplete"
     assert "/testbed/.git/objects: a symlink to /opt-objects" in next(c.reason for c in t.checks if c.id == "G1")
+
+
+@pytest.mark.parametrize("damage", ["cut", "flipped"])
+def test_a_truncated_or_corrupt_gzip_layer_is_one_line_naming_the_archive_and_layer(tmp_path, damage):
+    """gzip's EOFError at a cut layer was turned into "aborted" (exit 130) by the CLI's framework; a flipped
+    byte raised zlib's error. Either is the input's fault: one line naming the archive and the layer."""
+    whole, bad = tmp_path / "whole.tar", tmp_path / f"{damage}.tar"
+    _bomb(whole, 4 << 20)
+    with tarfile.open(whole) as src, tarfile.open(bad, "w") as out:
+        members = src.getmembers()
+        layer = max(members, key=lambda m: m.size)  # the gzip layer blob
+        for m in members:
+            data = src.extractfile(m).read()
+            if m.name == layer.name:
+                data = data[:len(data) // 2] if damage == "cut" else \
+                    data[:200] + bytes([data[200] ^ 0xFF]) + data[201:]
+            m.size = len(data)
+            out.addfile(m, io.BytesIO(data))
+    with pytest.raises(InputError) as raised:
+        audit(str(bad))
+    message = str(raised.value)
+    assert message.startswith(f"{bad}: layer 0 (blobs/sha256/"), message
+    assert ("truncated or corrupt" in message) and "\n" not in message

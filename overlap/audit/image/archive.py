@@ -16,6 +16,7 @@ import json
 import os
 import posixpath
 import tarfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,17 +58,31 @@ def _zstd_reader(buf, layer_index: int):
     return zstandard.ZstdDecompressor().stream_reader(buf)
 
 
+def _decompression_error(exc: Exception) -> bool:
+    return isinstance(exc, (EOFError, zlib.error, OSError, ValueError)) or type(exc).__name__ == "ZstdError"
+
+
 class _Hashing(io.RawIOBase):
     """Reads through ``raw`` while hashing; optional budget of bytes (a limit name is raised past it)."""
 
-    def __init__(self, raw, budget: list[int] | None = None, limit_name: str = ""):
+    def __init__(self, raw, budget: list[int] | None = None, limit_name: str = "", what: str | None = None):
         self.raw, self.sha, self.budget, self.limit_name = raw, hashlib.sha256(), budget, limit_name
+        self.what = what  # the layer a decompressed stream is of: its read errors are named by it
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b) -> int:
-        data = self.raw.read(len(b))
+        try:
+            data = self.raw.read(len(b))
+        except Exception as exc:
+            # gzip ends early (EOFError) or finds bad bytes (BadGzipFile, zlib.error), zstd raises ZstdError:
+            # one line naming the layer, never a traceback
+            if self.what is None or not _decompression_error(exc):
+                raise
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"{self.what}: the compressed layer is truncated or corrupt ({reason}); save or pull "
+                             "the image again") from None
         n = len(data)
         if self.budget is not None:
             self.budget[0] -= n
@@ -124,7 +139,7 @@ class Image:
             stream = _zstd_reader(buf, layer.index)
         else:
             stream = buf
-        plain = _Hashing(stream, budget, "image_bytes")
+        plain = _Hashing(stream, budget, "image_bytes", what=f"layer {layer.index} ({layer.name})")
         return raw, plain, io.BufferedReader(plain, 1 << 16)
 
 

@@ -135,11 +135,15 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
             while raw.read(1 << 20):
                 pass
         except tarfile.TarError as exc:
+            if layer.digest and not _blob_whole(raw, layer.digest):  # a cut blob reads as a short tar: say so
+                raise InputError(f"layer {i} ({layer.name}): blob does not match its digest {layer.digest[:19]}… "
+                                 "(truncated or corrupt); save or pull the image again") from None
             raise InputError(f"layer {i} ({layer.name}): not a readable tar ({exc})") from None
         if layer.digest and "sha256:" + raw.sha.hexdigest() != layer.digest:
             raise InputError(f"layer {i} ({layer.name}): blob does not match its digest {layer.digest[:19]}…")
         if layer.diff_id and "sha256:" + plain.sha.hexdigest() != layer.diff_id:
-            raise InputError(f"layer {i}: uncompressed tar does not match rootfs.diff_ids[{i}]")
+            raise InputError(f"layer {i} ({layer.name}): its uncompressed tar does not match rootfs.diff_ids[{i}] "
+                             "of the image config (a corrupt layer or config); save or pull the image again")
         for path in whiteouts:
             _remove(merged, path, below=i, how="whiteout", children_only=False)
         for folder in opaque:
@@ -147,6 +151,16 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
         for name, e in members:
             _add(merged, name, e)
     return merged
+
+
+def _blob_whole(raw, digest: str) -> bool:
+    """Whether a layer's compressed bytes, read to their end, match its digest."""
+    try:
+        while raw.read(1 << 20):
+            pass
+    except OSError:
+        return False
+    return "sha256:" + raw.sha.hexdigest() == digest
 
 
 def _remove(merged: Merged, path: str, *, below: int, how: str, children_only: bool) -> None:
