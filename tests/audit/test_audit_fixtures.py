@@ -363,3 +363,47 @@ def test_archive_members(gitfix, tmp_path):
     assert l5.severity == "critical" and l5.evidence["items"] == [{"member": "calc/calc.py",
                                                                      "equals_fixed": "src/calc.py"}]
     assert l5.evidence["members_skipped"] == 1
+
+
+def test_archives_are_known_by_their_bytes_not_their_names(gitfix, tmp_path):
+    """L5 for the fixed file in a tar of every compression (named `.tgz`, `.tar`, `.tar.xz`, `.tar.bz2`, and
+    by a hash with no suffix at all) and in single compressed files; a file that only looks like one (a text
+    file opening `BZh`, a `.gz` that is not gzip) is read as a file, never dropped."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import shutil
+    import tarfile
+
+    fixed = (gitfix.L / "calc_fixed.py").read_bytes()
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    (repo / "dist").mkdir()
+
+    def tar_of(mode: str) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode=mode) as t:
+            info = tarfile.TarInfo("pkg/src/calc.py")
+            info.size = len(fixed)
+            t.addfile(info, io.BytesIO(fixed))
+        return buffer.getvalue()
+
+    archives = {"dist/a.tgz": tar_of("w:gz"), "dist/b.tar": tar_of("w"), "dist/c.tar.xz": tar_of("w:xz"),
+                "dist/d.tar.bz2": tar_of("w:bz2"), "dist/9f86d081884c7d65": tar_of("w:gz"),
+                "dist/calc.py.xz": lzma.compress(fixed), "dist/calc.py.bz2": bz2.compress(fixed),
+                "dist/calc.py.gz": gzip.compress(fixed, mtime=0)}
+    for name, data in archives.items():
+        (repo / name).write_bytes(data)
+    (repo / "dist/notes.txt").write_bytes(b"BZh is how this note starts\n" + fixed)  # text, not bzip2
+    (repo / "dist/fake.gz").write_bytes(fixed)  # named like gzip, holding the fixed file as text
+    t = audit(str(repo), base="HEAD", fix=[gitfix.path("fix.patch")]).targets[0]
+    l5 = {f.subject.rsplit("/", 2)[-2] + "/" + f.subject.rsplit("/", 1)[-1]: f for f in t.findings
+          if f.check == "L5"}
+    assert set(l5) == set(archives), sorted(l5)
+    assert {f.severity for f in l5.values()} == {"critical"}
+    commands = {name: " ".join(f.reproduce.values()) for name, f in l5.items()}
+    assert "tar -tvf" in commands["dist/a.tgz"] and "xz -dc" in commands["dist/calc.py.xz"], commands
+    copies = [item["path"] for f in t.findings if f.check == "F1" for item in f.evidence["items"]]
+    assert copies == ["dist/fake.gz"]  # the fixed file under an archive's name: a copy (F1), read as a file
+    assert any(f.check == "F3" and f.subject == "dist/notes.txt" for f in t.findings)  # text opening `BZh`

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from ...words import plural
-from ..content.archives import GZIP_MAGIC, has_zip_directory, is_archive, members
+from ..content.archives import GZIP_MAGIC, HEAD_BYTES, has_zip_directory, is_archive, members
 from ..content.matchers import holds, stripped_lines
 from ..content.reference import blob_id
 from ..context import capped, cut
@@ -100,7 +100,7 @@ class Caches:
         ctx = self.ctx
         limit = ctx.limits["scan_file_bytes"]
         skipped = 0
-        head = read_head(fe.path, 4) if fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"] else b""
+        head = read_head(fe.path, HEAD_BYTES) if fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"] else b""
         if is_archive(head) or (kind == "pip" and head and has_zip_directory(fe.path)):
             items = members(fe.path, ctx.limits["archive_member_bytes"])
         else:

@@ -11,24 +11,26 @@ import os
 import re
 
 from ..content import pyc
-from ..content.archives import members
+from ..content.archives import COMPRESSED, HEAD_BYTES, members
 from ..content.matchers import holds, stripped_lines
 from ..content.reference import blob_id
 from ..context import capped, cut, iso
 from ..model import worst
-from ..tree import TooLarge, read_regular
+from ..tree import TooLarge, read_head, read_regular
 
 BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib")
 BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")
 
 
 class Compiled:
-    def archive(self, fe, shown: str) -> None:
-        """L5: wheel/jar/zip/gzip members holding the fixed content, reference hunks or fix-only strings."""
+    def archive(self, fe, shown: str) -> bool:
+        """L5: archive members (zip family, tars, compressed files) holding the fixed content, reference hunks or
+        fix-only strings. Whether the file read as an archive (False: no member, so it is read as a file)."""
         fixed = self.ctx.fixed_blobs() if self.ref.given and self.ctx._repo is not None else {}
         hexlen = self.ctx._repo.hexlen if self.ctx._repo is not None else 40
-        hits, sevs, skipped = [], [], 0
+        hits, sevs, skipped, names = [], [], 0, []
         for name, data in members(fe.path, self.ctx.limits["archive_member_bytes"]):
+            names.append(name)
             if data is None:
                 skipped += 1
                 continue
@@ -49,7 +51,19 @@ class Compiled:
         if hits:
             self.add("L5", shown, worst(sevs), "content", f"archive members hold the fix ({len(hits)})",
                      {**capped(hits, self.ctx.max_items), "members_skipped": skipped},
-                     f"python3 -m zipfile -l {self.ctx.q(shown)}")
+                     self._listing(fe.path, shown, names))
+        return bool(names)
+
+    def _listing(self, path, shown: str, names: list[str]) -> str:
+        """The command that shows an archive's members, by its format."""
+        head, where = read_head(path, HEAD_BYTES), self.ctx.q(shown)
+        suffix = next((suffix for magic, suffix in COMPRESSED.items() if head.startswith(magic)), None)
+        if suffix is not None and names == [path.name.removesuffix(suffix)]:  # one compressed file, not a tar
+            tool = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}[suffix]
+            return f"{tool} -dc {where} | head -c 4096"
+        if suffix is not None or head[257:262] == b"ustar":
+            return f"tar -tvf {where}"
+        return f"python3 -m zipfile -l {where}"
 
     def binary(self, rel: str, shown: str, name: str, data: bytes) -> None:
         if not self.tokens or not (name.endswith(BINARY_SUFFIXES) or data.startswith(BINARY_MAGIC)):

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from ...words import plural
 from ..content import pyc
-from ..content.archives import ARCHIVE_SUFFIXES
+from ..content.archives import ARCHIVE_SUFFIXES, HEAD_BYTES, is_archive
 from ..content.matchers import (
     distinctive_hunks,
     fix_only_tokens,
@@ -31,7 +31,7 @@ from ..content.matchers import (
 from ..content.reference import reverse_applies
 from ..context import Ctx, Incomplete, NotApplicable, cut
 from ..model import Finding, worst
-from ..tree import TooLarge, list_dir, read_regular
+from ..tree import TooLarge, list_dir, read_head, read_regular
 from .caches import Caches, cache_kind
 from .compiled import Compiled
 from .fixed import worktree_link
@@ -141,17 +141,22 @@ class _Scan(Compiled, Caches):
             if kind is not None:
                 self.cache_entry(fe, shown, kind)
                 continue
-            if fe.rel.endswith(ARCHIVE_SUFFIXES) and fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"]:
-                self.archive(fe, shown)
-                continue
+            # an archive is known by its bytes, not its name (a `.tgz`, a `.tar.xz`, a cache entry named by hash);
+            # one that yields no member is read as a file
+            room = fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"]
             if fe.st.st_size > ctx.limits["scan_file_bytes"]:
-                self.skipped += 1
+                named = fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(read_head(fe.path, HEAD_BYTES))
+                if not (room and named and self.archive(fe, shown)):
+                    self.skipped += 1
                 continue
             try:
                 data = read_regular(fe.path, ctx.limits["scan_file_bytes"])
             except TooLarge:
                 data = None
             if data is None:
+                continue
+            if room and (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(data[:HEAD_BYTES])) and \
+                    self.archive(fe, shown):
                 continue
             self.file(fe.rel, shown, wt, data)
         self.bytecode()

@@ -1,28 +1,43 @@
-"""Members of zip-family archives (wheels, jars, eggs, zips), gzip files and gzipped tars (Gradle
-build-cache entries), read within the audit's limits: each member up to ``archive_member_bytes`` (16 MiB),
-each archive up to 16 times that in total, counted on decompressed bytes as they stream. The format is
-chosen by magic bytes, not by name (cache entries have none). Nothing is extracted to disk."""
+"""Members of archives left in an environment, read within the audit's limits: zip-family archives (wheels,
+jars, eggs, zips), tars (plain or compressed: gzip, bzip2, xz, zstd; Gradle build-cache entries are gzipped
+tars) and single compressed files (`calc.py.gz`, `.xz`, `.bz2`, `.zst`): each member up to
+``archive_member_bytes`` (16 MiB), each archive up to 16 times that in total, counted on decompressed bytes as
+they stream. The format is chosen by magic bytes, not by name (a `.tgz`, a `.tar` or a cache entry named by
+its hash reads alike). Nothing is extracted to disk."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import os
 import tarfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..tree import open_regular
 
-ARCHIVE_SUFFIXES = (".whl", ".zip", ".jar", ".egg", ".war", ".gz")
+ARCHIVE_SUFFIXES = (".whl", ".zip", ".jar", ".egg", ".war", ".gz", ".tgz", ".tar", ".bz2", ".tbz2", ".xz", ".txz",
+                    ".zst", ".tzst")
 MAX_MEMBERS = 100_000
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
+# bzip2's magic with its first block's (`BZh` alone starts ordinary text)
+COMPRESSED = {GZIP_MAGIC: ".gz", b"BZh": ".bz2", b"\xfd7zXZ\x00": ".xz", b"\x28\xb5\x2f\xfd": ".zst"}
+HEAD_BYTES = 262  # enough to see a tar header's `ustar` magic (at 257)
 
 
 def is_archive(head: bytes) -> bool:
-    """Bytes that start a gzip stream or a zip file (a zip may also hide behind a prefix: zipfile copes)."""
-    return head.startswith((GZIP_MAGIC, ZIP_MAGIC))
+    """Bytes that start a compressed stream, a zip file or a tar (a zip may also hide behind a prefix:
+    zipfile copes, `has_zip_directory` finds it)."""
+    if head.startswith(b"BZh"):
+        return len(head) >= 10 and head[3:4].isdigit() and head[4:10] == b"1AY&SY"
+    return head.startswith((*COMPRESSED, ZIP_MAGIC)) or _is_tar(head)
+
+
+def _is_tar(head: bytes) -> bool:
+    return len(head) >= HEAD_BYTES and head[257:262] == b"ustar"
 
 
 def has_zip_directory(path: Path) -> bool:
@@ -44,41 +59,75 @@ def members(path: Path, member_limit: int) -> Iterator[tuple[str, bytes | None]]
     if fd is None:
         return
     with os.fdopen(fd, "rb") as fh:
-        if fh.read(2) == GZIP_MAGIC:
-            fh.seek(0)
-            yield from _gzip_members(fh, path.name, member_limit)
-            return
+        head = fh.read(HEAD_BYTES)
         fh.seek(0)
+        suffix = next((s for magic, s in COMPRESSED.items() if head.startswith(magic)), None)
+        if suffix is not None:
+            opener = _decompressor(suffix)
+            if opener is not None:
+                yield from _compressed_members(fh, opener, path.name, suffix, member_limit)
+            return
+        if _is_tar(head):
+            yield from _tar_members(fh, member_limit)
+            return
         yield from _zip_members(fh, member_limit)
 
 
-def _gzip_members(fh, name: str, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
-    """A gzipped tar yields its regular members; any other gzip stream is one member (the name without .gz)."""
+def _decompressor(suffix: str) -> Callable | None:
+    """A function opening a decompressing stream over a file object (None: zstd without a zstd package)."""
+    if suffix == ".gz":
+        return lambda fh: gzip.GzipFile(fileobj=fh)
+    if suffix == ".bz2":
+        return bz2.BZ2File
+    if suffix == ".xz":
+        return lzma.LZMAFile
+    try:  # optional, as for image layers
+        import zstandard
+    except ImportError:
+        return None
+    return lambda fh: zstandard.ZstdDecompressor().stream_reader(fh)
+
+
+def _unreadable(exc: Exception) -> bool:
+    """A damaged or cut archive: what the readers raise for it (zstandard's ZstdError is its own type)."""
+    return isinstance(exc, (tarfile.TarError, OSError, EOFError, ValueError, lzma.LZMAError)) or \
+        type(exc).__name__ == "ZstdError"
+
+
+def _compressed_members(fh, opener: Callable, name: str, suffix: str,
+                        member_limit: int) -> Iterator[tuple[str, bytes | None]]:
+    """A compressed tar yields its regular members; any other compressed stream is one member (the name
+    without its suffix)."""
     try:
-        with gzip.GzipFile(fileobj=fh) as gz:
-            head = gz.read(512)
-    except (OSError, EOFError):
-        return
-    if len(head) == 512 and head[257:262] == b"ustar":
-        fh.seek(0)
-        yield from _tar_members(fh, member_limit)
-        return
+        with opener(fh) as stream:
+            head = stream.read(512)
+    except Exception as exc:  # noqa: BLE001 - a damaged archive is no members, never an error
+        if _unreadable(exc):
+            return
+        raise
     fh.seek(0)
-    try:
-        with gzip.GzipFile(fileobj=fh) as gz:
-            data = gz.read(member_limit + 1)
-    except (OSError, EOFError):
+    if len(head) == 512 and head[257:262] == b"ustar":
+        with opener(fh) as stream:
+            yield from _tar_members(stream, member_limit)
         return
-    yield name[:-3] if name.endswith(".gz") else name, data if len(data) <= member_limit else None
+    try:
+        with opener(fh) as stream:
+            data = stream.read(member_limit + 1)
+    except Exception as exc:  # noqa: BLE001
+        if _unreadable(exc):
+            return
+        raise
+    yield name[:-len(suffix)] if name.endswith(suffix) else name, data if len(data) <= member_limit else None
 
 
-def _tar_members(fh, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
+def _tar_members(stream, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
+    """The regular members of a tar read as a stream (decompressed already, or plain)."""
     total = 0
     try:
-        with tarfile.open(fileobj=fh, mode="r|gz") as tar:
+        with tarfile.open(fileobj=stream, mode="r|") as tar:
             for n, m in enumerate(tar):
                 tar.members = []  # stream mode keeps every TarInfo otherwise
-                # skipping a member still inflates it: the budget counts declared sizes too
+                # skipping a member still reads it: the budget counts declared sizes too
                 total += m.size
                 if n >= MAX_MEMBERS or total > member_limit * 16:
                     return
@@ -89,8 +138,9 @@ def _tar_members(fh, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
                     continue
                 f = tar.extractfile(m)
                 yield m.name, f.read(member_limit + 1) if f is not None else None
-    except (tarfile.TarError, OSError, EOFError):
-        return
+    except Exception as exc:  # noqa: BLE001
+        if not _unreadable(exc):
+            raise
 
 
 def _zip_members(fh, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
