@@ -221,7 +221,7 @@ def _scan_for_uncached(train: AtlasEntry, side: StreamedSide, partners: list[Atl
     """Stream `side` against the benchmarks among `partners` whose cells with it are not cached (all of them
     when its counts are not cached: its cells' keys need them); not at all when every cell is. Returns the
     cached cells found, by bench name."""
-    found = {b.name: load_cell(run.folder, run.cell_key(train, b)) for b in partners} \
+    found = {b.name: load_cell(run.folder, run.cell_key(train, b), train.name, b.name) for b in partners} \
         if train.dataset is not None else {}
     wanted = [b for b in partners if found.get(b.name) is None]
     if wanted:
@@ -247,7 +247,7 @@ def _train_cells(train: AtlasEntry, benches: list[AtlasEntry], side: StreamedSid
             run.rows.append(head | {"bench_items": int(len(bench.dataset.items)), "skipped": "own subset"})
             continue
         key = run.cell_key(train, bench)
-        cached = found.get(bench.name) or load_cell(run.folder, key)
+        cached = found.get(bench.name) or load_cell(run.folder, key, train.name, bench.name)
         if cached is None:
             stage(f"joining {train.name} × {bench.name}")
             row, cell_pairs = _cell(train, bench, run.duplicates_of(train), run.duplicates_of(bench), run.baselines)
@@ -255,7 +255,7 @@ def _train_cells(train: AtlasEntry, benches: list[AtlasEntry], side: StreamedSid
                 stage(f"text check {train.name} × {bench.name}")
                 row |= run.texts.cell(train, bench, cell_pairs)
             cached = {"row": row, "pairs": cell_pairs}
-            save_cell(run.folder, key, cached)
+            save_cell(run.folder, key, cached, train.name, bench.name)
             run.recomputed.append((train.name, bench.name))
         run.rows.append(head | cached["row"])
         run.pairs[(train.name, bench.name)] = pa.Table.from_pylist(cached["pairs"], schema=PAIR_SCHEMA)

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from .. import __version__
+from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA
 from ..model import Dataset, FileRecord, Problem, Provenance
 from ..sources.files import sha256_of
 from ..sources.github import cache_root
@@ -136,10 +138,41 @@ def load_side(folder: Path, fp: str | None) -> tuple[str, Provenance, list[Probl
         return None  # not cached, or a damaged entry: the side is read again
 
 
-def load_cell(folder: Path, key: str | None) -> dict | None:
-    return _read_json(folder / "cells" / f"{key}.json") if key is not None else None
+def load_cell(folder: Path, key: str | None, train: str, bench: str) -> dict | None:
+    """The cached cell (row, pairs) of `train` × `bench`, or None when it is not cached or the entry is not
+    one `save_cell` wrote for them (damaged, edited, another cell's): it is then joined again, never read
+    into the atlas as it is."""
+    cell = _read_json(folder / "cells" / f"{key}.json") if key is not None else None
+    if cell is None or not _whole_cell(cell, train, bench):
+        return None
+    return {"row": cell["row"], "pairs": cell["pairs"]}
 
 
-def save_cell(folder: Path, key: str | None, cell: dict) -> None:
+# what every joined cell's row holds (the baseline and text columns depend on the run)
+CELL_ROW_KEYS = frozenset(CELL_SCHEMA.names) - {"train", "train_role", "train_revision", "bench", "bench_revision"} \
+    - {name for name in CELL_SCHEMA.names if name.startswith(("baseline_", "text_"))}
+
+
+def _whole_cell(cell: Any, train: str, bench: str) -> bool:
+    if not isinstance(cell, dict) or set(cell) != {"train", "bench", "row", "pairs"} or \
+            (cell["train"], cell["bench"]) != (train, bench):
+        return False
+    row, pairs = cell["row"], cell["pairs"]
+    if not isinstance(row, dict) or not CELL_ROW_KEYS <= set(row) <= set(CELL_SCHEMA.names) or \
+            not isinstance(pairs, list):
+        return False
+    if any(not isinstance(p, dict) or set(p) != set(PAIR_SCHEMA.names) or p["train"] != train or p["bench"] != bench
+           for p in pairs):
+        return False
+    try:  # every value of the type its column has
+        pa.Table.from_pylist([row], schema=pa.schema([CELL_SCHEMA.field(name) for name in row]))
+        pa.Table.from_pylist(pairs, schema=PAIR_SCHEMA)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def save_cell(folder: Path, key: str | None, cell: dict, train: str, bench: str) -> None:
+    """Keep a cell (row, pairs) under its key, named by its datasets (so `load_cell` knows it for theirs)."""
     if key is not None:
-        _write_json(folder / "cells" / f"{key}.json", cell)
+        _write_json(folder / "cells" / f"{key}.json", {"train": train, "bench": bench} | cell)

@@ -129,3 +129,35 @@ def test_an_atlas_without_a_benchmark_is_one_clear_error(data, tmp_path):
                                     "-d", f"swe-rebench-v2={data['swe-rebench-v2']}", "--out", str(tmp_path / "a")])
     assert done.exit_code == 2 and "declared a benchmark" in done.output
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("damage", ["pairs of another shape", "pairs of another cell", "a row key lost", "a list",
+                                    "a wrong type", "null pairs"])
+def test_a_cell_cache_entry_of_another_shape_is_joined_again(data, tmp_path, damage):
+    """A cached cell that parses but is not what the cache wrote (edited, damaged, another cell's file) is
+    joined again: the atlas equals a fresh one, never garbage pairs or an internal error."""
+    import json
+
+    names = ["mimo-cyber", "cybergym", "swe-rebench-v2", "swe-polybench"]
+    fresh = atlas(names, data=data, cache=tmp_path / "fresh", pool="none")
+    atlas(names, data=data, cache=tmp_path / "cache", pool="none")
+    files = sorted((tmp_path / "cache").rglob("cells/*.json"))
+    cells = [json.loads(f.read_text()) for f in files]
+    for number, (path, cell) in enumerate(zip(files, cells, strict=True)):
+        if damage == "pairs of another shape":
+            cell["pairs"] = [{"x": 1}] * max(len(cell["pairs"]), 1)
+        elif damage == "pairs of another cell":  # every file holds its neighbour's cell
+            cell = cells[(number + 1) % len(cells)]
+        elif damage == "a row key lost":
+            cell["row"].pop("bench_items")
+        elif damage == "a list":
+            cell = []
+        elif damage == "a wrong type":
+            cell["row"]["bench_items"] = "many"
+        else:
+            cell["pairs"] = None
+        path.write_text(json.dumps(cell))
+    again = atlas(names, data=data, cache=tmp_path / "cache", pool="none")
+    assert again.cells == fresh.cells
+    assert again.pairs_table().equals(fresh.pairs_table())
+    assert len(again.recomputed) == len(fresh.cells)
