@@ -214,6 +214,9 @@ def compare(
     names = [train_ds.name] + [b.name for b in bench_ds]
     if len(set(names)) != len(names):
         raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
+    if generic is not None:
+        _named_columns_filled(generic, [ds for arg, ds in zip([train, *benches], [train_ds, *bench_ds], strict=True)
+                                        if not isinstance(arg, Dataset) and not is_registered(arg)])
     if text:
         for train_field, bench_field in text:  # fail before the slow stages, in the library's words
             text_field(train_ds, train_field, f"text '{train_field}:{bench_field}'")
@@ -239,6 +242,20 @@ def compare(
         attach_text(result, text, ns=tuple(ngram_ns), boilerplate_threshold=boilerplate_threshold, workers=workers,
                     engine=engine, ray_address=ray_address)
     return result
+
+
+def _named_columns_filled(columns: GenericColumns, datasets: list[Dataset]) -> None:
+    """A column named beside the id (repo, PR, base, …) that no file of the datasets read by the columns has is
+    refused: misspelt, it would silently count every row as missing its repo or base, and turn pairs at the same
+    base commit into pairs of unknown base. (A column that is there with every cell empty is counted as such.)"""
+    filled = set().union(*(getattr(ds, "recognition", None).found_columns for ds in datasets
+                           if getattr(ds, "recognition", None) is not None))
+    for role in ("repo", "pr", "base", "patch", "text", "project", "fix", "cve"):
+        column = getattr(columns, role)
+        if column and column not in filled and datasets:
+            read = ", ".join(ds.name for ds in datasets)
+            raise InputError(f"{read}: no file has a column '{column}' (--{role}-column); check its name (dotted "
+                             "for nested fields: extra_info.repo), or leave the option out")
 
 
 def _streams(train: Any, generic: GenericColumns | None, reference: str | None) -> bool:

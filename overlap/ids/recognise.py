@@ -87,6 +87,9 @@ class RecognitionReport:
     unrecognised_examples: list[str] = field(default_factory=list)
     missing: int = 0  # rows with no id at all (null or blank)
     scheme: str | None = None
+    # the columns read beside the id that some file has (a named column no file has is likely misspelt:
+    # `overlap.api.compare` says so)
+    found_columns: set[str] = field(default_factory=set)
 
     @property
     def values(self) -> int:
@@ -98,6 +101,7 @@ class RecognitionReport:
             mine.count += counted.count
             mine.example = mine.example or counted.example
         self.unrecognised += other.unrecognised
+        self.found_columns |= other.found_columns
         room = 5 - len(self.unrecognised_examples)
         self.unrecognised_examples += other.unrecognised_examples[:max(room, 0)]
         self.missing += other.missing

@@ -39,7 +39,7 @@ from ..model import FileRecord, Provenance
 from . import hub_net
 from .csv_rows import csv_batches, csv_header
 from .files import net_errors
-from .json_rows import exact_numbers, json_python
+from .json_rows import ABSENT, exact_numbers, json_python
 from .local_glob import expand_glob
 from .streams import open_stream, refuse_binary, sniff
 
@@ -559,11 +559,18 @@ def _describe(schema) -> str:
     return (shown + f", … ({len(out)} columns)") if len(out) > 20 else (shown or "no columns")
 
 
+def absent(field) -> bool:
+    """Whether a batch's column is one its file does not have (its nulls are no cells: `ABSENT`)."""
+    return bool(field.metadata) and field.metadata.get(b"overlap.absent") == b"1"
+
+
 def _batch(source, plans: list[_Projection | None], columns: list[str]):
     import pyarrow as pa
 
     arrays = [plan.take(source) if plan else pa.nulls(source.num_rows, pa.string()) for plan in plans]
-    return pa.RecordBatch.from_arrays(arrays, names=columns)
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([
+        pa.field(name, array.type, metadata=None if plan else ABSENT)
+        for name, array, plan in zip(columns, arrays, plans, strict=True)]))
 
 
 def _parquet_batches(data_file, columns, optional, batch_rows, filesystem, compression):

@@ -37,7 +37,7 @@ from ..ids.recognise import (
 )
 from ..model import Dataset
 from .assemble import LABEL, assemble
-from .batches import BatchSource, glob_source, open_batches
+from .batches import BatchSource, absent, glob_source, open_batches
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
 from .row_checks import check_columns
 
@@ -225,6 +225,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     else:
         recognition = recognise(ids, scheme=spec.scheme, context=context)
     report.merge(recognition.report)
+    report.found_columns |= {name for name in spec.wanted() if name != spec.id and not absent(batch.schema.field(name))}
     if not spec.id_fills_blanks:
         recognition.keys = _without_id_fill(recognition.keys, column, spec)
     key_tables = [recognition.keys]

@@ -149,8 +149,12 @@ def _walk(row: Any, column: str) -> Any:
     return value
 
 
+# Field metadata of an asked column a file does not have (read as nulls): its nulls are no cells, and a named
+# column no file has is likely misspelt (`generic.absent`).
+ABSENT = {b"overlap.absent": b"1"}
+
+
 def json_python(data_file, columns, optional, batch_rows, filesystem, compression, *, skip: int, array: bool):
-    import pyarrow as pa
 
     values: dict[str, list] = {c: [] for c in columns}
     seen: set[str] = set()
@@ -173,13 +177,23 @@ def json_python(data_file, columns, optional, batch_rows, filesystem, compressio
             values[column].append(value)
         if len(values[columns[0]]) >= batch_rows:
             _check_seen(data_file, columns, optional, seen, keys)
-            yield pa.RecordBatch.from_arrays([_loose_array(values[c]) for c in columns], names=columns)
+            yield _loose_batch(values, columns, seen)
             values = {c: [] for c in columns}
     if values[columns[0]] or count == skip == 0:
         if count:
             _check_seen(data_file, columns, optional, seen, keys)
         if values[columns[0]]:
-            yield pa.RecordBatch.from_arrays([_loose_array(values[c]) for c in columns], names=columns)
+            yield _loose_batch(values, columns, seen)
+
+
+def _loose_batch(values: dict[str, list], columns: list[str], seen: set[str]) -> Any:
+    """A batch of the values read, a column no row so far has marked absent (`batches.ABSENT`)."""
+    import pyarrow as pa
+
+    arrays = [_loose_array(values[c]) for c in columns]
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([
+        pa.field(c, array.type, metadata=None if c in seen else ABSENT)
+        for c, array in zip(columns, arrays, strict=True)]))
 
 
 def _check_seen(data_file, columns, optional, seen, keys) -> None:
@@ -223,7 +237,8 @@ def exact_numbers(batch):
     arrays = [_whole(array, exact=True) for array in batch.columns]
     if all(a is b for a, b in zip(arrays, batch.columns, strict=True)):
         return batch
-    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([field.with_type(array.type) for field, array
+                                                                in zip(batch.schema, arrays, strict=True)]))
 
 
 def _whole(array, *, exact: bool):
