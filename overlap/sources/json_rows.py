@@ -174,6 +174,8 @@ def json_python(data_file, columns, optional, batch_rows, filesystem, compressio
                 value = None
             else:
                 seen.add(column)
+                if isinstance(value, float) and value != value:
+                    value = None  # `NaN` (pandas writes its missing cells so): no cell, as `values.id_text` reads it
             values[column].append(value)
         if len(values[columns[0]]) >= batch_rows:
             _check_seen(data_file, columns, optional, seen, keys)

@@ -66,3 +66,18 @@ def test_a_json_cell_reads_the_same_whatever_its_batch_holds(tmp_path):
                              ([10055.0, 3], ["10055", "3"])):
         alone.write_text("".join(json.dumps({"id": v}) + "\n" for v in values))
         assert scan_keys(str(alone), {"id": "id"}).items.column("item_id").to_pylist() == expected
+
+
+def test_a_json_nan_id_is_no_id_as_a_null_is_in_parquet(tmp_path):
+    """pandas writes a missing cell to JSON as `NaN`: it is a row without an id, as the same row's null is in
+    parquet, not an id `nan` that no scheme takes."""
+    ids = ["arvo:10055", None, "owner__repo-1", None]
+    (tmp_path / "train.jsonl").write_text("".join(
+        json.dumps({"id": value if value is not None else float("nan"), "extra": {"id": value}}) + "\n"
+        for value in ids))
+    pq.write_table(pa.table({"id": pa.array(ids, pa.string())}), tmp_path / "train.parquet")
+    counts = []
+    for name, column in (("train.jsonl", "id"), ("train.jsonl", "extra.id"), ("train.parquet", "id")):
+        report = scan_keys(str(tmp_path / name), {"id": column}).report
+        counts.append((report.missing, report.unrecognised, {k: c.count for k, c in report.taken.items()}))
+    assert counts[0] == counts[1] == counts[2] == (2, 0, {"ossfuzz": 1, "github_pr": 1})
