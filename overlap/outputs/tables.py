@@ -9,6 +9,9 @@ both hold.
 
 from __future__ import annotations
 
+import csv
+import json
+
 import pandas as pd
 
 from ..model import PAIR_COLUMNS
@@ -23,7 +26,27 @@ DUPLICATES_CSV_COLUMNS = ("dataset", "kind", "value", "items", "item_ids", "raw_
 
 
 def to_csv_text(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False, lineterminator="\n")
+    """CSV lines ending in `\n`. The csv module quotes a cell holding `\n` but not a bare `\r` (not part of that
+    line ending), which every reader takes for a line break: a frame with such a cell (an id scraped with its
+    carriage return) has every text cell quoted, so each row reads back as one."""
+    quoting = csv.QUOTE_NONNUMERIC if _holds(frame, "\r") else csv.QUOTE_MINIMAL
+    return frame.to_csv(index=False, lineterminator="\n", quoting=quoting)
+
+
+def _holds(frame: pd.DataFrame, text: str) -> bool:
+    return any(bool(frame[c].astype("string").str.contains(text, regex=False).fillna(False).any())
+               for c in frame.columns if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))
+
+
+# What splits a line for some reader (`str.splitlines`; a file read line by line splits on the first two): an id
+# holding one is written as a JSON string in the id lists, so one line is always one id.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+LINE_BREAK_PATTERN = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in LINE_BREAKS) + "]"
+
+
+def id_line(item_id: str) -> str:
+    """One line of an id list: the id as written, or as a JSON string when it holds a line break."""
+    return (json.dumps(item_id) if any(c in item_id for c in LINE_BREAKS) else item_id) + "\n"
 
 
 def with_columns(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -46,6 +69,6 @@ def bench_lists(result) -> dict[str, str]:
         matched = set(comp.pairs["bench_id"])
         ordered = comp.bench.items.sort_values("row")["item_id"].tolist()
         name = safe_name(comp.bench.name)
-        out[f"{name}_clean_ids.txt"] = "".join(f"{i}\n" for i in ordered if i not in matched)
-        out[f"{name}_contaminated_ids.txt"] = "".join(f"{i}\n" for i in ordered if i in matched)
+        out[f"{name}_clean_ids.txt"] = "".join(id_line(i) for i in ordered if i not in matched)
+        out[f"{name}_contaminated_ids.txt"] = "".join(id_line(i) for i in ordered if i in matched)
     return out

@@ -22,7 +22,15 @@ from ...ids.compiled import string_buffers
 from ...jsonout import dumps_json, versioned
 from ..atomic import atomic_folder, write_text_atomic
 from ..published import safe_name
-from ..tables import DUPLICATES_CSV_COLUMNS, PAIRS_CSV_COLUMNS, bench_lists, to_csv_text, with_columns
+from ..tables import (
+    DUPLICATES_CSV_COLUMNS,
+    LINE_BREAK_PATTERN,
+    PAIRS_CSV_COLUMNS,
+    bench_lists,
+    id_line,
+    to_csv_text,
+    with_columns,
+)
 from .html import render_html
 from .markdown import render_markdown
 from .result_view import PAIR_ITEMS_FILE, fetch_paired_columns, view_of
@@ -60,7 +68,12 @@ def write_lines(path: Path, batches) -> None:
     with open(path, "wb") as sink:
         for batch in batches:
             if len(batch):
-                lines = pc.binary_join_element_wise(batch.cast(pa.string()), "", "\n")
+                batch = batch.cast(pa.string())
+                broken = pc.fill_null(pc.match_substring_regex(batch, LINE_BREAK_PATTERN), False)
+                if pc.any(broken).as_py():  # the rare id holding a line break: as a JSON string (`id_line`)
+                    batch = pa.array([id_line(v)[:-1] if v is not None else None for v in batch.to_pylist()],
+                                     pa.string())
+                lines = pc.binary_join_element_wise(batch, "", "\n")
                 offsets, data, _ = string_buffers(lines)
                 sink.write(memoryview(data)[offsets[0]:offsets[-1]])
 
