@@ -11,6 +11,7 @@ name, then a rename); a damaged or missing one is read again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ import pyarrow as pa
 
 from .. import __version__
 from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA
+from ..errors import InputError
 from ..model import Dataset, FileRecord, Problem, Provenance
 from ..sources.files import sha256_of
 from ..sources.github import cache_root
@@ -77,6 +79,22 @@ def _meta(dataset: Dataset) -> dict[str, Any]:
             "problems": [asdict(p) for p in dataset.problems]}
 
 
+def _cache_write(function):
+    """An OS error writing the cache (a read-only folder, a file where a folder should be, a full disk) as one
+    line about `--cache`, not the `--out` folder the generic message names."""
+    @functools.wraps(function)
+    def writing(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else args[0]
+            reason = exc.strerror or type(exc).__name__
+            raise InputError(f"{where}: {reason} while writing the atlas cache; choose another --cache folder (or "
+                             "free some space, or fix its permissions)") from None
+    return writing
+
+
+@_cache_write
 def save_keys(folder: Path, dataset: Dataset) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder.with_name(folder.name + f".{os.getpid()}.tmp")
@@ -102,6 +120,7 @@ def load_keys(folder: Path) -> Dataset | None:
                    [Problem(**p) for p in meta["problems"]])
 
 
+@_cache_write
 def _write_json(target: Path, value: Any) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")

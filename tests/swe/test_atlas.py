@@ -161,3 +161,15 @@ def test_a_cell_cache_entry_of_another_shape_is_joined_again(data, tmp_path, dam
     assert again.cells == fresh.cells
     assert again.pairs_table().equals(fresh.pairs_table())
     assert len(again.recomputed) == len(fresh.cells)
+
+
+def test_a_cache_that_cannot_be_written_is_named_as_the_cache(data, tmp_path):
+    """A --cache that is a file (or read-only, or full) is one line about the cache, not about --out."""
+    from overlap.errors import InputError
+
+    cache = tmp_path / "cache"
+    cache.write_text("a file, not a folder")
+    with pytest.raises(InputError) as raised:
+        atlas(["mimo-cyber", "cybergym"], data=data, cache=cache, pool="none")
+    assert str(raised.value).startswith(str(cache)) and "--cache" in str(raised.value)
+    assert "--out" not in str(raised.value)
