@@ -407,3 +407,61 @@ def test_archives_are_known_by_their_bytes_not_their_names(gitfix, tmp_path):
     copies = [item["path"] for f in t.findings if f.check == "F1" for item in f.evidence["items"]]
     assert copies == ["dist/fake.gz"]  # the fixed file under an archive's name: a copy (F1), read as a file
     assert any(f.check == "F3" and f.subject == "dist/notes.txt" for f in t.findings)  # text opening `BZh`
+
+
+def test_a_copy_of_the_fix_inside_the_git_folder_is_found(gitfix, tmp_path):
+    """F1 looks at every regular file of the same size, the git folder's too: a fixed file left as
+    `.git/calc.py.bak` or deep in `.git/info/` is read by `cat` as easily as one in the worktree."""
+    import shutil
+
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    fixed = (gitfix.L / "calc_fixed.py").read_bytes()
+    (repo / ".git" / "calc.py.bak").write_bytes(fixed)
+    (repo / ".git" / "info" / "x").mkdir(parents=True)
+    (repo / ".git" / "info" / "x" / "keep").write_bytes(fixed)
+    t = audit(str(repo), base="HEAD", fix=[gitfix.path("fix.patch")]).targets[0]
+    f1 = next(f for f in t.findings if f.check == "F1")
+    assert f1.severity == "critical"
+    assert sorted(p["path"] for p in f1.evidence["items"]) == [".git/calc.py.bak", ".git/info/x/keep"]
+    clean = audit(str(gitfix.L / "ctl-fresh"), base="HEAD", fix=[gitfix.path("fix.patch")]).targets[0]
+    assert not [f for f in clean.findings if f.check == "F1"]  # git's own files never equal a fixed file
+
+
+def test_a_corrupt_loose_object_makes_the_store_checks_incomplete_naming_it(gitfix, tmp_path):
+    """git lists the objects it can read and says only on stderr which one it could not: a corrupt object
+    (which may be the fix commit) is named and the store's checks are incomplete, never a silent `clean`."""
+    import shutil
+    import subprocess
+
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    tree = subprocess.run(["git", "rev-parse", "HEAD^{tree}"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    oid = subprocess.run(["git", "commit-tree", tree, "-m", "dangling"], cwd=repo, capture_output=True, text=True,
+                         check=True, env=env).stdout.strip()
+    loose = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(b"garbage")
+    t = audit(str(repo), base="HEAD").targets[0]
+    reasons = {c.id: c.reason for c in t.checks if c.status == "incomplete"}
+    assert "G6" in reasons and oid[:12] in reasons["G6"] and "corrupt" in reasons["G6"], reasons
+    assert t.verdict != "clean"
+    assert audit(str(gitfix.L / "ctl-fresh"), base="HEAD").targets[0].verdict == "clean"
+
+
+def test_a_pack_without_its_index_makes_the_store_checks_incomplete(gitfix, tmp_path):
+    """git sees no object of a pack without its .idx (the fix can sit in one): the store's checks say so
+    instead of reading as clean."""
+    import shutil
+
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    (repo / ".git" / "objects" / "pack").mkdir(parents=True, exist_ok=True)
+    (repo / ".git" / "objects" / "pack" / "pack-0123.pack").write_bytes(b"PACK\x00\x00\x00\x02\x00\x00\x00\x00")
+    t = audit(str(repo), base="HEAD").targets[0]
+    reasons = {c.id: c.reason for c in t.checks if c.status == "incomplete"}
+    assert "pack-0123.pack has no .idx" in reasons.get("G5", ""), reasons
+    assert t.verdict != "clean"

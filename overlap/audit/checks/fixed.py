@@ -18,7 +18,7 @@ from ..context import Ctx, Incomplete, NotApplicable, capped, short
 from ..git.files import unhex
 from ..git.guard import link_problem
 from ..model import Finding, worst
-from ..tree import TooLarge, read_regular
+from ..tree import TooLarge, read_regular, walk
 from .rank import worst_first
 
 
@@ -53,7 +53,14 @@ def worktree_link(ctx: Ctx, path: str) -> tuple[str, str | None, str | None] | N
     return text, problem, real
 
 
-def _places(ctx: Ctx, ff: FixedFile, problems: list[str]) -> list[dict]:
+def _git_folder_files(ctx: Ctx) -> list:
+    """The regular files of the git folder (a copy of the fix left there, `.git/calc.py.bak`, is read by `cat`
+    as well as any worktree file; git's own files are compressed or binary and never equal one)."""
+    folders = [f for f in dict.fromkeys((ctx.gitdir, ctx.origin_gitdir)) if f is not None]
+    return [(folder, fe) for folder in folders[:1] for fe in walk(folder) if stat.S_ISREG(fe.st.st_mode)]
+
+
+def _places(ctx: Ctx, ff: FixedFile, problems: list[str], git_files: list) -> list[dict]:
     repo = ctx.repo
     blob = ff.blob
     places: list[dict] = []
@@ -96,6 +103,9 @@ def _places(ctx: Ctx, ff: FixedFile, problems: list[str]) -> list[dict]:
                 place = "worktree" if ctx.in_worktree(fe.rel) == ff.path else "file"
                 places.append({"place": place, "path": ctx.shown(fe.rel), "severity": "critical"})
                 ctx.exact_copies[fe.rel] = ff.kind
+        for _, fe in git_files:
+            if fe.st.st_size == ff.size and _hash_file(ctx, fe.path, ff.size, repo.hexlen) == blob:
+                places.append({"place": "file", "path": ctx.gp(fe.rel), "severity": "critical"})
     return places
 
 
@@ -118,13 +128,14 @@ def _check(ctx: Ctx, kind: str, check: str) -> list[Finding]:
     repo = ctx.repo  # Incomplete when git cannot read the repo
     out: list[Finding] = []
     problems = []
+    git_files = _git_folder_files(ctx) if any(f.size is not None for f in ref.fixed if f.kind == kind) else []
     for ff in sorted((f for f in ref.fixed if f.kind == kind), key=lambda f: f.path):
         if ff.status == "incomplete":
             problems.append(ff.reason or ff.path)
             continue
         if ff.status != "ok":
             continue
-        places = _places(ctx, ff, problems)
+        places = _places(ctx, ff, problems, git_files)
         if not places:
             continue
         places = worst_first(places)

@@ -79,6 +79,7 @@ class GitResult:
     returncode: int
     stdout: bytes
     stderr: str  # first non-empty stderr line, decoded
+    errors: tuple[str, ...] = ()  # every `error:` line git wrote (a corrupt object it skipped says so only there)
 
 
 def _options_and_args(args: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -288,7 +289,8 @@ class GitRunner:
             raise GitError(f"{what} wrote more than {cap} bytes")
         if proc.returncode not in ok_codes:
             raise GitError(f"{what} failed (exit {proc.returncode}): {first or 'no message'}")
-        return GitResult(proc.returncode, bytes(out), first)
+        errors = tuple(ln.strip() for ln in stderr.splitlines() if ln.startswith("error:"))[:1000]
+        return GitResult(proc.returncode, bytes(out), first, errors)
 
     def version(self) -> str:
         """The installed git's version string (e.g. ``2.39.5``); GitError when git cannot run."""

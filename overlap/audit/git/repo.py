@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
-from ..tree import TooLarge, is_dir, list_dir, read_regular, walk
+from ..tree import TooLarge, is_dir, is_regular, list_dir, read_regular, walk
 from . import binary as gb
 from . import files as gf
 from .cmd import GitError, GitRunner
@@ -73,6 +73,8 @@ class GitRepo(EntryPoints, ObjectReader):
         self.setup: list[str] = []  # B..HEAD, oldest first
         self.head_descends = True
         self.all: dict[bytes, tuple[str, int]] = {}
+        self.unreadable: list[str] = []  # objects of the store git could not read (or its first error)
+        self.unindexed: list[str] = []  # packs of the store without their .idx
         self.hist: set[bytes] = set()
         self.hist_missing: set[bytes] = set()
         self.labels: dict[bytes, str] = {}
@@ -281,6 +283,26 @@ class GitRepo(EntryPoints, ObjectReader):
             if len(parts) == 3:
                 allo[binascii.unhexlify(parts[0])] = (types.get(parts[1], "unknown"), int(parts[2]))
         self.all = allo
+        # git lists every object it can read and only says on stderr which it could not (a corrupt loose
+        # object): what was in it cannot be checked, so the store's checks are incomplete, naming them
+        named = sorted({m for line in res.errors for m in re.findall(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b", line)})
+        self.unreadable = named or ([res.errors[0]] if res.errors else [])
+        # a pack without its index is invisible to git: its objects (the fix?) are in no scan
+        pack = self.common / "objects" / "pack"
+        self.unindexed = [e.name for e in list_dir(pack) if e.name.endswith(".pack")
+                          and e.is_file(follow_symlinks=False) and not is_regular(pack / (e.name[:-5] + ".idx"))]
+
+    def store_gaps(self) -> str | None:
+        """Why the object store cannot be checked whole (objects git cannot read or cannot see), or None."""
+        gaps = []
+        if self.unreadable:
+            shown = ", ".join(b[:12] for b in self.unreadable[:3])
+            gaps.append(f"{len(self.unreadable)} object(s) of the store cannot be read (corrupt): {shown}; "
+                        "`git fsck` names them")
+        if self.unindexed:
+            gaps.append(f"objects/pack/{self.unindexed[0]} has no .idx, so git sees none of its objects "
+                        f"({len(self.unindexed)} such pack(s); `git index-pack` on a copy lists them)")
+        return "; ".join(gaps) or None
 
     def has(self, oid: str) -> bool:
         try:
