@@ -287,6 +287,9 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
     if not any(_spec(n).role == "benchmark" for n in chosen):
         raise InputError(f"none of {', '.join(chosen)} is declared a benchmark (role = \"benchmark\"); the atlas "
                          "pairs every dataset with the benchmarks among them")
+    if len({_spec(n).name for n in chosen}) < 2:
+        raise InputError(f"{chosen[0]} alone makes no cell: the atlas pairs every dataset with the benchmarks among "
+                         "them; name another dataset (or none, for every registered one)")
     folder = cache_folder(cache)
     texts = CellText(data, {_spec(n).name: n for n in chosen}, engine=engine, ray_address=ray_address,
                      workers=workers) if text else None

@@ -131,6 +131,14 @@ def test_an_atlas_without_a_benchmark_is_one_clear_error(data, tmp_path):
     assert not (tmp_path / "a").exists()
 
 
+@pytest.mark.parametrize("names", [["cybergym"], ["cybergym", "cybergym"], ["cybergym", "cybergym:arvo"]])
+def test_one_benchmark_alone_is_one_clear_error_not_an_empty_atlas(data, tmp_path, names):
+    args = ["atlas", *names, "-d", f"cybergym={data['cybergym']}", "--out", str(tmp_path / "a")]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2 and "cybergym alone makes no cell" in done.output, done.output
+    assert not (tmp_path / "a").exists()
+
+
 @pytest.mark.parametrize("damage", ["pairs of another shape", "pairs of another cell", "a row key lost", "a list",
                                     "a wrong type", "null pairs"])
 def test_a_cell_cache_entry_of_another_shape_is_joined_again(data, tmp_path, damage):
