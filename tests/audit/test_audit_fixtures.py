@@ -465,3 +465,31 @@ def test_a_pack_without_its_index_makes_the_store_checks_incomplete(gitfix, tmp_
     reasons = {c.id: c.reason for c in t.checks if c.status == "incomplete"}
     assert "pack-0123.pack has no .idx" in reasons.get("G5", ""), reasons
     assert t.verdict != "clean"
+
+
+def test_a_git_bundle_of_commits_outside_base_history_is_a_leftover(gitfix, tmp_path):
+    """A bundle left in the tree (whatever its name) holds commits `git fetch` restores: L5 names its refs
+    outside base history; a bundle of base history alone is nothing."""
+    import shutil
+    import subprocess
+
+    repo = tmp_path / "r"
+    shutil.copytree(gitfix.L / "ctl-fresh", repo, symlinks=True)
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True, env=env).stdout
+
+    git("bundle", "create", str(tmp_path / "base.bundle"), "HEAD")
+    oid = git("commit-tree", git("rev-parse", "HEAD^{tree}").strip(), "-p", "HEAD", "-m", "the fix").strip()
+    git("branch", "fixb", oid)
+    git("bundle", "create", str(repo / ".cache.bin"), "fixb", "^HEAD")
+    git("branch", "-D", "fixb")
+    git("reflog", "expire", "--expire=now", "--all")
+    git("gc", "--prune=now", "-q")
+    shutil.copy(tmp_path / "base.bundle", repo / "base.bundle")
+    t = audit(str(repo), base="HEAD").targets[0]
+    l5 = [f for f in t.findings if f.check == "L5"]
+    assert [(f.subject, f.severity) for f in l5] == [(".cache.bin", "high")], l5
+    assert l5[0].evidence["items"] == [{"ref": "refs/heads/fixb", "commit": oid}]

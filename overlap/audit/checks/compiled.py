@@ -22,7 +22,30 @@ BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib"
 BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")
 
 
+BUNDLE_MAGIC = (b"# v2 git bundle\n", b"# v3 git bundle\n")
+_BUNDLE_REF = re.compile(rb"^([0-9a-f]{40}|[0-9a-f]{64}) (\S.*)$")
+
+
 class Compiled:
+    def bundle(self, fe, shown: str) -> None:
+        """L5: a git bundle whose refs name commits outside base history: `git fetch` from it restores them (the
+        fix commit among them, perhaps). Its header lists the refs; the pack after it is not unpacked."""
+        head = read_head(fe.path, 1 << 20)
+        refs = []
+        for line in head.split(b"\n\n", 1)[0].split(b"\n")[1:]:
+            found = _BUNDLE_REF.match(line)
+            if found and not line.startswith(b"-"):
+                refs.append((found.group(1).decode(), found.group(2).decode("utf-8", "replace")))
+        repo = self.ctx._repo
+        outside = [(oid, name) for oid, name in refs if repo is None or not repo.in_hist(oid)]
+        if not outside:
+            return
+        fc = self.ref.fix_commit
+        sev = "critical" if fc and any(oid.startswith(fc) or fc.startswith(oid) for oid, _ in outside) else "high"
+        self.add("L5", shown, sev, "location", f"a git bundle holds {len(outside)} ref(s) to commits outside base "
+                 "history", capped([{"ref": name, "commit": oid} for oid, name in outside], self.ctx.max_items),
+                 f"git bundle list-heads {self.ctx.q(shown)}")
+
     def archive(self, fe, shown: str) -> bool:
         """L5: archive members (zip family, tars, compressed files) holding the fixed content, reference hunks or
         fix-only strings. Whether the file read as an archive (False: no member, so it is read as a file)."""

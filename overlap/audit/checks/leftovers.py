@@ -33,7 +33,7 @@ from ..context import Ctx, Incomplete, NotApplicable, cut
 from ..model import Finding, worst
 from ..tree import TooLarge, list_dir, read_head, read_regular
 from .caches import Caches, cache_kind
-from .compiled import Compiled
+from .compiled import BUNDLE_MAGIC, Compiled
 from .fixed import worktree_link
 
 PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
@@ -142,10 +142,14 @@ class _Scan(Compiled, Caches):
                 self.cache_entry(fe, shown, kind)
                 continue
             # an archive is known by its bytes, not its name (a `.tgz`, a `.tar.xz`, a cache entry named by hash);
-            # one that yields no member is read as a file
+            # one that yields no member is read as a file. So is a git bundle (commits `git fetch` restores).
             room = fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"]
             if fe.st.st_size > ctx.limits["scan_file_bytes"]:
-                named = fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(read_head(fe.path, HEAD_BYTES))
+                head = read_head(fe.path, HEAD_BYTES)
+                if head.startswith(BUNDLE_MAGIC):
+                    self.bundle(fe, shown)
+                    continue
+                named = fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(head)
                 if not (room and named and self.archive(fe, shown)):
                     self.skipped += 1
                 continue
@@ -154,6 +158,9 @@ class _Scan(Compiled, Caches):
             except TooLarge:
                 data = None
             if data is None:
+                continue
+            if data.startswith(BUNDLE_MAGIC):
+                self.bundle(fe, shown)
                 continue
             if room and (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(data[:HEAD_BYTES])) and \
                     self.archive(fe, shown):
