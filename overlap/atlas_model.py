@@ -12,7 +12,8 @@ from . import __version__
 from .model import COUNTED_PAIR_KINDS, Dataset, Provenance
 
 # One row per (train, bench) cell. `share` = bench_items_matched / bench_items; `plain_matched` = bench items
-# a join on the ids as written finds; `matched_<pair kind>` = bench items in a counted pair of that kind.
+# the plain join (task keys as written, docs/outputs.md) finds; `matched_<pair kind>` = bench items in a counted pair
+# of that kind.
 CELL_SCHEMA = pa.schema([
     ("train", pa.string()), ("train_role", pa.string()), ("train_revision", pa.string()),
     ("bench", pa.string()), ("bench_revision", pa.string()),

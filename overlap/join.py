@@ -29,10 +29,12 @@ def _matches(train_keys: pd.DataFrame, bench_keys: pd.DataFrame, on: str) -> pd.
 
 def join(train: Dataset, bench: Dataset, on: str = "value") -> pd.DataFrame:
     """Pairs of (train item, bench item) sharing a key. `on="value"` is the normalised join over every
-    key kind, `on="raw"` the plain join: task ids as written (TASK_KINDS), as a naive script would join.
+    key kind, `on="raw"` the plain join: the task keys (TASK_KINDS) as written, as a naive script would join
+    (a PR is its repo cell as written with its number, so `BurntSushi/ripgrep` and `burntsushi/ripgrep` do not
+    meet here even when the two instance ids are equal).
 
-    `match_type` is `exact` when, for some matched key, the raw values agree, else `translated`
-    (only the canonical ids agree, e.g. an old OSS-Fuzz id on one side, its new id on the other).
+    `match_type` is `exact` when, for some matched key (a base commit included), the raw values agree, else
+    `translated` (only the canonical values agree, e.g. an old OSS-Fuzz id on one side, its new id on the other).
     """
     train_keys, bench_keys = train.keys, bench.keys
     if on == "raw":

@@ -82,9 +82,10 @@ def filter_cmd(
                                                "[default: minus-<bench>…].")] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Write TRAIN without the rows that overlap BENCH: train.parquet (all original columns, read again from
-    the same pinned source), removed.csv (each dropped row with its reasons), filter.json and
-    <bench>_clean_ids.txt / <bench>_contaminated_ids.txt to score a model on the clean part.
+    """Write TRAIN without the rows that overlap BENCH: data/<input file name> (one shard per input file, in
+    its own format, all original columns, read again from the same pinned source), removed.csv (each dropped
+    row with its reasons), filter.json and <bench>_clean_ids.txt / <bench>_contaminated_ids.txt to score a
+    model on the clean part.
 
     One copy of a bug listed twice in TRAIN is kept (the first in source order that no other reason drops).
 
