@@ -177,11 +177,31 @@ def _check_owned(out: Path, accept: tuple[str, ...] | None, command: str | None)
     if accept is not None and marker["command"] not in accept:
         raise _refuse(out, f"holds the output of `overlap {marker['command']}`, not of {wanted}; choose another "
                            f"--out")
-    listed = {MARKER, *map(str, marker["files"])}
-    extra = [n for n in names if n not in listed and folder_owner(out / n) is None]
-    if extra:
-        raise _refuse(out, f"holds {printable(extra[0])}, which overlap did not write there; move it or choose another "
+    extra = _foreign(out, marker, names)
+    if extra is not None:
+        raise _refuse(out, f"holds {printable(extra)}, which overlap did not write there; move it or choose another "
                            f"--out")
+
+
+def _foreign(folder: Path, marker: dict, names: list[str], depth: int = 0) -> str | None:
+    """The first entry of an output folder that its marker does not list and that is no overlap output itself,
+    looking inside the outputs nested in it too (a card folder inside a compare folder): replacing the folder
+    removes everything in it, so a user's file anywhere inside is refused."""
+    listed = {MARKER, *map(str, marker["files"])}
+    for name in names:
+        if name in listed:
+            continue
+        nested = read_marker(folder / name) if (folder / name).is_dir() and depth < 8 else None
+        if nested is None:
+            return name
+        try:
+            inner = sorted(os.listdir(folder / name))
+        except OSError:
+            return name
+        found = _foreign(folder / name, nested, inner, depth + 1)
+        if found is not None:
+            return f"{name}/{found}"
+    return None
 
 
 def check_out_folder(out: Path, command: str, *, inputs: Iterable[str | os.PathLike] = ()) -> None:

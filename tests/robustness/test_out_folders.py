@@ -160,7 +160,12 @@ def test_card_and_report_own_their_folders_and_nest_in_a_compare_output(work):
     assert folder_owner(root / "rep") == "report"
     _refused(invoke("report into data", ["report", "res", "--out", "ds"], root=root), "README.md")
     _refused(invoke("report into its input", ["report", "res", "--out", "."], root=root), "current folder")
-    # a compare re-run replaces its folder, the card output nested in it included
+    # a compare re-run replaces its folder, the card output nested in it included, but never a user's file
+    # inside that nested output: replacing the folder would delete it
+    (root / "res" / "card" / "NOTES.md").write_text("mine")
+    _refused(invoke("compare over a user's file in its card", args, root=root), "card/NOTES.md")
+    assert (root / "res" / "card" / "NOTES.md").read_text() == "mine"
+    (root / "res" / "card" / "NOTES.md").unlink()
     check_contract(invoke("compare again", args, root=root), expect=0)
     assert (root / "ds" / "README.md").read_text() == "# my dataset\n"
 
