@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..jsonout import SCHEMA_VERSION
+from ..jsonout import SCHEMA_VERSION, validate_output
 
 MARKER_FILE = ".overlap-output"
 # Folder kind → the command that writes it and reads it back.
@@ -136,8 +136,21 @@ def require_kind(folder: Path, kind: str, command: str) -> dict[str, Any]:
         raise InputError(f"{folder}: {found.problem}; re-run `{WRITERS[kind]}` with this overlap ({wanted})")
     if kind == "compare":
         missing = [k for k, t in _COMPARE_KEYS.items() if not isinstance(found.summary.get(k), t)]
-        bad = [b for b in found.summary.get("benches", []) if not isinstance(b, dict) or "bench" not in b]
+        bad = [b for b in found.summary.get("benches") or [] if not isinstance(b, dict) or "bench" not in b]
         if missing or bad:
             what = f"no '{missing[0]}'" if missing else "a benchmark without its name"
             raise InputError(f"{folder}/summary.json: a compare summary with {what}; re-run `{WRITERS[kind]}`")
+        _valid_summary(folder, found.summary, kind)
     return found.summary
+
+
+def _valid_summary(folder: Path, summary: dict[str, Any], kind: str) -> None:
+    """The summary as its shipped JSON schema says (a count written as text, a table that is null): an edited
+    or damaged file is one line naming the field, never an internal error midway through a report."""
+    import jsonschema
+
+    try:
+        validate_output(kind, summary)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(top)"
+        raise InputError(f"{folder}/summary.json: {where}: {exc.message[:200]}; re-run `{WRITERS[kind]}`") from None

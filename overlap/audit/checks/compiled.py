@@ -10,6 +10,7 @@ import importlib.util
 import os
 import re
 
+from ...words import plural
 from ..content import pyc
 from ..content.archives import COMPRESSED, HEAD_BYTES, members
 from ..content.matchers import holds, stripped_lines
@@ -42,8 +43,9 @@ class Compiled:
             return
         fc = self.ref.fix_commit
         sev = "critical" if fc and any(oid.startswith(fc) or fc.startswith(oid) for oid, _ in outside) else "high"
-        self.add("L5", shown, sev, "location", f"a git bundle holds {len(outside)} ref(s) to commits outside base "
-                 "history", capped([{"ref": name, "commit": oid} for oid, name in outside], self.ctx.max_items),
+        title = f"a git bundle holds {plural(len(outside), 'ref')} to commits outside base history"
+        refs = [{"ref": name, "commit": oid} for oid, name in outside]
+        self.add("L5", shown, sev, "location", title, capped(refs, self.ctx.max_items),
                  f"git bundle list-heads {self.ctx.q(shown)}")
 
     def archive(self, fe, shown: str) -> bool:

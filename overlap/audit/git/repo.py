@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
+from ...words import plural
 from ..tree import TooLarge, is_dir, is_regular, list_dir, read_regular, walk
 from . import binary as gb
 from . import files as gf
@@ -297,11 +298,11 @@ class GitRepo(EntryPoints, ObjectReader):
         gaps = []
         if self.unreadable:
             shown = ", ".join(b[:12] for b in self.unreadable[:3])
-            gaps.append(f"{len(self.unreadable)} object(s) of the store cannot be read (corrupt): {shown}; "
+            gaps.append(f"{plural(len(self.unreadable), 'object')} of the store cannot be read (corrupt): {shown}; "
                         "`git fsck` names them")
         if self.unindexed:
             gaps.append(f"objects/pack/{self.unindexed[0]} has no .idx, so git sees none of its objects "
-                        f"({len(self.unindexed)} such pack(s); `git index-pack` on a copy lists them)")
+                        f"({plural(len(self.unindexed), 'such pack')}; `git index-pack` on a copy lists them)")
         return "; ".join(gaps) or None
 
     def has(self, oid: str) -> bool:

@@ -19,6 +19,7 @@ from ...jsonout import dumps_json
 from ...sources.item_paths import cybergym_task_path
 from ...sources.swe import TEXT, ensure_columns
 from ...sources.taskfiles import fetch_item_files
+from ...words import plural
 from ..folders import require_kind
 from .sections import MAX_TEXT_CHARS, ResultView
 
@@ -48,6 +49,17 @@ def load_result(folder: Path, command: str = "report") -> ResultView:
                          "--out`") from None
     if len(pairs) and not {"bench", "train_id", "bench_id"} <= set(pairs.columns):
         raise InputError(f"{folder}/pairs.csv: not the pairs of a compare (no bench/train_id/bench_id columns)")
+    # the tables must be the ones the summary counts: a report or card of a folder that lost them would show
+    # the counts with no pair behind them
+    counted = sum(int(b.get("pairs", 0)) for b in summary["benches"])
+    if len(pairs) != counted:
+        found = "is missing" if not (folder / "pairs.csv").is_file() else f"holds {plural(len(pairs), 'pair')}"
+        raise InputError(f"{folder}/pairs.csv {found}, but summary.json counts {counted}; re-run `overlap compare "
+                         "--out`")
+    groups = int((summary["train"].get("duplicates") or {}).get("groups", 0))
+    if groups and not (folder / "duplicates.csv").is_file():
+        raise InputError(f"{folder}/duplicates.csv is missing, but summary.json counts {plural(groups, 'group')} of "
+                         "duplicates; re-run `overlap compare --out`")
     return ResultView(summary, pairs, dups, items, folder)
 
 
