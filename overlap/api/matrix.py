@@ -61,9 +61,9 @@ def _load_all(benches: list[str | Dataset], data: dict[str, Path] | None) -> lis
     loaded: list[Dataset] = []
     for bench in benches:
         dataset = bench if isinstance(bench, Dataset) else load_dataset(bench, data)
-        if not isinstance(bench, Dataset) and any(d.name == dataset.name for d in loaded):
-            dataset.name = bench  # the same dataset selected twice (e.g. NAME and NAME:SUBSET): keep them apart
-            dataset.provenance.name = bench
+        subsets = () if isinstance(bench, Dataset) else parse_selection(bench).subsets
+        if subsets:  # a subset is named as one (`swe-bench-pro:hard`), never as the whole set it is part of
+            dataset.name = dataset.provenance.name = f"{dataset.name}:{','.join(subsets)}"
         loaded.append(dataset)
     names = [d.name for d in loaded]
     if len(set(names)) != len(names):

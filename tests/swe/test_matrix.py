@@ -131,3 +131,14 @@ def test_a_subset_is_never_a_second_benchmark(swe_data):
     summary = result.summary()
     assert summary["schema_version"] == 1 and summary["kind"] == "matrix"
     assert [d["family"] for d in summary["datasets"]] == ["swe-bench", "swe-polybench", "swe-polybench"]
+
+
+@pytest.mark.parametrize("order", [["swe-bench-pro:hard", "swe-bench-pro"], ["swe-bench-pro", "swe-bench-pro:hard"]])
+def test_a_subset_is_named_as_one_whatever_the_order(swe_data, order):
+    """`NAME:SUBSET` is labelled so in every table (it was labelled NAME when it came first, and NAME:SUBSET
+    before NAME was refused as the same dataset twice)."""
+    result = matrix([*order, "swe-polybench"], data=swe_data)
+    names = [r["bench"] for r in result.bench_rows()]
+    assert sorted(names) == ["swe-bench-pro", "swe-bench-pro:hard", "swe-polybench"]
+    skipped = result.couples[result.couples["skipped"] != ""][["a", "b"]].values.tolist()
+    assert sorted(map(sorted, skipped)) == [["swe-bench-pro", "swe-bench-pro:hard"]]
