@@ -50,6 +50,11 @@ def card(
         check_out(out, "card", *([card_path] if card_path else []))
     train_repo = ((view.summary.get("train") or {}).get("provenance") or {}).get("repo_id")
     text, where = read_card(card_path, train_repo)
+    if card_path is not None and not where.startswith("hub:") and not Path(where).exists():
+        if push:  # the pull request would replace the Hub card with the overlap section alone
+            raise InputError(f"--card {where}: no such file; to push, give the current card (or leave --card out to "
+                             "start from the Hub card)")
+        typer.echo(f"{where} does not exist: the card starts empty (only the overlap section)", err=True)
     update = card_update(view, text, bench, where)
     if push:
         target = repo or train_repo

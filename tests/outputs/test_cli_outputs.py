@@ -115,6 +115,18 @@ def test_card_push_prints_pr_url(saved, tmp_path, monkeypatch, fake_api):
     assert not (saved / "card").exists() and len(fake_api.commits) == 1
 
 
+def test_card_with_a_missing_local_card_says_so_and_never_pushes_it(saved, tmp_path, monkeypatch, fake_api):
+    """A --card path that does not exist starts an empty card, said on stderr; pushed, it would replace the Hub
+    card with the overlap section alone, so --push refuses it (a typo must not become a pull request)."""
+    monkeypatch.setattr(cards, "_hub_api", lambda token: fake_api)
+    missing = tmp_path / "READNE.md"
+    pushed = run("card", saved, "--card", missing, "--push")
+    assert pushed.exit_code == 2 and f"--card {missing}: no such file" in pushed.stderr
+    assert fake_api.commits == []
+    written = run("card", saved, "--card", missing, "--out", tmp_path / "c")
+    assert written.exit_code == 0 and f"{missing} does not exist: the card starts empty" in written.stderr
+
+
 def test_report_command(saved):
     result = run("report", saved)
     assert result.exit_code == 0, result.stderr
