@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..jsonout import dumps_json
 from ..progress import RowsBar, set_quiet, status
 from ..sources.registry import is_registered
-from ..words import count, plural
+from ..words import count, plural, verb
 from .options import (
     DataOption,
     Engine,
@@ -38,6 +38,7 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     """Items of a registered dataset, or rows of a local file that no adapter recognises."""
     import pandas as pd  # imported here, with the library below: keeps `overlap --help` fast
 
+    from ..ids.values import id_text
     from ..sources.files import read_records
     from ..sources.load import load_dataset
     from ..text.attach import text_field, texts_of
@@ -48,9 +49,18 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
         if not rows:
             raise InputError(f"{path}: the file has no rows")
         frame = pd.DataFrame(rows, columns=list(dict.fromkeys([id_column, field])))
-        frame.insert(0, "item_id", frame[id_column].astype("string"))  # the id column may be the text too
+        # each id as its cell reads (`id_text`: 12345678901234567 keeps its digits, 2.0 is 2, NaN is no id),
+        # not as pandas typed the column (a float column of every number); the id column may be the text too
+        frame.insert(0, "item_id", pd.array([id_text(row.get(id_column)) for row in rows], dtype="string"))
         if id_column != field:
             frame = frame.drop(columns=[id_column])
+        missing = int(frame["item_id"].isna().sum())
+        if missing == len(frame):
+            raise InputError(f"{path}: no row has an id in column '{id_column}'")
+        if missing:  # a flag must name its row: rows without an id are left out, and said so
+            frame = frame[frame["item_id"].notna()].reset_index(drop=True)
+            typer.echo(f"{path.name}: {plural(missing, 'row')} without an id in column '{id_column}' left out",
+                       err=True)
         return path.stem, frame, field, []
     if not path.exists() and not is_registered(spec):
         raise InputError(f"{spec}: not a registered dataset or an existing file")
@@ -155,6 +165,7 @@ def ngram(
         write_ngram_report(summary, result, out)
     report_problems([(train_name, train_problems), (bench_name, bench_problems)],
                     str(out / "summary.json") if out is not None else None)
+    _unchecked(summary, train_name, bench_name)
     if fmt == Format.json:
         sys.stdout.write(dumps_json(summary))
         return
@@ -170,6 +181,21 @@ def ngram(
                    "flagged")
     if out is not None:
         typer.echo(f"written to {out}", err=True)
+
+
+def _unchecked(summary: dict, train_name: str, bench_name: str) -> None:
+    """What the scan could not read, on stderr: a count of flags says nothing of the text it never saw (cells
+    that are no text, texts cut at the field cap)."""
+    for name, side in ((train_name, summary.get("train") or {}), (bench_name, summary.get("bench") or {})):
+        skipped = int(side.get("non_text_cells") or 0)
+        if skipped:
+            typer.echo(f"{name}: {plural(skipped, 'cell')} of the text column held no text (numbers, lists, "
+                       f"booleans) and {verb(skipped, 'was', 'were')} not checked", err=True)
+        cut = side.get("truncated") or {}
+        if int(cut.get("fields") or 0):
+            fields = int(cut["fields"])
+            typer.echo(f"{name}: {plural(fields, 'text')} longer than {int(cut['cap_bytes']) >> 20} MiB "
+                       f"{verb(fields, 'was', 'were')} checked only up to that length", err=True)
 
 
 def _ngram_rows(summary: dict) -> list[dict]:

@@ -186,3 +186,33 @@ def test_cli_ngram_reads_the_id_column_as_the_text_too(tmp_path, suffix):
     assert res.exit_code == 0, res.output
     flags = pd.read_csv(out / "flags.csv")
     assert set(flags["train_id"]) == {prompt} and set(flags["bench_id"]) == {"b1"}
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_cli_ngram_names_each_row_by_its_id_as_written_and_says_what_it_could_not_check(tmp_path, suffix):
+    """A JSON id column of whole numbers of both spellings and one past 2**53 keeps every id as its cell reads
+    (pandas made them floats: `1.0`, `1.2345678901234568e+16`); a row without an id is left out, said on
+    stderr; text cells that are numbers are said unchecked, not only counted in summary.json."""
+    from typer.testing import CliRunner
+
+    from overlap.cli import app
+
+    text = "the quick brown fox jumps over the lazy dog while the cat sleeps under a warm blanket near the fire"
+    rows = [{"id": 1, "text": text}, {"id": 2.0, "text": text}, {"id": 12345678901234567, "text": text},
+            {"id": None, "text": text}, {"id": 5, "text": 12345}]
+    train = tmp_path / f"train.{suffix}"
+    if suffix == "parquet":
+        pq.write_table(pa.table({"id": pa.array([1, 2, 12345678901234567, None, 5]),
+                                 "text": pa.array([text, text, text, text, "12345"])}), train)
+    else:
+        train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "b1", "text": text}) + "\n")
+    res = CliRunner().invoke(app, ["ngram", str(train), str(bench), "--text", "text:text", "--id-column", "id",
+                                   "--out", str(tmp_path / "out")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    flags = pd.read_csv(tmp_path / "out" / "flags.csv", dtype=str)
+    assert set(flags["train_id"]) == {"1", "2", "12345678901234567"}
+    if suffix == "jsonl":
+        assert "1 row without an id in column 'id' left out" in res.stderr
+        assert "1 cell of the text column held no text" in res.stderr

@@ -184,23 +184,24 @@ class _Collector:
             self.short[n] += int((valid < n).sum())
         if "row" in result:
             r = result["row"]
-            self.flags.append({
+            self.flags.append(_named({
                 "train_row": base + r,
-                "train_id": ids.take(pa.array(r)).to_numpy(zero_copy_only=False),
+                "train_id": ids.take(pa.array(r)),
                 "n": result["n"], "item": result["item"], "shared": result["shared"],
                 "train_start": result["train_start"], "train_end": result["train_end"],
                 "bench_start": result["bench_start"], "bench_end": result["bench_end"],
-            })
+            }))
         if "bp_row" in result:
             r = result["bp_row"]
-            self.bps.append({
+            self.bps.append(_named({
                 "train_row": base + r,
-                "train_id": ids.take(pa.array(r)).to_numpy(zero_copy_only=False),
+                "train_id": ids.take(pa.array(r)),
                 "n": result["bp_n"], "hits": result["bp_hits"],
                 "train_start": result["bp_start"], "train_end": result["bp_end"],
-            })
+            }))
         for (r, it), v in result.get("runs", {}).items():
-            self.runs[(ids[int(r)].as_py(), it)] = v
+            if ids[int(r)].is_valid:
+                self.runs[(ids[int(r)].as_py(), it)] = v
         if self.progress is not None:
             self.progress(c["rows"], c["bytes"])
 
@@ -209,6 +210,14 @@ class _Collector:
         return ScanResult(flags=_concat(self.flags, FLAG_KEYS), boilerplate=_concat(self.bps, BOILERPLATE_KEYS),
                           runs=self.runs, counts=self.counts, short=self.short, pair_seen=source.pair_seen,
                           null_ids=source.null_ids)
+
+
+def _named(part: dict) -> dict:
+    """A task's flags (or boilerplate hits) of rows that have an id: a flag names its row by its id, and a row
+    without one is counted (`null_ids`), never flagged under an empty name."""
+    named = part["train_id"].is_valid().to_numpy(zero_copy_only=False)
+    part["train_id"] = part["train_id"].to_numpy(zero_copy_only=False)
+    return part if named.all() else {k: np.asarray(v)[named] for k, v in part.items()}
 
 
 def _concat(parts: list[dict], keys: list[str]) -> dict[str, np.ndarray]:
