@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+from ..errors import InputError
 from ..outputs.atomic import atomic_folder, folder_owner
 from .options import Format, FormatOption, out_option
 from .shared import ResultDir, check_out, print_files
@@ -32,6 +33,9 @@ def report(
     target = Path(out or result_dir)
     in_place = target.resolve() == Path(result_dir).resolve()
     check_out(target, "report", *([] if in_place else [result_dir]))
+    if folder_owner(target) == "compare" and not in_place:  # its report.md would contradict its own tables
+        raise InputError(f"--out {target}: holds another compare's output; a report goes beside the result it "
+                         f"renders ({result_dir}) or into a folder of its own")
     if folder_owner(target) == "compare":  # beside the compare output it renders: the two files only
         paths = write_reports(view, target)
     else:

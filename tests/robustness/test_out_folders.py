@@ -159,6 +159,12 @@ def test_card_and_report_own_their_folders_and_nest_in_a_compare_output(work):
         check_contract(invoke("report", ["report", "res", "--out", "rep"], root=root), expect=0)
     assert folder_owner(root / "rep") == "report"
     _refused(invoke("report into data", ["report", "res", "--out", "ds"], root=root), "README.md")
+    other = _commands(data, "other")["compare"]
+    check_contract(invoke("another compare", other, root=root), expect=0)
+    before = snapshot(root / "other")
+    _refused(invoke("report into another compare", ["report", "res", "--out", "other"], root=root),
+             "another compare's output")
+    assert snapshot(root / "other") == before
     _refused(invoke("report into its input", ["report", "res", "--out", "."], root=root), "current folder")
     # a compare re-run replaces its folder, the card output nested in it included, but never a user's file
     # inside that nested output: replacing the folder would delete it
