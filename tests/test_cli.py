@@ -202,3 +202,12 @@ def test_default_report_folders_name_the_subset_so_runs_never_overwrite(cyber, t
     assert subset["parameters"]["labels"] == ["mimo-cyber", "cybergym:arvo"]
     report = (tmp_path / "reports" / "mimo-cyber__cybergym-arvo" / "report.md").read_text()
     assert report.startswith("# overlap: mimo-cyber vs cybergym:arvo")
+
+
+def test_blank_ids_are_shown_quoted_and_a_selection_shows_its_dataset():
+    from overlap.api.demo import DEMO_ROOT
+
+    blank = runner.invoke(app, ["ids", "", "  ", "arvo:10055", "-d", f"arvo={DEMO_ROOT / 'arvo'}"])
+    assert blank.exit_code == 2 and "no scheme overlap recognises: '', '  '" in blank.stderr
+    shown = runner.invoke(app, ["datasets", "--show", "swe-bench-pro:hard"])
+    assert shown.exit_code == 0 and 'name = "swe-bench-pro"' in shown.stdout

@@ -30,7 +30,7 @@ def datasets(
       overlap datasets --show cybergym
     """
     if show is not None:
-        _show(get_spec(show), fmt)
+        _show(get_spec(show.partition(":")[0].partition("@")[0] if ":" in show or "@" in show else show), fmt)
         return
     rows = [
         {

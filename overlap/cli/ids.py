@@ -57,4 +57,5 @@ def ids(
     print_records(rows, fmt, title="ids")
     unread = [r["id"] for r in rows if r["scheme"] == "unrecognised"]
     if unread:
-        raise fail("some ids are of no scheme overlap recognises: " + ", ".join(unread))
+        shown = [value if value.strip() and value.isprintable() else repr(value) for value in unread]  # '' and '  '
+        raise fail("some ids are of no scheme overlap recognises: " + ", ".join(shown))
