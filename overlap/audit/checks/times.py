@@ -200,7 +200,8 @@ def check_t2(ctx: Ctx) -> list[Finding]:
     elif dirty:
         out.append(ctx.finding(
             "T2", "stat-dirty", "info", "location",
-            f"worktree times rewritten after the last index refresh ({len(dirty)} files): T1 is blind here",
+            f"worktree times rewritten after the last index refresh ({plural(len(dirty), 'file')}): a file's "
+            "time alone cannot single out what changed",
             ctx.gp("index"), {"k_max": k_cap, **capped(dirty, ctx.max_items)},
             f"git -c core.fsmonitor=false ls-files --debug -- {ctx.q(dirty[0]['path'])}",
             hint="bulk copy or mtime normalisation"))
