@@ -397,3 +397,39 @@ def test_a_truncated_or_corrupt_gzip_layer_is_one_line_naming_the_archive_and_la
     message = str(raised.value)
     assert message.startswith(f"{bad}: layer 0 (blobs/sha256/"), message
     assert ("truncated or corrupt" in message) and "\n" not in message
+
+
+def test_a_hard_link_to_a_lower_file_keeps_its_bytes_when_the_layer_whites_the_target_out(tmp_path):
+    """A layer that links /opt/b.py to a lower layer's /tmp/a.py and whites /tmp/a.py out: the link is made while
+    the layer is applied, so /opt/b.py shows the bytes (the fix can hide so); it was skipped as a link to
+    nowhere."""
+    from overlap.audit.image.layers import merge
+
+    def layer(entries) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as t:
+            for name, kind, data in entries:
+                info = tarfile.TarInfo(name)
+                if kind == "link":
+                    info.type, info.linkname = tarfile.LNKTYPE, data
+                    t.addfile(info)
+                else:
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+    layers = [layer([("tmp/a.py", "file", b"fixed = True\n")]),
+              layer([("opt/b.py", "link", "tmp/a.py"), ("tmp/.wh.a.py", "file", b"")])]
+    config = json.dumps({"rootfs": {"type": "layers", "diff_ids": [
+        "sha256:" + hashlib.sha256(data).hexdigest() for data in layers]}, "config": {}, "history": []}).encode()
+    archive = tmp_path / "img.tar"
+    with tarfile.open(archive, "w") as t:
+        for name, data in [*((f"l{i}/layer.tar", d) for i, d in enumerate(layers)), ("config.json", config),
+                           ("manifest.json", json.dumps([{"Config": "config.json", "RepoTags": ["x:1"],
+                                                          "Layers": ["l0/layer.tar", "l1/layer.tar"]}]).encode())]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    merged = merge(open_image(archive, "docker-save"), DEFAULT_LIMITS)
+    assert "tmp/a.py" not in merged.entries
+    assert merged.entries["opt/b.py"].kind == "file" and merged.entries["opt/b.py"].src == (0, 0)

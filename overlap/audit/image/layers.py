@@ -144,6 +144,11 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
         if layer.diff_id and "sha256:" + plain.sha.hexdigest() != layer.diff_id:
             raise InputError(f"layer {i} ({layer.name}): its uncompressed tar does not match rootfs.diff_ids[{i}] "
                              "of the image config (a corrupt layer or config); save or pull the image again")
+        own = {name for name, _ in members}
+        # a hard link to a lower layer's file is made while the layer is applied, before a whiteout in the same
+        # layer removes its target: the link keeps the bytes (the fix can hide so), so it is resolved first
+        members = [(name, _linked(merged, e) if e.kind == "hardlink" and e.link not in own else e)
+                   for name, e in members]
         for path in whiteouts:
             _remove(merged, path, below=i, how="whiteout", children_only=False)
         for folder in opaque:
@@ -151,6 +156,14 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
         for name, e in members:
             _add(merged, name, e)
     return merged
+
+
+def _linked(merged: Merged, e: MEntry) -> MEntry:
+    """A hard link to a file of the lower layers as the file it shows (unchanged when its target is no file)."""
+    target = merged.entries.get(e.link) if e.link else None
+    if target is None or target.kind != "file":
+        return e
+    return MEntry(e.layer, "file", target.mode, target.size, e.mtime, None, target.src)
 
 
 def _blob_whole(raw, digest: str) -> bool:
