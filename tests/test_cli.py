@@ -211,3 +211,23 @@ def test_blank_ids_are_shown_quoted_and_a_selection_shows_its_dataset():
     assert blank.exit_code == 2 and "no scheme overlap recognises: '', '  '" in blank.stderr
     shown = runner.invoke(app, ["datasets", "--show", "swe-bench-pro:hard"])
     assert shown.exit_code == 0 and 'name = "swe-bench-pro"' in shown.stdout
+
+
+def test_bare_number_ids_come_with_the_option_that_reads_them(tmp_path):
+    """Bare numbers name no scheme on their own (unrecognised, so they join nothing): the stderr line that says so
+    also says how to read them as OSS-Fuzz issues, and under that option they join."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from overlap.api.demo import DEMO_ROOT
+
+    pq.write_table(pa.table({"id": [10055, 42471002, 5]}), tmp_path / "ints.parquet")
+    data = ["-d", f"cybergym={DEMO_ROOT / 'cybergym'}", "-d", f"arvo={DEMO_ROOT / 'arvo'}"]
+    base = ["compare", str(tmp_path / "ints.parquet"), "cybergym", "--id-column", "id", *data, "--no-report",
+            "--pool", "none", "-f", "json"]
+    plain = runner.invoke(app, base)
+    assert plain.exit_code == 0 and "pass --id-scheme ossfuzz" in plain.stderr
+    assert json.loads(plain.stdout)["benches"][0]["bench_items_matched"] == 0
+    read = runner.invoke(app, [*base, "--id-scheme", "ossfuzz"])
+    assert read.exit_code == 0 and "pass --id-scheme" not in read.stderr
+    assert json.loads(read.stdout)["benches"][0]["bench_items_matched"] == 2

@@ -59,6 +59,12 @@ def report_recognition(datasets) -> None:
         recognition = getattr(dataset, "recognition", None)
         if recognition is not None and not getattr(dataset, "ids_known", False):
             typer.echo(f"overlap: {printable(dataset.name)}: ids read as {printable(recognition.summary())}", err=True)
+            examples = recognition.unrecognised_examples
+            if recognition.scheme is None and examples and all(str(v).strip().isdigit() for v in examples):
+                # a bare number names no scheme on its own (a row number, an issue of some tracker): say how to
+                # read them, since left unread they join nothing and a filter keeps them
+                typer.echo(f"overlap: {printable(dataset.name)}: its unrecognised ids are bare numbers; if they are "
+                           "OSS-Fuzz issues, pass --id-scheme ossfuzz", err=True)
 
 
 def report_problems(datasets, see: str | None) -> None:
