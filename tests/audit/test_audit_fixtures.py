@@ -393,6 +393,10 @@ def test_archives_are_known_by_their_bytes_not_their_names(gitfix, tmp_path):
                 "dist/d.tar.bz2": tar_of("w:bz2"), "dist/9f86d081884c7d65": tar_of("w:gz"),
                 "dist/calc.py.xz": lzma.compress(fixed), "dist/calc.py.bz2": bz2.compress(fixed),
                 "dist/calc.py.gz": gzip.compress(fixed, mtime=0)}
+    import zstandard  # a test dependency (the optional `images` extra)
+
+    archives["dist/e.tar.zst"] = zstandard.ZstdCompressor().compress(tar_of("w"))
+    archives["dist/calc.py.zst"] = zstandard.ZstdCompressor().compress(fixed)
     for name, data in archives.items():
         (repo / name).write_bytes(data)
     (repo / "dist/notes.txt").write_bytes(b"BZh is how this note starts\n" + fixed)  # text, not bzip2

@@ -85,7 +85,8 @@ def _decompressor(suffix: str) -> Callable | None:
         import zstandard
     except ImportError:
         return None
-    return lambda fh: zstandard.ZstdDecompressor().stream_reader(fh)
+    # closefd=False: the archive's file is read again (its head, then its members), and closed by its owner
+    return lambda fh: zstandard.ZstdDecompressor().stream_reader(fh, closefd=False)
 
 
 def _unreadable(exc: Exception) -> bool:
