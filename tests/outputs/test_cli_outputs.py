@@ -42,7 +42,7 @@ def test_filter_writes_the_split_and_prints_counts(demo_copy, tmp_path):
     assert "verified: 0 of 3 rows match cybergym\n" in result.stdout
     assert f"written to {out}" in result.stderr
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
-        "cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt", "data", "filter.json", "removed.csv"]
+        "README.md", "cybergym_clean_ids.txt", "cybergym_contaminated_ids.txt", "data", "filter.json", "removed.csv"]
     assert len(pd.read_parquet(out / "data" / "cyber.parquet")) == 3
 
 

@@ -174,3 +174,22 @@ def test_rows_come_back_from_a_hub_cache_and_from_a_single_file(tmp_path, monkey
         assert kept.num_rows + len(removed) == 7 and len(removed) == 5
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("hub", "local"))) == [
         "hub-cache", "local-file"]
+
+
+def test_the_filtered_folder_loads_with_the_datasets_client(demo_result, tmp_path):
+    """`datasets.load_dataset(<filter output>)` reads the kept rows (its README's configs name the shards; without
+    them it read the id lists), the same rows and columns as the shards."""
+    import datasets
+
+    filtered = filter_split(demo_result)
+    write_split(demo_result, filtered, tmp_path / "out")
+    kept, _ = read_out(tmp_path / "out")
+    loaded = datasets.load_dataset(str(tmp_path / "out"), split="train", cache_dir=str(tmp_path / "cache"))
+    assert loaded.num_rows == kept.num_rows and loaded.column_names == kept.column_names
+    assert loaded.to_pandas().astype(str).equals(kept.to_pandas().astype(str))
+
+
+def test_a_split_of_mixed_formats_gets_no_loading_card():
+    assert splits.loading_card(["data/a.parquet", "data/b.jsonl"]) is None
+    card = splits.loading_card(["data/a.jsonl.gz", "data/b c.jsonl"])
+    assert '- "data/b c.jsonl"' in card and card.startswith("---\nconfigs:\n")

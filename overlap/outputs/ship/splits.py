@@ -17,6 +17,7 @@ Any failure is an InputError naming the first offending row, and the output fold
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -222,7 +223,24 @@ def write_split(result, filtered: FilterResult, out: Path) -> SplitReport:
         (tmp / "filter.json").write_text(dumps_json(versioned("filter", info)), encoding="utf-8")
         for name, text in bench_lists(result).items():
             (tmp / name).write_text(text, encoding="utf-8")
+        card = loading_card([s.relpath for s in shards])
+        if card is not None:
+            (tmp / "README.md").write_text(card, encoding="utf-8")
     return SplitReport(Path(out), [s.relpath for s in shards], kept_rows, verification)
+
+
+def loading_card(relpaths: list[str]) -> str | None:
+    """A README.md whose `configs` name the kept shards, so `datasets.load_dataset(<the folder>)` reads the split
+    (without it, the folder's id lists and filter.json are what it finds). None when the shards mix formats, which
+    one `datasets` config cannot read."""
+    formats = {path.lower().removesuffix(".gz").removesuffix(".zst").rpartition(".")[2] for path in relpaths}
+    if len(formats) != 1:
+        return None
+    listed = "".join(f"    - {json.dumps(path)}\n" for path in relpaths)
+    return ("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path:\n" + listed + "---\n\n"
+            "# A filtered training split\n\nWritten by `overlap filter`: the kept rows of each input file under "
+            "`data/`, as the input had them. `filter.json` says what was removed and why (each removed row is in "
+            "`removed.csv`); the `*_clean_ids.txt` lists are the benchmark ids to score on.\n")
 
 
 def _remove_tree(path: Path) -> None:
