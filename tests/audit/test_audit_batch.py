@@ -241,3 +241,24 @@ def test_insecure_registries_reach_each_target_but_not_its_key(monkeypatch):
     assert [list(kw["insecure_registries"]) for _, kw in seen] == [[], ["registry.test:5000"]]
     assert seen[1][0] == "docker://registry.test:5000/task:1"
     assert plain["targets"][0]["key"] == named["targets"][0]["key"]
+
+
+def test_a_targets_file_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """A spreadsheet's UTF-8 byte-order mark is no part of the first column's name (CSV) nor of the first row
+    (JSON lines): the rows read alike; a folder given as --targets says it is a folder."""
+    from overlap.audit.study.targets import read_rows
+    from overlap.errors import InputError
+
+    rows = [{"image": "docker://localhost:5000/task/a:1", "set": "s", "instance_id": "a"},
+            {"path": "repos/b", "set": "s", "instance_id": "b"}]
+    lines = "".join(json.dumps(r) + "\n" for r in rows)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, ["image", "path", "set", "instance_id"], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    for name, text in (("t.jsonl", lines), ("t.csv", buffer.getvalue())):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        (tmp_path / f"bom-{name}").write_text(text, encoding="utf-8-sig")
+        assert read_rows(tmp_path / f"bom-{name}") == read_rows(tmp_path / name)
+    with pytest.raises(InputError, match="a folder, not a file"):
+        read_rows(tmp_path)

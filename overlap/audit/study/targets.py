@@ -124,10 +124,12 @@ def target_of(row: dict, folder: Path, default_set: str, where: str) -> BatchTar
 
 def read_rows(path: Path) -> list[dict]:
     """The rows of a CSV file (by its suffix) or of JSON lines / a JSON array."""
+    if path.is_dir():
+        raise InputError(f"--targets {path}: a folder, not a file; give a CSV or JSON-lines file of targets")
     if not path.is_file():
         raise InputError(f"--targets {path}: no such file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is no part of the header
     except UnicodeDecodeError:
         raise InputError(f"--targets {path}: not UTF-8 text (give CSV or JSON lines)") from None
     except OSError as exc:
