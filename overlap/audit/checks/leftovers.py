@@ -176,7 +176,8 @@ class _Scan(Compiled, Caches):
             for e in list_dir(ctx.fsroot):
                 if e.is_dir(follow_symlinks=False) and e.name not in ("proc", "sys", "dev"):
                     self.sha_ids(f"/{e.name}/", e.name)
-        self.sha_ids(f"target:{posixpath.basename(ctx.path.rstrip('/'))}", posixpath.basename(ctx.path.rstrip("/")))
+        name = posixpath.basename(DIGEST.sub("", ctx.path).rstrip("/"))
+        self.sha_ids(f"target:{name}", name)
 
     def file(self, rel: str, shown: str, wt: str | None, data: bytes) -> None:
         name = posixpath.basename(rel)
@@ -379,6 +380,9 @@ check_l1, check_l2, check_l4, check_l5, check_l6, check_l10 = (
     _check(c) for c in ("L1", "L2", "L4", "L5", "L6", "L10"))
 
 
+DIGEST = re.compile(r"@sha(?:256|512):[0-9a-f]+")
+
+
 def check_l9(ctx: Ctx) -> list[Finding]:
     return scan(ctx).out.get("L9", []) + image_sha_findings(ctx)
 
@@ -390,7 +394,10 @@ def image_sha_findings(ctx: Ctx) -> list[Finding]:
     s = scan(ctx)
     out = []
     for tag in ctx.image.tags:
-        graded = [(run, g) for run in re.findall(r"(?<![0-9a-f])[0-9a-f]{7,64}(?![0-9a-f])", tag.split(":")[-1])
+        named = DIGEST.sub("", tag)  # `name@sha256:…` pins content: a digest is no commit id
+        if ":" not in named.rpartition("/")[2]:
+            continue
+        graded = [(run, g) for run in re.findall(r"(?<![0-9a-f])[0-9a-f]{7,64}(?![0-9a-f])", named.split(":")[-1])
                   if (g := s.resolve(run)) is not None]
         if graded:
             out.append(ctx.finding("L9", f"tag:{tag}", worst(g[0] for _, g in graded), "metadata",

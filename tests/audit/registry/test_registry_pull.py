@@ -31,6 +31,11 @@ def test_by_digest_and_without_reference(images, cache):
     digest, _ = images.registry.manifest("task/leak", "1")
     report = audit(f"docker://{images.host}/task/leak@{digest}")
     assert report.verdict == "leak"  # a non-base commit descending from B is future history
+    # the digest pins content: it is no commit id, in the image's name or in the target's
+    named = [f for t in report.targets for f in t.findings if f.check == "L9" and digest[7:19] in f.title]
+    assert not named, [(f.subject, f.title) for f in named]
+    by_tag = audit(f"docker://{images.host}/task/leak:1")
+    assert sorted(f.check for f in by_tag.targets[0].findings) == sorted(f.check for f in report.targets[0].findings)
 
 
 def test_single_commit_image_is_not_a_leak(images, cache):
