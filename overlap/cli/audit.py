@@ -130,7 +130,8 @@ def audit(
 
     Example: overlap audit docker://ghcr.io/org/task:1 --instance task.json
 
-    Exit codes: 0 done, 1 when --fail-on is reached, 2 usage or input error, or an incomplete audit.
+    Exit codes: 0 done, 1 when --fail-on is reached, 2 usage or input error, or an incomplete audit (with
+    --targets an incomplete target counts as done).
     """
     fail_on = fail_on.value if fail_on is not None else None
     for item in limit or []:

@@ -262,3 +262,12 @@ def test_a_targets_file_with_a_byte_order_mark_reads_as_without(tmp_path):
         assert read_rows(tmp_path / f"bom-{name}") == read_rows(tmp_path / name)
     with pytest.raises(InputError, match="a folder, not a file"):
         read_rows(tmp_path)
+
+
+def test_a_row_whose_patch_file_is_empty_fails_and_never_runs_without_its_reference(tasks, tmp_path):
+    """An empty patch file is no reference: the row fails, naming it, as `--fix` refuses an empty diff (it ran
+    the row with no reference at all, `ok`)."""
+    (tmp_path / "empty.patch").write_text("")
+    write_jsonl(tmp_path / "t.jsonl", [{"path": str(tasks / "leaky"), "patch": "empty.patch"}])
+    (target,) = read_targets(tmp_path / "t.jsonl", "mine")
+    assert target.error is not None and "empty.patch: the file is empty" in target.error

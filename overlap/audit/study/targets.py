@@ -94,7 +94,10 @@ def _patch(value: str | None, folder: Path, column: str) -> str:
             raise InputError(f"{column} {value}: neither diff text nor a file")
         if path.stat().st_size > TEXT_LIMIT:
             raise InputError(f"{column} {value}: larger than {TEXT_LIMIT >> 20} MiB")
-        return path.read_text(encoding="utf-8", errors="surrogateescape")
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        if not text.strip():  # an empty file would run the row with no reference at all, silently
+            raise InputError(f"{column} {value}: the file is empty; give the diff")
+        return text
     except OSError as exc:
         raise InputError(f"{column} {value}: cannot read it ({exc.strerror or exc})") from None
 
