@@ -65,6 +65,10 @@ def audit_target(payload: dict) -> dict:
 
 def _child(payload: dict, out: str) -> None:
     os.setsid()  # its own process group: a timeout kills the audit and the git it started, nothing else
+    # every temp file of this audit (its scratch, the fix's files) inside the run's folder, which the parent
+    # removes whatever ends the run: a child killed mid-audit cannot clean up after itself
+    tempfile.tempdir = os.path.dirname(out)
+    os.environ["TMPDIR"] = tempfile.tempdir
     result = audit_target(payload)
     tmp = out + ".part"
     with open(tmp, "w", encoding="utf-8") as fh:
