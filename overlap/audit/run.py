@@ -97,8 +97,8 @@ def run_check(ctx: Ctx, check: Check) -> tuple[CheckResult, list[Finding]]:
         findings = check.run(ctx)
         if ctx.partial_input:  # what it found stands; what it could not see keeps the verdict off `clean`
             res.status, res.reason = "incomplete", ctx.partial_input
-        elif "git" in check.needs and ctx._repo is not None and ctx._repo.store_gaps():
-            res.status, res.reason = "incomplete", ctx._repo.store_gaps()
+        elif "git" in check.needs and ctx._repo is not None and (gaps := ctx._repo.store_gaps()):
+            res.status, res.reason = "incomplete", gaps
     except NotApplicable as exc:
         res.status, res.reason = "not_applicable", exc.reason
     except Incomplete as exc:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..jsonout import dumps_json
-from ..sources.registry import all_specs, get_spec
+from ..sources.registry import all_specs, get_spec, parse_selection
 from ..sources.spec import DatasetSpec, declaration_text
 from .options import Format, FormatOption, RegistryOption
 from .shared import print_records
@@ -30,7 +30,7 @@ def datasets(
       overlap datasets --show cybergym
     """
     if show is not None:
-        _show(get_spec(show.partition(":")[0].partition("@")[0] if ":" in show or "@" in show else show), fmt)
+        _show(get_spec(parse_selection(show).name), fmt)  # NAME:SUBSET or NAME@REV shows NAME
         return
     rows = [
         {
