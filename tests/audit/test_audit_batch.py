@@ -4,6 +4,7 @@ per-set table, re-runs, failures, ``--jobs`` and ``--engine ray`` giving the sam
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import shutil
@@ -271,3 +272,43 @@ def test_a_row_whose_patch_file_is_empty_fails_and_never_runs_without_its_refere
     write_jsonl(tmp_path / "t.jsonl", [{"path": str(tasks / "leaky"), "patch": "empty.patch"}])
     (target,) = read_targets(tmp_path / "t.jsonl", "mine")
     assert target.error is not None and "empty.patch: the file is empty" in target.error
+
+
+def _ids_cell(cell: str) -> list[str]:
+    """The ids of a sets.csv ids cell as the docs describe it: space-separated, an id as a JSON string when it
+    holds white space or starts with a quote."""
+    out, at, decoder = [], 0, json.JSONDecoder()
+    while at < len(cell):
+        if cell[at] == " ":
+            at += 1
+        elif cell[at] == '"':
+            value, at = decoder.raw_decode(cell, at)
+            out.append(value)
+        else:
+            end = cell.find(" ", at)
+            end = len(cell) if end < 0 else end
+            out.append(cell[at:end])
+            at = end
+    return out
+
+
+def test_ids_and_set_names_with_separators_and_markup_read_back_as_written(doc):
+    """An id with a space, a quote or backticks, and a set name with HTML and Markdown markup: the CSV gives the
+    ids back as written, and the Markdown (rendered by a real CommonMark parser) shows them as text."""
+    import copy
+
+    from markdown_it import MarkdownIt
+
+    odd = ["a b", '"quoted"', "x`y", "`edge", "p|q", "plain"]
+    edited = copy.deepcopy(doc)
+    old = next(s for s in edited["sets"] if s["set"] == "old")
+    old["set"] = "<b>bold</b> *set* | [x](y)"
+    old["columns"]["hidden_history"] = {"count": len(odd), "ids": odd}
+    rows = list(csv.DictReader(io.StringIO(render_csv(edited))))
+    row = next(r for r in rows if r["image set"] == old["set"])
+    assert _ids_cell(row["history a reference walk misses (reflog, unreachable) ids"]) == odd
+    page = MarkdownIt("commonmark").enable("table").render(render_md(edited))
+    assert "<b>" not in page and "<em>" not in page and "<a " not in page
+    assert page.count(html.escape(old["set"], quote=False)) >= 2  # its table cell and its ids lines
+    for item_id in odd:
+        assert f"<code>{html.escape(item_id, quote=False).replace(chr(34), '&quot;')}</code>" in page

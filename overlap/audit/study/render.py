@@ -1,11 +1,17 @@
 """The per-set table of a batch audit as console text, CSV, Markdown and HTML, each with the task ids behind
-every cell (control characters of ids escaped, as in the single-target table)."""
+every cell (control characters of ids escaped, as in the single-target table).
+
+Ids and set names are the user's text: in the CSV an id holding white space (the separator of an ids cell) or a
+leading quote is written as a JSON string; in the Markdown a set name's markup characters are backslash-escaped
+and an id is a code span fenced longer than any run of backticks in it, so no id reads as another or as markup."""
 
 from __future__ import annotations
 
 import csv
 import html
 import io
+import json
+import re
 
 from ..report import escape
 from .summary import COLUMNS
@@ -59,22 +65,41 @@ def render_csv(doc: dict) -> str:
     w.writerow(["image set", *(n for n in names if not n.endswith(": fix")), *(f"{n} ids" for n in names[1:])])
     for s, row in zip(doc["sets"], cells, strict=True):
         shown = [v for n, v, _ in row if not n.endswith(": fix")]
-        w.writerow([s["set"], *shown, *(" ".join(ids) for _, _, ids in row[1:])])
+        w.writerow([s["set"], *shown, *(" ".join(map(_listed, ids)) for _, _, ids in row[1:])])
     return buf.getvalue()
 
 
+def _listed(item_id: str) -> str:
+    """An id in a space-separated ids cell: as written, or as a JSON string when it could be read as two."""
+    return json.dumps(item_id) if item_id.startswith('"') or any(c.isspace() for c in item_id) else item_id
+
+
+_MARKUP = re.compile(r"([\\`*_\[\]<>&|~#!])")
+
+
 def _md(text: str) -> str:
-    return escape(text).replace("|", "\\|")
+    """Text in a Markdown table cell or list: control characters escaped, markup and `|` backslash-escaped."""
+    return _MARKUP.sub(r"\\\1", escape(text))
+
+
+def _code(text: str) -> str:
+    """An id as a Markdown code span: fenced by more backticks than its longest run, padded when it starts or
+    ends with one (code spans show their text as written: no other escape works inside them)."""
+    text = escape(text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def render_md(doc: dict) -> str:
-    out = ["| " + " | ".join(_md(h) for h in HEAD) + " |", "|" + "---|" * len(HEAD)]
+    # column titles are the tool's own Markdown (`git log --all` is code): only their pipes are escaped
+    out = ["| " + " | ".join(h.replace("|", "\\|") for h in HEAD) + " |", "|" + "---|" * len(HEAD)]
     out += ["| " + " | ".join(_md(c) for c in _row(s)) + " |" for s in doc["sets"]]
     out.append("")
     for s in doc["sets"]:
         for name, _, ids in _cells(s):
             if ids:
-                out.append(f"- **{_md(s['set'])} / {_md(name)}**: " + ", ".join(f"`{_md(i)}`" for i in ids))
+                out.append(f"- **{_md(s['set'])} / {name}**: " + ", ".join(_code(i) for i in ids))
     return "\n".join(out) + "\n"
 
 
