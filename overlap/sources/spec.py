@@ -17,6 +17,8 @@ from typing import Any
 import tomli_w
 
 from ..errors import InputError
+from ..ids.recognise import RECOGNISERS
+from .assemble import LABEL
 
 # What a declaration holds: a dataset of tasks (`training`, `benchmark`, `reference` — what the atlas pairs —
 # or plain `dataset` when unsaid), or identity data (`mapping`, `pool`).
@@ -135,6 +137,9 @@ def _columns_defaults(table: dict[str, Any], origin: str) -> dict[str, Any]:
         raise InputError(f"{origin}: unknown column role {unknown[0]!r}; use {', '.join(COLUMN_ROLES)}")
     if "id" not in columns:
         raise InputError(f"{origin}: columns needs id = \"<the id column>\" (dotted for nested fields)")
+    if columns.get("scheme", LABEL) not in (*RECOGNISERS, LABEL):
+        raise InputError(f"{origin}: columns.scheme {columns['scheme']!r}; use one of {', '.join(RECOGNISERS)} (or "
+                         f"{LABEL}: the id only names the row)")
     if not table.get("repo") and not table.get("path"):
         raise InputError(f"{origin}: say where the rows are: repo = \"owner/name\" (a Hub dataset) or "
                          "path = \"file, folder or glob\"")
@@ -211,7 +216,7 @@ def read_declaration(text: str, origin: str) -> DatasetSpec:
 def read_declaration_file(path: Path) -> list[DatasetSpec]:
     """The declarations of a TOML file; a relative `path` in one is relative to the file's folder."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark (Windows editors write one) is no TOML
     except OSError as exc:
         raise InputError(f"{path}: cannot read the declaration ({exc.strerror or exc})") from None
     except UnicodeDecodeError:

@@ -101,6 +101,7 @@ def test_a_taken_name_is_refused_naming_both_files(clean_registry, tmp_path):
     ('name = "a" path', "TOML"),
     ('name = "a b"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
     ('name = "../up"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
+    ('name = "a"\npath = "x"\n[columns]\nid = "t"\nscheme = "oss-fuzz"\n', "scheme 'oss-fuzz'; use one of ossfuzz"),
 ])
 def test_a_bad_declaration_is_one_clear_error(clean_registry, tmp_path, text, message):
     declaration = tmp_path / "bad.toml"
@@ -108,6 +109,13 @@ def test_a_bad_declaration_is_one_clear_error(clean_registry, tmp_path, text, me
     with pytest.raises(InputError, match=message) as error:
         registry.add_declarations([declaration])
     assert str(declaration) in str(error.value)
+
+
+def test_a_declaration_saved_with_a_byte_order_mark_reads_as_without(clean_registry, tmp_path):
+    declaration = tmp_path / "bom.toml"
+    declaration.write_bytes(b"\xef\xbb\xbf" + b'name = "mine"\npath = "x.jsonl"\n[columns]\nid = "task"\n')
+    (spec,) = registry.add_declarations([declaration])
+    assert spec.name == "mine" and spec.columns == {"id": "task"} and not spec.declaration.startswith("\ufeff")
 
 
 def test_unreadable_declarations_and_empty_folders_are_one_clear_error(clean_registry, tmp_path):
