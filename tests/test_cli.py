@@ -231,3 +231,19 @@ def test_bare_number_ids_come_with_the_option_that_reads_them(tmp_path):
     read = runner.invoke(app, [*base, "--id-scheme", "ossfuzz"])
     assert read.exit_code == 0 and "pass --id-scheme" not in read.stderr
     assert json.loads(read.stdout)["benches"][0]["bench_items_matched"] == 2
+
+
+def test_whole_floats_written_as_text_come_with_how_to_read_them(tmp_path):
+    """A CSV written from an integer column with blanks holds 10055.0: text, so no id under any scheme (as
+    documented); the stderr line says why and what to do, and the same numbers as JSON numbers join."""
+    from overlap.api.demo import DEMO_ROOT
+
+    (tmp_path / "floats.csv").write_text("id\n10055.0\n42471002.0\n\n")
+    (tmp_path / "floats.jsonl").write_text('{"id": 10055.0}\n{"id": 42471002.0}\n')
+    data = ["-d", f"cybergym={DEMO_ROOT / 'cybergym'}", "-d", f"arvo={DEMO_ROOT / 'arvo'}"]
+    for name, matched, hinted in (("floats.csv", 0, True), ("floats.jsonl", 2, False)):
+        run = runner.invoke(app, ["compare", str(tmp_path / name), "cybergym", "--id-column", "id", "--id-scheme",
+                                  "ossfuzz", *data, "--no-report", "--pool", "none", "-f", "json"])
+        assert run.exit_code == 0, run.stderr
+        assert ("whole numbers written as floats" in run.stderr) is hinted
+        assert json.loads(run.stdout)["benches"][0]["bench_items_matched"] == matched

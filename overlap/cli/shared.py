@@ -7,6 +7,7 @@ inside the command bodies: that keeps `overlap --help` fast (tests/test_cli.py g
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -52,6 +53,9 @@ def output_label(text: str) -> str:
     return f"{label}@{revision[:12]}" if revision else label
 
 
+WHOLE_FLOAT_TEXT = re.compile(r"[0-9]+\.0+", re.ASCII)
+
+
 def report_recognition(datasets) -> None:
     """For each dataset the user brought, one stderr line: how many ids each scheme took, with an example, and
     the values none took (`overlap.ids.recognise`); a built-in dataset's ids are known."""
@@ -65,6 +69,12 @@ def report_recognition(datasets) -> None:
                 # read them, since left unread they join nothing and a filter keeps them
                 typer.echo(f"overlap: {printable(dataset.name)}: its unrecognised ids are bare numbers; if they are "
                            "OSS-Fuzz issues, pass --id-scheme ossfuzz", err=True)
+            if examples and any(WHOLE_FLOAT_TEXT.fullmatch(str(v).strip()) for v in examples):
+                # text like 10055.0 is an integer column written out as floats (a spreadsheet, or pandas with a
+                # blank cell); read as text it is no id, and a number-typed cell would have been read
+                typer.echo(f"overlap: {printable(dataset.name)}: some unrecognised ids are whole numbers written as "
+                           "floats (e.g. 10055.0); write the column as integers, or use a format that keeps the "
+                           "number type (JSON lines, parquet), where a whole float is its integer", err=True)
 
 
 def report_problems(datasets, see: str | None) -> None:
