@@ -62,7 +62,7 @@ def test_fix_as_unreachable_commit_leaks_single_commit_does_not(doc):
 def test_document_shape(doc):
     assert doc["schema"] == "overlap.audit.batch/1"
     assert doc["verdict"] == "leak" and doc["exit_code"] == 0
-    assert doc["counts"] == {"targets": 2, "ok": 2, "error": 0}
+    assert doc["counts"] == {"targets": 2, "ok": 2, "error": 0, "repeated_rows": 0}
     assert [c["id"] for c in doc["columns"]] == ["git_log_all", "hidden_history", "reference_stored", "newest_files"]
     for e in doc["targets"]:
         assert {"key", "set", "instance_id", "path", "status", "error", "verdict", "findings", "columns"} <= set(e)
@@ -312,3 +312,16 @@ def test_ids_and_set_names_with_separators_and_markup_read_back_as_written(doc):
     assert page.count(html.escape(old["set"], quote=False)) >= 2  # its table cell and its ids lines
     for item_id in odd:
         assert f"<code>{html.escape(item_id, quote=False).replace(chr(34), '&quot;')}</code>" in page
+
+
+def test_a_row_repeating_another_is_audited_once_and_counted(tasks, tmp_path):
+    """Two rows with the same inputs are one target: audited once, and the merge is said, not silent."""
+    rows = [json.loads(line) for line in (tasks / "targets.jsonl").read_text().splitlines()]
+    for row in rows:  # relative paths are read from the file's folder
+        row["path"] = str(tasks / row["path"])
+        if not row["patch"].startswith("diff"):
+            row["patch"] = str(tasks / row["patch"])
+    (tmp_path / "twice.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*rows, rows[0], rows[0]]))
+    doc = run_batch(read_targets(tmp_path / "twice.jsonl"), BatchOptions(jobs=1))
+    assert doc["counts"] == {"targets": 2, "ok": 2, "error": 0, "repeated_rows": 2}
+    assert "2 rows repeating an earlier row's target" in render_console(doc)

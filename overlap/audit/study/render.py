@@ -13,6 +13,7 @@ import io
 import json
 import re
 
+from ...words import plural
 from ..report import escape
 from .summary import COLUMNS
 
@@ -52,8 +53,10 @@ def render_console(doc: dict) -> str:
             lines.append(escape(f"failed: {e['set']} / {e['instance_id'] or e.get('image') or e.get('path')}: "
                                 f"{e['error']}"))
     c = doc["counts"]
+    repeated = c.get("repeated_rows", 0)
+    again = f", {plural(repeated, 'row')} repeating an earlier row's target" if repeated else ""
     lines.append(f"VERDICT: {(doc['verdict'] or 'none').upper()}  ({c['targets']} targets, {c['ok']} audited, "
-                 f"{c['error']} failed)")
+                 f"{c['error']} failed{again})")
     return "\n".join(lines) + "\n"
 
 

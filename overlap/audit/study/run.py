@@ -114,8 +114,9 @@ def run_batch(targets: list[BatchTarget], options: BatchOptions, out: Path | Non
         _refuse_inside(out, targets)
     fields = options.result_fields()
     keyed: dict[str, BatchTarget] = {}
-    for t in targets:  # the same inputs twice are audited once
+    for t in targets:  # the same inputs twice are audited once (and counted, in `repeated_rows`)
         keyed.setdefault(t.key(fields), t)
+    repeated = len(targets) - len(keyed)
     entries: dict[str, dict] = {}
     todo = []
     folder = out / "targets" if out is not None else None
@@ -142,7 +143,7 @@ def run_batch(targets: list[BatchTarget], options: BatchOptions, out: Path | Non
             run_ray(todo, options.jobs, options.timeout, done, options.ray_address)
         else:
             run_local(todo, workers, options.timeout, done)
-    return document(list(entries.values()), options)
+    return document(list(entries.values()), options, repeated)
 
 
 def exit_code(entries: list[dict], fail_on: str | None) -> int:
@@ -153,7 +154,9 @@ def exit_code(entries: list[dict], fail_on: str | None) -> int:
     return 2 if any(e["status"] != "ok" for e in entries) else 0
 
 
-def document(entries: list[dict], options: BatchOptions) -> dict:
+def document(entries: list[dict], options: BatchOptions, repeated_rows: int = 0) -> dict:
+    """The batch document; `repeated_rows`: rows of the targets file whose inputs an earlier row had (one target,
+    audited once)."""
     entries = sorted(entries, key=lambda e: (e["set"], e["instance_id"] or "", e.get("image") or e.get("path") or "",
                                              e["key"]))
     ok = sum(e["status"] == "ok" for e in entries)
@@ -162,7 +165,7 @@ def document(entries: list[dict], options: BatchOptions) -> dict:
         "options": {**options.result_fields(), "fail_on": options.fail_on},
         "columns": [{"id": cid, "title": title, "codes": list(codes)} for cid, title, codes in COLUMNS],
         "verdict": worst_verdict(entries), "exit_code": exit_code(entries, options.fail_on),
-        "counts": {"targets": len(entries), "ok": ok, "error": len(entries) - ok},
+        "counts": {"targets": len(entries), "ok": ok, "error": len(entries) - ok, "repeated_rows": repeated_rows},
         "sets": summarise(entries), "targets": entries,
     }
 
