@@ -114,6 +114,10 @@ def filter_cmd(
     if push_to_hub:  # refuse a push that cannot succeed before any work is done
         if config:
             splits.check_config_name(config)
+        if Path(train).exists() or any(c in train for c in "*?["):  # a local path or glob: its files are known
+            from ..sources.batches import glob_source
+
+            splits.refuse_mixed_push(list(glob_source(train, split).paths), train)
         api = splits._hub_api(None)
         splits.check_write_access(api, push_to_hub)
 

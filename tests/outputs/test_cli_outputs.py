@@ -70,6 +70,23 @@ def test_filter_push_needs_a_token(demo_copy, tmp_path, monkeypatch):
     assert not (tmp_path / "s").exists()  # refused before any work
 
 
+def test_filter_push_of_files_in_two_formats_is_refused_before_any_work(demo_copy, tmp_path, monkeypatch):
+    """The split keeps each file's format and a push publishes one; files of two formats are refused up front
+    (no Hub call, nothing written), not after the whole filter has run."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(splits, "_hub_api", lambda token: pytest.fail("the Hub was asked"))
+    train = tmp_path / "mixed"
+    train.mkdir()
+    pq.write_table(pa.table({"id": ["arvo:10055"]}), train / "a.parquet")
+    (train / "b.json").write_text('[{"id": "arvo:1"}]')
+    result = run("filter", train, "cybergym", *data_args(demo_copy), "--id-column", "id", "--out", tmp_path / "s",
+                 "--push-to-hub", "me/mimo")
+    assert result.exit_code == 2 and "its files mix jsonl and parquet" in result.stderr
+    assert not (tmp_path / "s").exists()
+
+
 def test_filter_push_prints_the_pr_url(demo_copy, tmp_path, monkeypatch, fake_api):
     pushed = []
     monkeypatch.setattr(splits, "_hub_api", lambda token: fake_api)

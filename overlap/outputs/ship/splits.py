@@ -43,7 +43,7 @@ from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_sche
 from .verify_split import BenchRows, KeyColumns, SplitFile, verify_split
 
 __all__ = ["DEFAULT_REASONS", "REMOVED_COLUMNS", "FilterResult", "SplitReport", "bench_lists", "check_reasons",
-           "filter_split", "push_split", "write_split"]
+           "filter_split", "push_split", "refuse_mixed_push", "write_split"]
 
 CHECK_FOLDER = ".check"  # scratch space inside the temp output folder, removed before it is renamed
 
@@ -255,6 +255,23 @@ def _push_with_datasets(rows, repo_id: str, config_name: str, token: str, descri
                             commit_message=f"overlap: add config {config_name}", commit_description=description)
 
 
+def shard_format(name: str) -> str:
+    """The format a file's shard in a written split has: parquet, csv or jsonl (a JSON file is written as JSON
+    lines), by its name under any compression suffix."""
+    kind = name.lower().removesuffix(".gz").removesuffix(".zst").rpartition(".")[2]
+    return "jsonl" if kind == "json" else kind
+
+
+def refuse_mixed_push(names: list[str], train: str) -> None:
+    """A push reads the split as one `datasets` table, which holds one format: training files of two formats
+    (their shards keep them) are refused before any work rather than after the filter."""
+    present = sorted({shard_format(n) for n in names} & {"parquet", "jsonl", "csv"})
+    if len(present) > 1:
+        raise InputError(f"{train}: its files mix {' and '.join(present)}, and the filtered split keeps each file's "
+                         "format, so --push cannot publish it as one config; filter without --push and push it by "
+                         "hand, or give files of one format")
+
+
 def _split_rows(split: Path, cache: Path):
     """The written split as a `datasets.Dataset` (memory-mapped from a scratch cache, not held in RAM)."""
     import datasets  # imported here: heavy, needed only to publish
@@ -262,8 +279,7 @@ def _split_rows(split: Path, cache: Path):
     files = sorted(p for p in (split / SHARD_FOLDER).rglob("*") if p.is_file())
     kinds = {"parquet": [], "jsonl": [], "csv": []}
     for path in files:
-        name = path.name.lower().removesuffix(".gz").removesuffix(".zst")
-        kinds.setdefault(name.rpartition(".")[2], []).append(str(path))
+        kinds.setdefault(shard_format(path.name), []).append(str(path))
     present = [k for k in ("parquet", "jsonl", "csv") if kinds[k]]
     if len(present) > 1:
         raise InputError(f"{split}: the split mixes {' and '.join(present)} shards; push it by hand")
