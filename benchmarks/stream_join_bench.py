@@ -12,8 +12,12 @@ Runs, on the same files:
 
 Targets: stream ≥ 1M rows/s per core, and peak RSS under 2 GB at 100M rows.
 
+`--copies K` writes each id on K rows scattered over the whole side (a seeded permutation of the rows), as an
+RL set that samples every task K times and shuffles: the shape where most rows repeat an earlier id.
+
     python benchmarks/stream_join_bench.py                    # 2M rows (written once into the temp dir)
     python benchmarks/stream_join_bench.py --rows 100000000   # 100M rows in 100 shards (~2 GB of parquet)
+    python benchmarks/stream_join_bench.py --rows 10000000 --copies 16 --modes floor,stream
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 SHARD_ROWS = 1_000_000
+PERMUTE = 1_000_003  # a prime: row -> row * PERMUTE % rows is a permutation of the rows it does not divide
 BENCH_PRS, BENCH_ARVO, BENCH_ABSENT = 1000, 500, 500
 
 CHILD = r"""
@@ -75,11 +80,14 @@ print(json.dumps(out))
 """
 
 
-def _ids(start: int, stop: int) -> pa.Array:
+def _ids(start: int, stop: int, rows: int = 0, copies: int = 1) -> pa.Array:
     """Ids of rows start..stop: PR ids (`ownerK__repoJ-N`, unique), 2% OSS-Fuzz ids (`arvo:N`), 1% repeats of
-    an id 50 rows earlier, 0.5% missing."""
+    an id 50 rows earlier, 0.5% missing; with `copies` > 1 (of `rows`), each id on `copies` scattered rows."""
     i = np.arange(start, stop, dtype=np.int64)
-    source = np.where(i % 100 == 99, i - 50, i)  # a repeat: the id of an earlier row
+    if copies > 1:
+        source = i * PERMUTE % rows // copies
+    else:
+        source = np.where(i % 100 == 99, i - 50, i)  # a repeat: the id of an earlier row
     text = lambda values: pa.array(values).cast(pa.string())  # noqa: E731
     # about 3,000 repos (97 owners x 31 names), as a real corpus has thousands, not one per row
     pr = pc.binary_join_element_wise("owner", text(source % 97), "__repo", text(source % 31), "-", text(source), "")
@@ -93,21 +101,25 @@ def _table(ids: pa.Array) -> pa.Table:
     return pa.table({"extra_info": extra})
 
 
-def build(folder: Path, rows: int) -> tuple[Path, Path]:
+def build(folder: Path, rows: int, copies: int = 1) -> tuple[Path, Path]:
     """The training shards and the benchmark (written once per size; a finished marker says they are whole)."""
-    train = folder / f"train-{rows}"
-    bench = folder / f"bench-{rows}.parquet"
+    if copies > 1 and np.gcd(rows, PERMUTE) != 1:
+        raise SystemExit(f"--rows {rows}: a multiple of {PERMUTE}; pick another size")
+    tag = f"{rows}" if copies == 1 else f"{rows}x{copies}"
+    train = folder / f"train-{tag}"
+    bench = folder / f"bench-{tag}.parquet"
     if (train / "_done").exists() and bench.exists():
         return train, bench
     train.mkdir(parents=True, exist_ok=True)
     for shard, start in enumerate(range(0, rows, SHARD_ROWS)):
         stop = min(rows, start + SHARD_ROWS)
-        pq.write_table(_table(_ids(start, stop)), train / f"part-{shard:05d}.parquet", row_group_size=256_000)
+        pq.write_table(_table(_ids(start, stop, rows, copies)), train / f"part-{shard:05d}.parquet",
+                       row_group_size=256_000)
     rng = np.random.default_rng(0)
     present = rng.choice(rows, BENCH_PRS, replace=False)
-    ids = _ids(0, 1).to_pylist()[:0]
+    ids = []
     for row in sorted(present.tolist()):
-        ids += [v for v in _ids(row, row + 1).to_pylist() if v]
+        ids += [v for v in _ids(row, row + 1, rows, copies).to_pylist() if v]
     ids += [f"arvo:{10_000 + n}" for n in rng.choice(min(rows // 50, 5_000_000), BENCH_ARVO, replace=False) * 50 + 7]
     ids += [f"absent__repo-{n}" for n in range(BENCH_ABSENT)]
     pq.write_table(_table(pa.array(list(dict.fromkeys(ids)), pa.string())), bench)
@@ -130,9 +142,10 @@ def main() -> None:
     parser.add_argument("--held-max", type=int, default=2_000_000, help="largest size the held path runs at")
     parser.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "overlap-stream-bench"))
     parser.add_argument("--modes", default="floor,stream,held")
+    parser.add_argument("--copies", type=int, default=1, help="rows each id is on, scattered (default: 1%% repeats)")
     args = parser.parse_args()
     started = time.perf_counter()
-    train, bench = build(Path(args.folder), args.rows)
+    train, bench = build(Path(args.folder), args.rows, args.copies)
     print(json.dumps({"rows": args.rows, "written_in_s": round(time.perf_counter() - started, 1),
                       "parquet_mb": round(sum(p.stat().st_size for p in train.glob("*.parquet")) / 2**20, 1)}))
     results = {}

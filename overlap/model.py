@@ -220,7 +220,8 @@ class SideTotals:
     # The ids of the side's items that are in none of `matched`, in source order (read again from the source:
     # a list of every id is what streaming avoids holding).
     clean_ids: Any = field(default=None, repr=False)
-    repeat_rows: Any = field(default=None, repr=False)  # sorted rows (across files) that repeat an earlier id
+    # rows (across files) that repeat an earlier id: `len()` and `holds(rows)` (`overlap.keyjoin.row_bits.RowBits`)
+    repeat_rows: Any = field(default=None, repr=False)
     # `locate(ids, repeats)`: item_id, file, file_row, row, first of every row whose id is one of `ids`, and of
     # every repeat row when `repeats` (the source read again, as for `clean_ids`), in source order
     locate: Any = field(default=None, repr=False)

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..sources.batches import open_batches
 from ..sources.generic import GenericColumns, clean_id_columns, item_ids_of_batch
-from .spill import in_sorted
+from .row_bits import RowBits
 
 
 def id_batches(source: str | os.PathLike, columns: GenericColumns, *, split: str | None = None,
@@ -36,7 +36,7 @@ def id_batches(source: str | os.PathLike, columns: GenericColumns, *, split: str
         offset += file_row
 
 
-def clean_ids(source: str | os.PathLike, columns: GenericColumns, repeats: np.ndarray, matched: set[str],
+def clean_ids(source: str | os.PathLike, columns: GenericColumns, repeats: RowBits, matched: set[str],
               **reading: Any) -> Iterator[pa.Array]:
     """The clean ids a batch at a time (string arrays): a side of 100M ids is never one list. Each row's id is
     the scan's (`item_ids_of`: a row without an id cell has its PR's conventional id when the set has repo and
@@ -45,11 +45,11 @@ def clean_ids(source: str | os.PathLike, columns: GenericColumns, repeats: np.nd
     for _, _, first, ids in id_batches(source, columns, **reading):
         keep = pc.and_(pc.is_valid(ids), pc.invert(pc.is_in(ids, value_set=matched_ids)))
         if len(repeats):
-            keep = pc.and_(keep, pa.array(~in_sorted(np.arange(first, first + len(ids)), repeats)))
+            keep = pc.and_(keep, pa.array(~repeats.holds(np.arange(first, first + len(ids)))))
         yield ids.filter(pc.fill_null(keep, False))
 
 
-def locate(source: str | os.PathLike, columns: GenericColumns, repeat_rows: np.ndarray, ids: set[str],
+def locate(source: str | os.PathLike, columns: GenericColumns, repeat_rows: RowBits, ids: set[str],
            repeats: bool, **reading: Any) -> pd.DataFrame:
     """item_id, file, file_row, row, first (False: the row repeats an earlier row's id) of every row whose id
     is one of `ids`, and of every repeat row when `repeats`, in source order: what a filter drops, found by
@@ -59,7 +59,7 @@ def locate(source: str | os.PathLike, columns: GenericColumns, repeat_rows: np.n
     for name, file_row, first, item_ids in id_batches(source, columns, **reading):
         n = len(item_ids)
         rows = np.arange(first, first + n)
-        repeat = in_sorted(rows, repeat_rows)
+        repeat = repeat_rows.holds(rows)
         hit = pc.fill_null(pc.is_in(item_ids, value_set=wanted), False).to_numpy(zero_copy_only=False)
         if repeats:
             hit |= repeat & pc.is_valid(item_ids).to_numpy(zero_copy_only=False)

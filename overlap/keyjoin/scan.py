@@ -56,12 +56,17 @@ from .batch import (
 )
 from .clean import clean_ids, locate
 from .first_rows import FirstRows
+from .hashing import hash64
+from .row_bits import RowBits
 from .spill import RowStore, Spill, in_sorted
 
 BATCH_ROWS = 65536  # rows of one batch read
 SPILL_ROWS = 1_000_000  # rows of each spill held in memory before it goes to disk (~100 MB)
 DUPLICATE_DETAIL = "a repeated id keeps its first row; `filter` drops or keeps every copy with it"
 NO_ROW = np.iinfo(np.int64).max
+# the ids of rows whose id hash another row shares, by that hash (`_group_shared`)
+SHARED_ID_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("item_id", pa.string()),
+                              ("base_commit", pa.string())])
 OSSFUZZ_SCHEMA = pa.schema([("row", pa.int64()), ("item_id", pa.string()), ("value", pa.string()),
                             ("raw", pa.string())])
 
@@ -183,85 +188,109 @@ class _Firsts:
 class _Repeats:
     """The rows that repeat an earlier row's id, gathered a resolve at a time."""
 
-    rows: list[np.ndarray] = field(default_factory=list)
+    rows: RowBits = field(default_factory=RowBits)
     first: tuple[int, str] | None = None  # (row, id) of the first repeat
     other_base: int = 0  # repeats at another base commit than their id's first row
     other_base_first: tuple[int, str] | None = None
 
-    def sorted_rows(self) -> np.ndarray:
-        return np.sort(np.concatenate(self.rows)) if self.rows else np.zeros(0, np.int64)
-
 
 def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
-    """(first-row counts, the repeats). A row whose id hash is its own is an item; the rows sharing a hash are
-    grouped on their ids (read back, as the hash decides nothing), whole partitions at a time, about a spill's
-    worth of rows per read-back: a side that repeats its ids millions of times is resolved in the memory of
-    those rows, never all its repeats at once."""
-    firsts, repeats, shared, held = _Firsts(), _Repeats(), [], 0
-    for table in state.facts.partitions_read():
-        many = _own_rows(table, firsts)
-        del table  # a partition of one id repeated millions of times is resolved without it
-        if many is not None:
-            shared.append(many)
-            held += len(many[0])
-        if held >= state.facts.max_rows:
-            _resolve(state, shared, firsts, repeats)
-            shared, held = [], 0
-    if shared:
-        _resolve(state, shared, firsts, repeats)
+    """(first-row counts, the repeats). A row whose id hash is its own is an item. The rows whose hash others
+    share are set aside (their facts in a spill of their own, their rows as bits) and grouped on their ids
+    afterwards: their id strings are read back from the store once, in row order, and spilled by hash, so
+    each id's rows meet in one partition however the side scatters them (`_group_shared`). A side whose rows
+    repeat their ids is resolved in a few sequential passes, never a read of every id per million repeats."""
+    firsts, repeats, shared = _Firsts(), _Repeats(), RowBits()
+    shared_facts = Spill(FACT_SCHEMA, "hash", max_rows=state.facts.max_rows, folder=state.facts.folder)
+    try:
+        for table in state.facts.partitions_read():
+            many = _own_rows(table, firsts)
+            if many is not None:
+                shared_facts.add(many)
+                shared.add(many.column("row").to_numpy())
+        if len(shared):
+            first_rows = _group_shared(state, shared, repeats)
+            for pieces in shared_facts.partition_pieces():
+                for piece in pieces:
+                    first = first_rows.holds(piece.column("row").to_numpy())
+                    firsts.add(*(piece.column(c).to_numpy()[first] for c in FACT_COLUMNS))
+    finally:
+        shared_facts.close()
     return firsts, repeats
 
 
-def _own_rows(table: pa.Table, firsts: _Firsts) -> list[np.ndarray] | None:
-    """Counts the rows of a partition whose id hash is their own as items; returns the others' fact columns
-    (row, project, present, kinds, problems), None when there are none."""
+FACT_COLUMNS = ("row", "project", "present", "kinds", "problems")  # what `_Firsts.add` counts of a row
+
+
+def _own_rows(table: pa.Table, firsts: _Firsts) -> pa.Table | None:
+    """Counts the rows of a partition whose id hash is their own as items; returns the others' facts, None
+    when there are none."""
     if not table.num_rows:
         return None
     hashes = table.column("hash").to_numpy()
-    columns = [table.column(c).to_numpy() for c in ("row", "project", "present", "kinds", "problems")]
     order = np.argsort(hashes, kind="stable")
     sorted_hashes = hashes[order]
     own = np.ones(len(order), bool)  # no other row has this row's hash
     same = sorted_hashes[1:] == sorted_hashes[:-1]
     own[1:] &= ~same
     own[:-1] &= ~same
-    firsts.add(*(c[order[own]] for c in columns))
+    firsts.add(*(table.column(c).to_numpy()[order[own]] for c in FACT_COLUMNS))
     many = order[~own]
-    return [c[many] for c in columns] if len(many) else None
+    return table.take(pa.array(np.sort(many))) if len(many) else None
 
 
-def _resolve(state: _State, shared: list, firsts: _Firsts, repeats: _Repeats) -> None:
-    """Rows of whole partitions whose id hash another row shares, grouped on their ids: the first row of each
-    id is an item, the others are repeats. Equal ids share a partition, so no id is split between two calls;
-    inside one, the rows are read back in row order a spill's worth at a time, each id's first row kept (id,
-    row, base commit) for the chunks after it: one id repeated 10M times is read back 1M rows at a time."""
-    every_row, *every_rest = (parts[0] if len(parts) == 1 else np.concatenate(parts)
-                              for parts in zip(*shared, strict=True))
-    shared.clear()  # the caller's parts: one copy of these rows is held, not two
-    order = np.argsort(every_row, kind="stable")
-    known = None  # (item_id, row, base_commit) of each id's first row, in the chunks so far
-    step = max(state.facts.max_rows, 1)
-    for start in range(0, len(order), step):
-        at = order[start:start + step]  # the chunk's rows in row order, their facts taken a chunk at a time
-        rows, rest = every_row[at], [column[at] for column in every_rest]
-        ids = state.ids.select(rows).select(["item_id", "row", "base_commit"])  # in row order
-        seen = pc.is_in(ids.column("item_id"), value_set=known.column("item_id")) if known is not None \
-            else pa.repeat(pa.scalar(False), ids.num_rows)
-        fresh = ids.filter(pc.invert(seen))
-        first_rows = np.sort(fresh.group_by("item_id", use_threads=False).aggregate([("row", "min")])
-                             .column("row_min").to_numpy())
-        first = in_sorted(rows, first_rows)
-        firsts.add(rows[first], *(column[first] for column in rest))
-        new_firsts = fresh.filter(pa.array(in_sorted(fresh.column("row").to_numpy(), first_rows)))
-        known = new_firsts if known is None else pa.concat_tables([known, new_firsts])
-        if first.all():
-            continue
-        repeats.rows.append(rows[~first])
-        later = ids.filter(pa.array(~in_sorted(ids.column("row").to_numpy(), first_rows)))
+def _group_shared(state: _State, shared: RowBits, repeats: _Repeats) -> RowBits:
+    """The first row of each id among the `shared` rows (returned); the other rows are repeats. Their ids are
+    read back from the store in one pass and spilled by the hash of the id, so all of an id's rows are in one
+    partition and in row order; a partition is grouped a spill's worth of rows at a time, each id's first row
+    kept (id, row, base commit) for the rows after it: one id repeated 10M times is grouped 1M rows at a
+    time."""
+    by_id = Spill(SHARED_ID_SCHEMA, "hash", max_rows=state.facts.max_rows, folder=state.facts.folder)
+    first_rows = RowBits()
+    try:
+        for table in state.ids.tables():
+            chosen = table.filter(pa.array(shared.holds(table.column("row").to_numpy())))
+            by_id.add(pa.table({"hash": hash64(chosen.column("item_id")), "row": chosen.column("row"),
+                                "item_id": chosen.column("item_id"), "base_commit": chosen.column("base_commit")},
+                               schema=SHARED_ID_SCHEMA))
+        for pieces in by_id.partition_pieces():
+            known, chunk, held = None, [], 0
+            for piece in pieces:
+                chunk.append(piece)
+                held += piece.num_rows
+                if held >= by_id.max_rows:
+                    known = _first_of_each(pa.concat_tables(chunk), known, first_rows, repeats)
+                    chunk, held = [], 0
+            if chunk:
+                _first_of_each(pa.concat_tables(chunk), known, first_rows, repeats)
+    finally:
+        by_id.close()
+    return first_rows
+
+
+def _first_of_each(ids: pa.Table, known: pa.Table | None, first_rows: RowBits, repeats: _Repeats) -> pa.Table:
+    """Groups `ids` (row, item_id, base_commit, rows rising) on their ids, after the rows of `known` (the first
+    row of each id seen before): a row whose id is new and earliest is a first row, the others repeats.
+    Returns `known` with this chunk's first rows added."""
+    ids = ids.select(["item_id", "row", "base_commit"])
+    rows = ids.column("row").to_numpy()
+    seen = pc.is_in(ids.column("item_id"), value_set=known.column("item_id")) if known is not None \
+        else pa.repeat(pa.scalar(False), ids.num_rows)
+    fresh = ids.filter(pc.invert(seen))
+    lowest = np.sort(fresh.group_by("item_id", use_threads=False).aggregate([("row", "min")])
+                     .column("row_min").to_numpy())
+    first = in_sorted(rows, lowest)
+    first_rows.add(rows[first])
+    new_firsts = fresh.filter(pa.array(in_sorted(fresh.column("row").to_numpy(), lowest)))
+    known = new_firsts if known is None else pa.concat_tables([known, new_firsts])
+    if not first.all():
+        repeats.rows.add(rows[~first])
+        later = ids.filter(pa.array(~first))
         repeats.first = _earliest(repeats.first, later)
         other = later.filter(at_other_base(known, later))
         repeats.other_base += other.num_rows
         repeats.other_base_first = _earliest(repeats.other_base_first, other)
+    return known
 
 
 def _earliest(known: tuple[int, str] | None, table: pa.Table) -> tuple[int, str] | None:
@@ -285,13 +314,13 @@ def _check_problems(state: _State, firsts: _Firsts) -> list[Problem]:
     return problems
 
 
-def _not_repeats(table: pa.Table, repeats: np.ndarray) -> pa.Table:
+def _not_repeats(table: pa.Table, repeats: RowBits) -> pa.Table:
     if not len(repeats) or not table.num_rows:
         return table
-    return table.filter(pa.array(~in_sorted(table.column("row").to_numpy(), repeats)))
+    return table.filter(pa.array(~repeats.holds(table.column("row").to_numpy())))
 
 
-def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
+def _duplicate_keys(state: _State, repeats: RowBits) -> pa.Table:
     """The task keys of items (first rows) whose (kind, value) another item also has: the rows whose key hash
     another item's key shares, read back as strings and grouped on them."""
     candidates = []
@@ -300,7 +329,7 @@ def _duplicate_keys(state: _State, repeats: np.ndarray) -> pa.Table:
             continue
         rows, hashes = table.column("row").to_numpy(), table.column("hash").to_numpy()
         if len(repeats):
-            kept = ~in_sorted(rows, repeats)
+            kept = ~repeats.holds(rows)
             rows, hashes = rows[kept], hashes[kept]
         ordered = np.sort(hashes)
         twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])  # the hashes held more than once
@@ -329,7 +358,7 @@ def _project_names(state: _State, codes: np.ndarray) -> pa.Array:
 
 def _finish(state: _State, label: str, provenance, columns: GenericColumns, report: RecognitionReport):
     firsts, found = _items_pass(state)
-    repeats = found.sorted_rows()
+    repeats = found.rows
     if not firsts.items:
         raise InputError(f"{label}: no usable rows (no row has an id in column '{columns.id}')")
     alone_ids = state.ids.select(firsts.alone_rows).column("item_id").to_pylist()

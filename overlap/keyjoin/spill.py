@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -37,7 +37,7 @@ class Spill:
     def __init__(self, schema: pa.Schema, column: str, *, max_rows: int, partitions: int = PARTITIONS,
                  folder: str | None = None) -> None:
         self.schema, self.column, self.max_rows, self.partitions = schema, column, max_rows, partitions
-        self._folder = folder
+        self.folder = folder
         self._dir: Path | None = None
         self._parts: list[pa.Table] = []
         self._buffered = 0
@@ -56,7 +56,7 @@ class Spill:
     def _flush(self) -> None:
         if not self._buffered:
             return
-        with _writing(self._folder):
+        with _writing(self.folder):
             self._flush_to_disk()
 
     def _flush_to_disk(self) -> None:
@@ -67,7 +67,7 @@ class Spill:
         bounds = np.searchsorted(where[order], np.arange(self.partitions + 1))
         table = table.take(pa.array(order))
         if self._dir is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="overlap-spill-", dir=self._folder))
+            self._dir = Path(tempfile.mkdtemp(prefix="overlap-spill-", dir=self.folder))
         path = self._dir / f"{len(self.files):05d}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema, options=WRITE) as writer:
             for p in range(self.partitions):
@@ -78,8 +78,15 @@ class Spill:
 
     def partitions_read(self) -> Iterator[pa.Table]:
         """Every row once, grouped so that rows with equal `column` values come in the same table."""
+        for pieces in self.partition_pieces():
+            yield pa.Table.from_batches([b for piece in pieces for b in piece.to_batches()], schema=self.schema)
+
+    def partition_pieces(self) -> Iterator[Iterator[pa.Table]]:
+        """Per partition, its rows a piece at a time (a spill file's part, at most `max_rows` and a batch), in
+        the order added: a partition that one value fills (an id on millions of rows) is never read at once.
+        Each partition's pieces are read before the next partition is asked for."""
         if not self.files:
-            yield pa.concat_tables(self._parts) if self._parts else self.schema.empty_table()
+            yield iter([pa.concat_tables(self._parts) if self._parts else self.schema.empty_table()])
             return
         self._flush()
         # read, not memory-mapped: a mapped file's pages stay resident once touched, and over all partitions
@@ -88,7 +95,7 @@ class Spill:
         try:
             readers = [pa.ipc.open_file(handle) for handle in handles]
             for p in range(self.partitions):
-                yield pa.Table.from_batches([r.get_batch(p) for r in readers], schema=self.schema)
+                yield (pa.Table.from_batches([r.get_batch(p)], schema=self.schema) for r in readers)
         finally:
             for handle in handles:
                 handle.close()
@@ -148,21 +155,25 @@ class RowStore:
         first = np.array([a for a, _ in self._spans], np.int64)
         last = np.array([b for _, b in self._spans], np.int64)
         wanted = np.flatnonzero(np.searchsorted(rows, first, "left") < np.searchsorted(rows, last, "right"))
+        # one table read at a time and filtered at once: only the rows asked for are held
+        found = [table.filter(_among(table.column("row"), rows)) for table in self.tables(wanted)]
+        return pa.concat_tables(found) if found else self.schema.empty_table()
+
+    def tables(self, which: Iterable[int] | None = None) -> Iterator[pa.Table]:
+        """The tables added (those at the indices `which`, default all), one at a time, in the order added (no
+        more tables can be added after)."""
         if self._writer is not None:
             self._writer.close()
             self._sink.close()
             self._writer = self._sink = None
-        # one table read at a time and filtered at once: only the rows asked for are held
+        which = range(len(self._spans)) if which is None else which
         if self._dir is None:
-            found = [self._held[i].filter(_among(self._held[i].column("row"), rows)) for i in wanted]
-        else:
-            with pa.OSFile(str(self._dir / "rows.arrow"), "rb") as handle:
-                reader = pa.ipc.open_file(handle)
-                found = []
-                for i in wanted:
-                    batch = reader.get_batch(int(i))
-                    found.append(pa.Table.from_batches([batch.filter(_among(batch.column("row"), rows))]))
-        return pa.concat_tables([t.cast(self.schema) for t in found]) if found else self.schema.empty_table()
+            yield from (self._held[int(i)].cast(self.schema) for i in which)
+            return
+        with pa.OSFile(str(self._dir / "rows.arrow"), "rb") as handle:
+            reader = pa.ipc.open_file(handle)
+            for i in which:
+                yield pa.Table.from_batches([reader.get_batch(int(i))]).cast(self.schema)
 
     def close(self) -> None:
         if self._writer is not None:

@@ -241,3 +241,35 @@ def test_a_row_named_by_its_repo_and_pr_cells_is_a_clean_id_streamed_as_held(tmp
                      columns={"id": "id", "repo": "repo", "pr": "pr"}, pool=None, stream=stream).train_clean_ids()
              for stream in (True, False)]
     assert lists == [["owner__repo-12", "other__x-5"]] * 2
+
+
+def test_repeated_ids_scattered_over_the_side_are_read_back_once(tmp_path, small_batches, monkeypatch):
+    """An RL set repeats each task in rows spread over the whole side: its ids are read back from the store in
+    one pass, however many spill-sized chunks the repeats make (a read of every id per chunk grew with the
+    square of the side), and the counts are a plain pass's."""
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from overlap.api import compare
+    from overlap.keyjoin.batch import ID_STRING_SCHEMA
+    from overlap.keyjoin.spill import RowStore
+
+    ids = [f"owner__repo-{n}" for n in range(60) for _ in range(4)]
+    random.Random(0).shuffle(ids)
+    pq.write_table(pa.table({"id": ids}), tmp_path / "train.parquet")
+    read, tables = [0], RowStore.tables
+
+    def counted(self, which=None):
+        for table in tables(self, which):
+            read[0] += table.num_rows if self.schema == ID_STRING_SCHEMA else 0
+            yield table
+
+    monkeypatch.setattr(RowStore, "tables", counted)
+    result = compare(str(tmp_path / "train.parquet"), ["cybergym"], columns={"id": "id"}, data=DATA, pool=None,
+                     evidence=False, text=[])
+    summary = result.summary()["train"]
+    assert summary["items"] == 60
+    assert {p["what"]: p["count"] for p in summary["problems"]}["duplicate_id"] == 180
+    assert read[0] <= 2 * len(ids)  # one pass, and the few rows the duplicate keys name
