@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,11 +203,12 @@ def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
     firsts, repeats, shared = _Firsts(), _Repeats(), RowBits()
     shared_facts = Spill(FACT_SCHEMA, "hash", max_rows=state.facts.max_rows, folder=state.facts.folder)
     try:
-        for table in state.facts.partitions_read():
-            many = _own_rows(table, firsts)
-            if many is not None:
-                shared_facts.add(many)
-                shared.add(many.column("row").to_numpy())
+        def keep(many: pa.Table) -> None:
+            shared_facts.add(many)
+            shared.add(many.column("row").to_numpy())
+
+        for pieces in state.facts.by_partition():
+            _own_rows(pieces, firsts, keep, state.facts.max_rows)
         if len(shared):
             first_rows = _group_shared(state, shared, repeats)
             for pieces in shared_facts.partition_pieces():
@@ -222,11 +223,22 @@ def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
 FACT_COLUMNS = ("row", "project", "present", "kinds", "problems")  # what `_Firsts.add` counts of a row
 
 
-def _own_rows(table: pa.Table, firsts: _Firsts) -> pa.Table | None:
-    """Counts the rows of a partition whose id hash is their own as items; returns the others' facts, None
-    when there are none."""
-    if not table.num_rows:
-        return None
+def _own_rows(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts, keep: Callable[[pa.Table], None],
+              bound: int) -> None:
+    """Counts the rows of a partition (read a piece at a time by `pieces()`) whose id hash is their own as
+    items, and gives the others' facts to `keep`. A partition up to `bound` rows is held whole; a larger one
+    (one id on millions of rows) has its hashes counted first, then is read again a piece at a time."""
+    held, size = [], 0
+    for piece in pieces():
+        held.append(piece)
+        size += piece.num_rows
+        if size > bound:
+            del held
+            _own_rows_counted(pieces, firsts, keep)
+            return
+    table = pa.concat_tables(held) if len(held) > 1 else held[0] if held else None
+    if table is None or not table.num_rows:
+        return
     hashes = table.column("hash").to_numpy()
     order = np.argsort(hashes, kind="stable")
     sorted_hashes = hashes[order]
@@ -236,7 +248,23 @@ def _own_rows(table: pa.Table, firsts: _Firsts) -> pa.Table | None:
     own[:-1] &= ~same
     firsts.add(*(table.column(c).to_numpy()[order[own]] for c in FACT_COLUMNS))
     many = order[~own]
-    return table.take(pa.array(np.sort(many))) if len(many) else None
+    if len(many):
+        keep(table.take(pa.array(np.sort(many))))
+
+
+def _own_rows_counted(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts,
+                      keep: Callable[[pa.Table], None]) -> None:
+    """`_own_rows` of a partition too large to hold: what it holds is its distinct hashes and their counts."""
+    distinct, counts = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    for piece in pieces():
+        found, times = np.unique(piece.column("hash").to_numpy(), return_counts=True)
+        distinct, where = np.unique(np.concatenate([distinct, found]), return_inverse=True)
+        counts = np.bincount(where, weights=np.concatenate([counts, times]), minlength=len(distinct)).astype(np.int64)
+    for piece in pieces():
+        own = counts[np.searchsorted(distinct, piece.column("hash").to_numpy())] == 1
+        firsts.add(*(piece.column(c).to_numpy()[own] for c in FACT_COLUMNS))
+        if not own.all():
+            keep(piece.filter(pa.array(~own)))
 
 
 def _group_shared(state: _State, shared: RowBits, repeats: _Repeats) -> RowBits:
@@ -322,15 +350,20 @@ def _not_repeats(table: pa.Table, repeats: RowBits) -> pa.Table:
 
 def _duplicate_keys(state: _State, repeats: RowBits) -> pa.Table:
     """The task keys of items (first rows) whose (kind, value) another item also has: the rows whose key hash
-    another item's key shares, read back as strings and grouped on them."""
+    another item's key shares, read back as strings and grouped on them. A partition is read a piece at a
+    time and its repeats' keys dropped from each piece: what is held is the items' keys, however often one id
+    (and its keys) repeats."""
     candidates = []
-    for table in state.task_keys.partitions_read():
-        if not table.num_rows:
+    for pieces in state.task_keys.by_partition():
+        rows, hashes = [], []
+        for piece in pieces():
+            row, hashed = piece.column("row").to_numpy(), piece.column("hash").to_numpy()
+            kept = ~repeats.holds(row)
+            rows.append(row[kept])
+            hashes.append(hashed[kept])
+        rows, hashes = np.concatenate(rows), np.concatenate(hashes)
+        if not len(rows):
             continue
-        rows, hashes = table.column("row").to_numpy(), table.column("hash").to_numpy()
-        if len(repeats):
-            kept = ~repeats.holds(rows)
-            rows, hashes = rows[kept], hashes[kept]
         ordered = np.sort(hashes)
         twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])  # the hashes held more than once
         candidates.append(rows[in_sorted(hashes, twice)])

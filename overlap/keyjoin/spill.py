@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -78,15 +78,21 @@ class Spill:
 
     def partitions_read(self) -> Iterator[pa.Table]:
         """Every row once, grouped so that rows with equal `column` values come in the same table."""
-        for pieces in self.partition_pieces():
-            yield pa.Table.from_batches([b for piece in pieces for b in piece.to_batches()], schema=self.schema)
+        for pieces in self.by_partition():
+            yield pa.Table.from_batches([b for piece in pieces() for b in piece.to_batches()], schema=self.schema)
 
     def partition_pieces(self) -> Iterator[Iterator[pa.Table]]:
-        """Per partition, its rows a piece at a time (a spill file's part, at most `max_rows` and a batch), in
-        the order added: a partition that one value fills (an id on millions of rows) is never read at once.
-        Each partition's pieces are read before the next partition is asked for."""
+        """Per partition, its rows a piece at a time (see `by_partition`)."""
+        for pieces in self.by_partition():
+            yield pieces()
+
+    def by_partition(self) -> Iterator[Callable[[], Iterator[pa.Table]]]:
+        """Per partition, a function giving its rows a piece at a time (a spill file's part: at most `max_rows`
+        and a batch), in the order added, as often as it is called while the partition is the current one: a
+        partition that one value fills (an id on millions of rows) is never read at once."""
         if not self.files:
-            yield iter([pa.concat_tables(self._parts) if self._parts else self.schema.empty_table()])
+            whole = pa.concat_tables(self._parts) if self._parts else self.schema.empty_table()
+            yield lambda: iter([whole])
             return
         self._flush()
         # read, not memory-mapped: a mapped file's pages stay resident once touched, and over all partitions
@@ -95,7 +101,7 @@ class Spill:
         try:
             readers = [pa.ipc.open_file(handle) for handle in handles]
             for p in range(self.partitions):
-                yield (pa.Table.from_batches([r.get_batch(p)], schema=self.schema) for r in readers)
+                yield lambda p=p: (pa.Table.from_batches([r.get_batch(p)], schema=self.schema) for r in readers)
         finally:
             for handle in handles:
                 handle.close()

@@ -273,3 +273,33 @@ def test_repeated_ids_scattered_over_the_side_are_read_back_once(tmp_path, small
     assert summary["items"] == 60
     assert {p["what"]: p["count"] for p in summary["problems"]}["duplicate_id"] == 180
     assert read[0] <= 2 * len(ids)  # one pass, and the few rows the duplicate keys name
+
+
+def test_one_id_on_most_rows_is_counted_a_piece_at_a_time(tmp_path, small_batches, monkeypatch):
+    """One id on hundreds of spill-sized pieces fills one partition: its hashes are counted, then its rows read
+    a piece at a time (never the partition at once), and the counts are a plain pass's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from overlap.api import compare
+
+    ids = ["owner__repo-1"] * 300 + ["arvo:10055", "owner__repo-2", "owner__repo-1", None]
+    pq.write_table(pa.table({"id": pa.array(ids, pa.string())}), tmp_path / "train.parquet")
+    counted, largest, pieces = [], [0], scan.Spill.by_partition
+
+    def spied(self):
+        for read in pieces(self):
+            def again(read=read):
+                for piece in read():
+                    largest[0] = max(largest[0], piece.num_rows)
+                    yield piece
+            yield again
+
+    monkeypatch.setattr(scan.Spill, "by_partition", spied)
+    monkeypatch.setattr(scan, "_own_rows_counted", lambda *a, f=scan._own_rows_counted: counted.append(1) or f(*a))
+    result = compare(str(tmp_path / "train.parquet"), ["cybergym"], columns={"id": "id"}, data=DATA, pool=None,
+                     evidence=False, text=[])
+    summary = result.summary()["train"]
+    assert summary["items"] == 3 and counted
+    assert {p["what"]: p["count"] for p in summary["problems"]}["duplicate_id"] == 300
+    assert largest[0] <= 4 + 3  # a spill's bound and a batch
