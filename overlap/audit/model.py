@@ -12,6 +12,7 @@ path, so two runs on the same input are byte-identical. The human table is in ``
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,37 @@ CHECK_ROUTE = dict(CHECK_IDS)
 CHECK_ORDER = {cid: i for i, (cid, _) in enumerate(CHECK_IDS)}
 ROUTE_ORDER = {r: i for i, r in enumerate(ROUTES)}
 STATUSES = ("ran", "not_applicable", "incomplete")
+
+
+# C0, DEL, C1, line separators, bidi overrides; and lone surrogates, which is how a name that is not UTF-8
+# arrives (read with surrogateescape): no output could encode them
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(m: re.Match) -> str:
+    c = ord(m.group())
+    if 0xDC80 <= c <= 0xDCFF:  # a byte that was not UTF-8, shown as that byte
+        return f"\\x{c - 0xDC00:02x}"
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def escape(text: str) -> str:
+    """Control characters and undecodable bytes as visible escapes: one line, valid UTF-8 (a terminal table, a
+    one-line message naming a file)."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def text_safe(value: Any) -> Any:
+    """``value`` (a JSON-like tree, keys included) with each undecodable byte of a name written ``\\xNN``, so
+    the JSON and every file written from it are valid UTF-8; other text is unchanged."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(_escaped, value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {text_safe(k): text_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [text_safe(v) for v in value]
+    return value
 
 
 def worst(severities) -> str | None:
@@ -210,11 +242,11 @@ def target_dict(t: Target) -> dict[str, Any]:
 
 
 def report_dict(r: AuditReport) -> dict[str, Any]:
-    return {
+    return text_safe({
         "schema": SCHEMA, "tool": r.tool, "inputs": r.inputs, "verdict": r.verdict, "complete": r.complete,
         "exit_code": r.exit_code, "summary": r.summary,
         "targets": [target_dict(t) for t in sorted(r.targets, key=lambda t: t.path)],
-    }
+    })
 
 
 def report_json(r: AuditReport) -> str:

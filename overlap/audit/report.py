@@ -6,22 +6,11 @@ One row per finding, cells cut to the terminal width, and every control characte
 
 from __future__ import annotations
 
-import re
 import shutil
 from typing import Any
 
-from .model import ROUTES, AuditReport, Finding
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f]")
-
-
-def escape(text: str) -> str:
-    """Control characters (C0, DEL, C1, line separators, bidi overrides) as visible escapes."""
-    def rep(m: re.Match) -> str:
-        c = ord(m.group())
-        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-    return _CONTROL.sub(rep, text)
+from ..words import plural
+from .model import ROUTES, AuditReport, Finding, escape  # escape: also the CLI's, for its csv and md cells
 
 
 def _first(f: Finding) -> dict[str, Any] | None:
@@ -111,6 +100,14 @@ def render_table(r: AuditReport, width: int | None = None) -> str:
                          f"{_cut(ev, w_ev):<{w_ev}}  {_cut(see, w_see)}".rstrip())
         inc = t.incomplete_checks()
         lines.append("checks not run: " + ("; ".join(escape(f"{c.id} ({c.reason})") for c in inc) if inc else "none"))
+        unread = t.stats.get("not_scanned")
+        if unread:
+            first, n = unread["items"][0], unread["total"]
+            what = plural(n, "file or archive member", "files or archive members")
+            more = f" (+{n - 1} more)" if n > 1 else ""
+            lines.append(escape(f"not content-scanned: {what}, e.g. {first['path']} ({first['reason']}){more}; "
+                                "raise that limit with --limit NAME=VALUE to read them (--format json lists them "
+                                "under stats.not_scanned)"))
         todo = [c.id for c in t.checks
                 if c.status == "not_applicable" and (c.reason or "").startswith("not implemented")]
         if todo:

@@ -24,8 +24,9 @@ from .. import __version__
 from ..errors import InputError
 from .checks import fixed, git, gitmeta, leftovers, near, times
 from .checks import image as imagechecks
+from .content.archives import read_when_large
 from .content.reference import Reference, load_reference
-from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable, cut
+from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable, capped, cut
 from .git.cmd import GitError, GitRunner, version_tuple
 from .git.files import ParseError
 from .git.guard import kind_of, unsafe_reason
@@ -370,7 +371,7 @@ def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):
     view = private / "view"
     try:
         merged = merge(img, lim)
-        materialise(img, merged, view, lim)
+        materialise(img, merged, view, lim, read_when_large)
     except LimitHit as exc:
         return None, exc.reason, None, (None, None, None)
     workdir = (img.config.get("config") or {}).get("WorkingDir")
@@ -415,6 +416,9 @@ def _run_target(ctx: Ctx) -> Target:
         t.stats["files_scanned"] = len(ctx._files)
     if ctx.walk_notes:
         t.stats["skipped"] = {"notes": ctx.walk_notes[:50]}
+    unscanned = getattr(getattr(ctx, "_scan", None), "unscanned", None)
+    if unscanned:  # files over the scan limits, never read: counted, so a clean verdict says what it did not see
+        t.stats["not_scanned"] = capped(sorted(unscanned, key=lambda x: x["path"]), ctx.max_items)
     return t
 
 

@@ -94,7 +94,7 @@ def test_a_missing_image_fails_its_target_only(bench, tmp_path):
                   "--format", "json", cwd=tmp_path, timeout=180)
     assert res.code == 2
     doc = json.loads(res.stdout)
-    assert doc["counts"] == {"targets": 4, "ok": 0, "error": 4}
+    assert doc["counts"] == {"targets": 4, "ok": 0, "error": 4, "repeated_rows": 0}
     assert all("no such file or folder" in e["error"] for e in doc["targets"])
 
 

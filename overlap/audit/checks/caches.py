@@ -107,7 +107,7 @@ class Caches:
             try:
                 data = read_regular(fe.path, limit)
             except TooLarge:
-                self.skipped += 1
+                self.not_read(shown, "cache file over scan_file_bytes")
                 return
             if data is None:
                 return
@@ -118,6 +118,8 @@ class Caches:
         for member, data in items:
             if data is None:
                 skipped += 1
+                self.not_read(f"{shown}!/{member}", "archive member over archive_member_bytes or past the archive's "
+                                                    "budget")
                 continue
             found = self._cache_matches(shown, kind, data)
             if not found:

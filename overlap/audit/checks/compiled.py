@@ -22,8 +22,6 @@ from ..tree import TooLarge, read_head, read_regular
 BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib")
 BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")
 
-
-BUNDLE_MAGIC = (b"# v2 git bundle\n", b"# v3 git bundle\n")
 _BUNDLE_REF = re.compile(rb"^([0-9a-f]{40}|[0-9a-f]{64}) (\S.*)$")
 
 
@@ -58,6 +56,8 @@ class Compiled:
             names.append(name)
             if data is None:
                 skipped += 1
+                self.not_read(f"{shown}!/{name}", "archive member over archive_member_bytes or past the archive's "
+                                                  "budget")
                 continue
             blob = blob_id(data, hexlen)
             text = data.decode("utf-8", "replace") if b"\0" not in data[:8192] else ""

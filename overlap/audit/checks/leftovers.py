@@ -4,8 +4,9 @@ Over 400 lines on purpose: every L check and the file part of F3 share one read 
 
 Scope: the root filesystem in rootfs mode, the repository folder (untracked and ignored files
 included) in repo mode. Each regular file up to ``scan_file_bytes`` is read once (opened safely, ``tree.py``)
-and fed to every matcher; tracked files whose index stat data still match are not leftovers and are
-skipped. Findings are keyed ``<check>:<path as shown>``.
+and fed to every matcher; larger ones go to ``large.py`` (archives, bundles and texts still read, the rest
+counted); tracked files whose index stat data still match are not leftovers and are skipped. Findings are
+keyed ``<check>:<path as shown>``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections import defaultdict
 
 from ...words import plural
 from ..content import pyc
-from ..content.archives import ARCHIVE_SUFFIXES, HEAD_BYTES, is_archive
+from ..content.archives import ARCHIVE_SUFFIXES, BUNDLE_MAGIC, HEAD_BYTES, is_archive
 from ..content.matchers import (
     distinctive_hunks,
     fix_only_tokens,
@@ -31,10 +32,11 @@ from ..content.matchers import (
 from ..content.reference import reverse_applies
 from ..context import Ctx, Incomplete, NotApplicable, cut
 from ..model import Finding, worst
-from ..tree import TooLarge, list_dir, read_head, read_regular
+from ..tree import TooLarge, list_dir, read_regular
 from .caches import Caches, cache_kind
-from .compiled import BUNDLE_MAGIC, Compiled
+from .compiled import Compiled
 from .fixed import worktree_link
+from .large import Large
 
 PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
 ANSWER_NAMES = {"fix.patch", "test.patch", "gold.patch", "patch.diff", "test_patch.diff"}
@@ -49,8 +51,10 @@ _APPLY = re.compile(r"\b(git\s+apply|git\s+am|patch\s+-p\d)\b[^\n]*")
 _SHA_CMD = re.compile(r"\bgit\s+(?:checkout|show|cherry-pick|reset\s+--hard|switch\s+--detach)\s+([0-9a-f]{7,64})\b")
 
 
-class _Scan(Compiled, Caches):
+class _Scan(Compiled, Caches, Large):
     """The one pass: findings per check id."""
+
+    PATCH_SUFFIXES = PATCH_SUFFIXES
 
     def __init__(self, ctx: Ctx):
         self.ctx = ctx
@@ -61,7 +65,7 @@ class _Scan(Compiled, Caches):
         self.tracked = self._tracked()
         self.tokens = fix_only_tokens(self.ref, self._tracked_text()) if self.ref.fix else []
         self.pycs: list[tuple[str, str, dict]] = []
-        self.skipped = 0
+        self.unscanned: list[dict] = []  # files and archive members not read (``Large.not_read``)
 
     # ---------------------------------------------------------------------------------- helpers
     def _tracked(self) -> dict:
@@ -141,18 +145,11 @@ class _Scan(Compiled, Caches):
             if kind is not None:
                 self.cache_entry(fe, shown, kind)
                 continue
+            if fe.st.st_size > ctx.limits["scan_file_bytes"]:
+                self.large(fe, shown, wt)
+                continue
             # an archive is known by its bytes, not its name (a `.tgz`, a `.tar.xz`, a cache entry named by hash);
             # one that yields no member is read as a file. So is a git bundle (commits `git fetch` restores).
-            room = fe.st.st_size <= 16 * ctx.limits["archive_member_bytes"]
-            if fe.st.st_size > ctx.limits["scan_file_bytes"]:
-                head = read_head(fe.path, HEAD_BYTES)
-                if head.startswith(BUNDLE_MAGIC):
-                    self.bundle(fe, shown)
-                    continue
-                named = fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(head)
-                if not (room and named and self.archive(fe, shown)):
-                    self.skipped += 1
-                continue
             try:
                 data = read_regular(fe.path, ctx.limits["scan_file_bytes"])
             except TooLarge:
@@ -162,8 +159,7 @@ class _Scan(Compiled, Caches):
             if data.startswith(BUNDLE_MAGIC):
                 self.bundle(fe, shown)
                 continue
-            if room and (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(data[:HEAD_BYTES])) and \
-                    self.archive(fe, shown):
+            if (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(data[:HEAD_BYTES])) and self.archive(fe, shown):
                 continue
             self.file(fe.rel, shown, wt, data)
         self.bytecode()
@@ -241,9 +237,13 @@ class _Scan(Compiled, Caches):
 
     def near_copy(self, shown: str, text: str) -> None:
         lines = stripped_lines(text)
+        self.near_held(shown, [h for h in self.hunks if holds(lines, h)])
+
+    def near_held(self, shown: str, found: list) -> None:
+        """F3 for a text holding the hunks ``found`` (stripped lines in order)."""
         for kind in ("fix", "tests"):
             mine = [h for h in self.hunks if h.kind == kind]
-            held = [h for h in mine if holds(lines, h)]
+            held = [h for h in found if h.kind == kind]
             if held:
                 sev = "critical" if len(held) == len(mine) else "high"
                 self.add("F3", shown, sev, "content",
@@ -255,11 +255,15 @@ class _Scan(Compiled, Caches):
     def patch(self, shown: str, name: str, text: str) -> None:
         hits = self.patch_match(text) if self.hunks else []
         touched = sorted({m.group(1) for m in re.finditer(r"^\+\+\+ [ab]/(\S+)", text, re.M)} & set(self.tracked))
+        self.patch_graded(shown, name, hits, touched, text)
+
+    def patch_graded(self, shown: str, name: str, hits: list[str], touched: list[str], text: str | None) -> None:
+        """L1 for a patch text; ``text`` None (a file streamed, never held whole): not tried as a setup patch."""
         if hits:
             sev, title = "critical", "patch text matching the reference"
         elif name in ANSWER_NAMES:
             sev, title = "high", f"a patch named like an answer ({name})"
-        elif touched and self._already_applied(touched, text):
+        elif touched and text is not None and self._already_applied(touched, text):
             sev, title = "info", "a setup patch, already applied to the worktree"
         elif touched:
             sev, title = "medium", "a diff touching tracked files"
@@ -305,6 +309,9 @@ class _Scan(Compiled, Caches):
     def log(self, shown: str, text: str) -> None:
         hits = self.patch_match(text) if self.hunks else []
         sev, ids = self.ids_graded(text)
+        self.log_graded(shown, hits, sev, ids)
+
+    def log_graded(self, shown: str, hits: list[str], sev: str | None, ids: list[str]) -> None:
         if hits:
             sev = "critical"
         if sev:

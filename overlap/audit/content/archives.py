@@ -2,13 +2,16 @@
 jars, eggs, zips), tars (plain or compressed: gzip, bzip2, xz, zstd; Gradle build-cache entries are gzipped
 tars) and single compressed files (`calc.py.gz`, `.xz`, `.bz2`, `.zst`): each member up to
 ``archive_member_bytes`` (16 MiB), each archive up to 16 times that in total, counted on decompressed bytes as
-they stream. The format is chosen by magic bytes, not by name (a `.tgz`, a `.tar` or a cache entry named by
-its hash reads alike). Nothing is extracted to disk."""
+they stream, the members of archives nested in it included. The format is chosen by magic bytes, not by name
+(a `.tgz`, a `.tar` or a cache entry named by its hash reads alike). A member that is itself an archive (a zip
+inside a tgz, a tgz inside a tar) is opened too, up to ``NESTED_DEPTH`` levels below the file, its members named
+``outer!/inner``; the budget of bytes and members is shared by every level. Nothing is extracted to disk."""
 
 from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import tarfile
@@ -26,6 +29,15 @@ ZIP_MAGIC = b"PK\x03\x04"
 # bzip2's magic with its first block's (`BZh` alone starts ordinary text)
 COMPRESSED = {GZIP_MAGIC: ".gz", b"BZh": ".bz2", b"\xfd7zXZ\x00": ".xz", b"\x28\xb5\x2f\xfd": ".zst"}
 HEAD_BYTES = 262  # enough to see a tar header's `ustar` magic (at 257)
+NESTED_DEPTH = 3  # archive levels opened below the file itself
+BUNDLE_MAGIC = (b"# v2 git bundle\n", b"# v3 git bundle\n")
+
+
+def read_when_large(name: str, head: bytes) -> bool:
+    """Whether a file over ``scan_file_bytes`` is still read, judged by its name and first bytes (8 KiB): an
+    archive (read member by member), a git bundle (its header) or a text (streamed line by line)."""
+    return name.endswith(ARCHIVE_SUFFIXES) or is_archive(head[:HEAD_BYTES]) or head.startswith(BUNDLE_MAGIC) \
+        or b"\0" not in head
 
 
 def is_archive(head: bytes) -> bool:
@@ -54,23 +66,45 @@ def has_zip_directory(path: Path) -> bool:
 
 
 def members(path: Path, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
-    """(member name, bytes) of an archive; bytes is None for a member over the limit (skipped, counted)."""
+    """(member name, bytes) of an archive and of the archives nested in it; bytes is None for a member over the
+    limit, or the one at which the archive's budget ran out (skipped, counted)."""
     fd = open_regular(path)
     if fd is None:
         return
+    budget = [member_limit * 16, MAX_MEMBERS]  # decompressed bytes and members left, shared by every level
     with os.fdopen(fd, "rb") as fh:
-        head = fh.read(HEAD_BYTES)
-        fh.seek(0)
-        suffix = next((s for magic, s in COMPRESSED.items() if head.startswith(magic)), None)
-        if suffix is not None:
-            opener = _decompressor(suffix)
-            if opener is not None:
-                yield from _compressed_members(fh, opener, path.name, suffix, member_limit)
-            return
-        if _is_tar(head):
-            yield from _tar_members(fh, member_limit)
-            return
-        yield from _zip_members(fh, member_limit)
+        yield from _nested(_members_of(fh, path.name, member_limit, budget), member_limit, budget, NESTED_DEPTH)
+
+
+def _nested(items: Iterator[tuple[str, bytes | None]], member_limit: int, budget: list[int],
+            depth: int) -> Iterator[tuple[str, bytes | None]]:
+    for name, data in items:
+        yield name, data
+        if depth and data is not None and is_archive(data[:HEAD_BYTES]):
+            inner = _members_of(io.BytesIO(data), name.rpartition("/")[2], member_limit, budget)
+            yield from _nested(((f"{name}!/{n}", d) for n, d in inner), member_limit, budget, depth - 1)
+
+
+def _members_of(fh, name: str, member_limit: int, budget: list[int]) -> Iterator[tuple[str, bytes | None]]:
+    head = fh.read(HEAD_BYTES)
+    fh.seek(0)
+    suffix = next((s for magic, s in COMPRESSED.items() if head.startswith(magic)), None)
+    if suffix is not None:
+        opener = _decompressor(suffix)
+        if opener is not None:
+            yield from _compressed_members(fh, opener, name, suffix, member_limit, budget)
+        return
+    if _is_tar(head):
+        yield from _tar_members(fh, member_limit, budget)
+        return
+    yield from _zip_members(fh, member_limit, budget)
+
+
+def _spend(budget: list[int], size: int) -> bool:
+    """Take one member of ``size`` bytes from the budget; whether it was still there."""
+    budget[0] -= size
+    budget[1] -= 1
+    return budget[0] >= 0 and budget[1] >= 0
 
 
 def _decompressor(suffix: str) -> Callable | None:
@@ -95,8 +129,8 @@ def _unreadable(exc: Exception) -> bool:
         type(exc).__name__ == "ZstdError"
 
 
-def _compressed_members(fh, opener: Callable, name: str, suffix: str,
-                        member_limit: int) -> Iterator[tuple[str, bytes | None]]:
+def _compressed_members(fh, opener: Callable, name: str, suffix: str, member_limit: int,
+                        budget: list[int]) -> Iterator[tuple[str, bytes | None]]:
     """A compressed tar yields its regular members; any other compressed stream is one member (the name
     without its suffix)."""
     try:
@@ -109,7 +143,7 @@ def _compressed_members(fh, opener: Callable, name: str, suffix: str,
     fh.seek(0)
     if len(head) == 512 and head[257:262] == b"ustar":
         with opener(fh) as stream:
-            yield from _tar_members(stream, member_limit)
+            yield from _tar_members(stream, member_limit, budget)
         return
     try:
         with opener(fh) as stream:
@@ -118,19 +152,20 @@ def _compressed_members(fh, opener: Callable, name: str, suffix: str,
         if _unreadable(exc):
             return
         raise
-    yield name[:-len(suffix)] if name.endswith(suffix) else name, data if len(data) <= member_limit else None
+    fits = _spend(budget, len(data)) and len(data) <= member_limit
+    yield name[:-len(suffix)] if name.endswith(suffix) else name, data if fits else None
 
 
-def _tar_members(stream, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
+def _tar_members(stream, member_limit: int, budget: list[int]) -> Iterator[tuple[str, bytes | None]]:
     """The regular members of a tar read as a stream (decompressed already, or plain)."""
-    total = 0
     try:
         with tarfile.open(fileobj=stream, mode="r|") as tar:
-            for n, m in enumerate(tar):
+            for m in tar:
                 tar.members = []  # stream mode keeps every TarInfo otherwise
                 # skipping a member still reads it: the budget counts declared sizes too
-                total += m.size
-                if n >= MAX_MEMBERS or total > member_limit * 16:
+                if not _spend(budget, m.size):
+                    if m.isreg():
+                        yield m.name, None
                     return
                 if not m.isreg():
                     continue
@@ -144,15 +179,16 @@ def _tar_members(stream, member_limit: int) -> Iterator[tuple[str, bytes | None]
             raise
 
 
-def _zip_members(fh, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
-    total = 0
+def _zip_members(fh, member_limit: int, budget: list[int]) -> Iterator[tuple[str, bytes | None]]:
     try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, ValueError):
         return
     with zf:
-        for n, info in enumerate(zf.infolist()):
-            if n >= MAX_MEMBERS or total > member_limit * 16:
+        for info in zf.infolist():
+            if budget[0] < 0 or budget[1] <= 0:
+                if not info.is_dir():
+                    yield info.filename, None
                 return
             if info.is_dir():
                 continue
@@ -165,5 +201,5 @@ def _zip_members(fh, member_limit: int) -> Iterator[tuple[str, bytes | None]]:
             except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError, ValueError):
                 yield info.filename, None
                 continue
-            total += len(data)
-            yield info.filename, data if len(data) <= member_limit else None
+            fits = _spend(budget, len(data)) and len(data) <= member_limit
+            yield info.filename, data if fits else None

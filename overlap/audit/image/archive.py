@@ -250,6 +250,32 @@ def _json(source, name: str, what: str, digest: str | None = None):
         raise InputError(f"{what} {name}: not valid JSON ({exc})") from None
 
 
+def _obj(value, what: str, where) -> dict:
+    """``value`` when it is a JSON object, else one line naming the file and the field."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: {what} is not a JSON object; the image layout is damaged, save the image again")
+    return value
+
+
+def _listed(value, kind: type, what: str, where) -> list:
+    """A list of `kind` (JSON objects: dict, strings: str; a missing list is empty), else one line naming the
+    file and the field."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(x, kind) for x in value):
+        noun = "JSON objects" if kind is dict else "strings"
+        raise InputError(f"{where}: {what} is not a list of {noun}; the image layout is damaged, save the image "
+                         "again")
+    return value
+
+
+def _digest_of(desc: dict, what: str, where) -> str:
+    digest = desc.get("digest")
+    if not isinstance(digest, str) or not digest:
+        raise InputError(f"{where}: {what} has no digest; the image layout is damaged, save the image again")
+    return digest
+
+
 def _verify(data: bytes, digest: str, name: str) -> None:
     alg, _, hexd = digest.partition(":")
     if alg != "sha256":
@@ -281,10 +307,19 @@ def finish_image(img: Image, source) -> None:
     """Attach the source and what the config tells of each layer (``created_by``, ``diff_id``, foreign and
     missing); shared by the archive readers and a registry pull (``pull.py``), whose source is the cache."""
     img.source = source
-    history = [h for h in img.config.get("history", []) if not h.get("empty_layer")]
+    where = f"{getattr(source, 'path', 'the image')}: the image config"
+    _obj(img.config, "it", where)
+    for part in ("config", "rootfs"):
+        if img.config.get(part) is not None:
+            _obj(img.config[part], part, where)
+    history = [h for h in _listed(img.config.get("history"), dict, "history", where) if not h.get("empty_layer")]
     for layer, h in zip(img.layers, history, strict=False):
         layer.created_by = str(h.get("created_by", ""))
-    diff_ids = img.config.get("rootfs", {}).get("diff_ids", [])
+    diff_ids = (img.config.get("rootfs") or {}).get("diff_ids") or []
+    if not isinstance(diff_ids, list):
+        raise InputError(f"{where}: rootfs.diff_ids is not a list; the image archive is damaged, save the image "
+                         "again")
+    diff_ids = [d if isinstance(d, str) else None for d in diff_ids]  # an entry that is no digest checks nothing
     for layer, d in zip(img.layers, diff_ids, strict=False):
         layer.diff_id = d
         layer.foreign = layer.foreign or d in img.layer_sources
@@ -297,6 +332,10 @@ def _docker_save(source, path: Path, image: str | None) -> Image:
     manifest = _json(source, "manifest.json", str(path))
     if not isinstance(manifest, list) or not manifest:
         raise InputError(f"{path}: manifest.json lists no image")
+    _listed(manifest, dict, "manifest.json's list", path)
+    for m in manifest:
+        _listed(m.get("RepoTags"), str, "manifest.json's RepoTags", path)
+        _listed(m.get("Layers"), str, "manifest.json's Layers", path)
     if len(manifest) > 1 and image is None:
         tags = [t for m in manifest for t in (m.get("RepoTags") or [m.get("Config", "?")])]
         raise InputError(f"{path}: holds {len(manifest)} images; choose one with --image ({', '.join(tags)})")
@@ -322,11 +361,15 @@ def _docker_save(source, path: Path, image: str | None) -> Image:
 
 
 def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
-    index = _json(source, "index.json", str(path))
-    def ref_name(d: dict) -> str | None:
-        return (d.get("annotations") or {}).get("org.opencontainers.image.ref.name")
+    index = _obj(_json(source, "index.json", str(path)), "index.json", path)
 
-    descs = index.get("manifests") or []
+    def ref_name(d: dict) -> str | None:
+        notes = d.get("annotations")
+        return notes.get("org.opencontainers.image.ref.name") if isinstance(notes, dict) else None
+
+    descs = _listed(index.get("manifests"), dict, "index.json's manifests", path)
+    for d in descs:
+        _digest_of(d, "a descriptor of index.json", path)
     if image is not None:
         descs = [d for d in descs if image in (ref_name(d), d.get("digest"))]
     if not descs:
@@ -335,27 +378,35 @@ def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
         names = [ref_name(d) or d.get("digest") for d in descs]
         raise InputError(f"{path}: holds {len(descs)} images; choose one with --image ({', '.join(map(str, names))})")
     desc = descs[0]
-    annotations = dict(desc.get("annotations") or {})
-    doc = _json(source, _blob(desc["digest"]), str(path), desc["digest"])
+    annotations = dict(_obj(desc.get("annotations") or {}, "the manifest descriptor's annotations", path))
+    doc = _obj(_json(source, _blob(desc["digest"]), str(path), desc["digest"]), f"manifest {desc['digest'][:19]}…",
+               path)
     chosen_platform = None
     if desc.get("mediaType") in INDEX_TYPES or doc.get("manifests"):
         want = platform or "linux/amd64"
-        plats = doc.get("manifests") or []
-        match = [m for m in plats if "/".join(filter(None, [(m.get("platform") or {}).get("os"),
-                                                            (m.get("platform") or {}).get("architecture")])) == want]
+        plats = _listed(doc.get("manifests"), dict, "the image index's manifests", path)
+
+        def plat(m: dict) -> str:
+            p = m.get("platform") if isinstance(m.get("platform"), dict) else {}
+            return "/".join(str(x) for x in (p.get("os"), p.get("architecture")) if x)
+
+        match = [m for m in plats if plat(m) == want]
         if not match and platform is None and len(plats) == 1:
             match = plats
         if not match:
             raise InputError(f"{path}: no manifest for platform {want}; use --platform")
         chosen_platform = want
         desc = match[0]
-        doc = _json(source, _blob(desc["digest"]), str(path), desc["digest"])
-    config_desc = doc.get("config") or {}
-    config = _json(source, _blob(config_desc.get("digest", "")), str(path), config_desc.get("digest"))
-    annotations.update(doc.get("annotations") or {})
-    layers = [Layer(i, _blob(d["digest"]), d["digest"], None,
+        digest = _digest_of(desc, f"the image index's manifest for {want}", path)
+        doc = _obj(_json(source, _blob(digest), str(path), digest), f"manifest {digest[:19]}…", path)
+    config_desc = _obj(doc.get("config") or {}, "the manifest's config", path)
+    config_digest = _digest_of(config_desc, "the manifest's config", path)
+    config = _json(source, _blob(config_digest), str(path), config_digest)
+    annotations.update(_obj(doc.get("annotations") or {}, "the manifest's annotations", path))
+    layer_descs = _listed(doc.get("layers"), dict, "the manifest's layers", path)
+    layers = [Layer(i, _blob(_digest_of(d, f"layer {i} of the manifest", path)), d["digest"], None,
                     foreign=any(t in str(d.get("mediaType", "")) for t in FOREIGN_TYPES) or bool(d.get("urls")))
-              for i, d in enumerate(doc.get("layers") or [])]
-    tags = [annotations["org.opencontainers.image.ref.name"]] if "org.opencontainers.image.ref.name" in annotations \
-        else []
-    return Image("oci-layout", tags, config, config_desc.get("digest"), layers, annotations, platform=chosen_platform)
+              for i, d in enumerate(layer_descs)]
+    tags = [str(annotations["org.opencontainers.image.ref.name"])] \
+        if "org.opencontainers.image.ref.name" in annotations else []
+    return Image("oci-layout", tags, config, config_digest, layers, annotations, platform=chosen_platform)

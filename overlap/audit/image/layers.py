@@ -2,21 +2,34 @@
 
 Pass 1 streams every layer once, verifies its digests and builds the merged map (metadata only; small
 files with answer-like names are kept for L11). Pass 2 streams the layers again and writes the visible
-files into a private folder: git folders whole, other regular files up to ``scan_file_bytes`` (larger
-ones as sparse files of the right size and time), symlinks outside git folders as symlinks that nothing follows.
-Every write goes through ``openat``-style calls with ``O_NOFOLLOW``/``O_EXCL`` under the private root;
-devices and FIFOs are never created. Names that escape the root are skipped and reported.
+files into a private folder: git folders whole, other regular files up to ``scan_file_bytes``, larger ones
+that the checks read (the run hands in the rule: archives, bundles, text) up to 16 × ``archive_member_bytes``
+while they fit in half of ``materialise_bytes``, and the rest as sparse files of the right size and time
+(recorded in ``Merged.sparse``, so the scan counts them as not read instead of reading zeros); symlinks outside
+git folders as symlinks that nothing follows. Every write goes through ``openat``-style calls with
+``O_NOFOLLOW``/``O_EXCL`` under the private root; devices and FIFOs are never created. Names that escape the
+root are skipped and reported.
+
+Layer tars are read as strictly as the runtime reads them (Go's archive/tar, under containerd and Docker): a
+header block cut short, a header whose checksum fails, or a lone zero block followed by more data make the
+layer unreadable, where Python's tarfile would stop quietly and drop the members after it. A member whose
+parent is a file or a symlink loop is refused, as the runtime's unpacker refuses it; a folder that a later
+member replaces with a symlink or a file loses what was below it, as when the runtime removes it.
 """
 
 from __future__ import annotations
 
+import errno
+import itertools
 import os
 import posixpath
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import InputError
+from ..model import escape
 from .archive import AUFS_META, Image, LimitHit, _norm
 
 SPOOL_NAMES = (".patch", ".diff", ".orig", ".rej")
@@ -40,6 +53,45 @@ class Merged:
     shadowed: list[dict] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
     spooled: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    sparse: dict[str, str] = field(default_factory=dict)  # path -> why its bytes were not copied (pass 2)
+    parents: set[str] = field(default_factory=set)  # every folder some entry was placed in, explicit or not
+
+
+class _Damaged(tarfile.ReadError):
+    """A layer tar the runtime refuses too; the message says what is wrong and at which byte."""
+
+
+_ZERO = bytes(tarfile.BLOCKSIZE)
+
+
+class _StrictInfo(tarfile.TarInfo):
+    """Header blocks read as Go's archive/tar reads them: tarfile ends the archive quietly at a cut header,
+    a failed checksum or a lone zero block, which would hide every member after it."""
+
+    @classmethod
+    def fromtarfile(cls, tar):
+        at = tar.fileobj.tell()
+        buf = tar.fileobj.read(tarfile.BLOCKSIZE)
+        if at == 0 and buf != _ZERO:  # no tar at all (a blob of another kind): tarfile's own error says so
+            obj = cls.frombuf(buf, tar.encoding, tar.errors)
+        else:
+            if buf and len(buf) < tarfile.BLOCKSIZE:
+                raise _Damaged(f"the tar ends inside a header block at byte {at:,} (a truncated layer)")
+            if buf == _ZERO:
+                after = tar.fileobj.read(tarfile.BLOCKSIZE)
+                if after and after != _ZERO:  # the end is two zero blocks; a lone one followed by data is damage
+                    raise _Damaged(f"a lone zero block at byte {at:,} is followed by more data (a damaged tar)")
+                raise tarfile.EOFHeaderError("end of file header")
+            try:
+                obj = cls.frombuf(buf, tar.encoding, tar.errors)
+            except tarfile.InvalidHeaderError as exc:
+                raise _Damaged(f"a damaged header block at byte {at:,} ({exc})") from None
+        obj.offset = tar.fileobj.tell() - tarfile.BLOCKSIZE
+        return obj._proc_member(tar)
+
+
+def _open_tar(stream) -> tarfile.TarFile:
+    return tarfile.open(fileobj=stream, mode="r|", tarinfo=_StrictInfo)
 
 
 def interesting(path: str) -> bool:
@@ -61,28 +113,40 @@ def _kind(m: tarfile.TarInfo) -> str:
     return "fifo" if m.isfifo() else "other"
 
 
-def _resolve_parent(entries: dict[str, MEntry], name: str, notes: list) -> str:
-    """Where the runtime puts ``name`` when a parent is a symlink in the merged map (never on the host)."""
+def _resolve_parent(entries: dict[str, MEntry], name: str, notes: list) -> tuple[str, str | None]:
+    """(where the runtime puts ``name``, None) when a parent is a symlink in the merged map (resolved in the
+    map, never on the host, as containerd's RootPath resolves it inside the root), or ("", the problem) when a
+    parent is a file or a symlink loop."""
     parts = name.split("/")
+    todo = parts[:-1]
+    todo.reverse()  # a stack: the next component last
     cur: list[str] = []
     hops = 0
-    i = 0
-    while i < len(parts) - 1:
-        cand = "/".join(cur + [parts[i]])
+    while todo:
+        part = todo.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if cur:
+                cur.pop()
+            continue
+        cand = "/".join(cur + [part])
         e = entries.get(cand)
-        if e is not None and e.kind == "symlink" and e.link is not None and hops < 40:
-            hops += 1
-            target = e.link
-            joined = target.lstrip("/") if target.startswith("/") else posixpath.join("/".join(cur), target)
-            norm = posixpath.normpath("/" + joined).lstrip("/")
-            cur = [p for p in norm.split("/") if p]
-        else:
-            cur.append(parts[i])
-        i += 1
+        if e is None or e.kind == "dir":
+            cur.append(part)
+            continue
+        if e.kind != "symlink" or not e.link:
+            return "", f"its parent /{cand} is {'a file' if e.kind == 'file' else f'a {e.kind}'}, not a folder"
+        hops += 1
+        if hops > 255:  # containerd's bound on the links it follows in one path
+            return "", f"its parent /{cand} is a symlink loop"
+        if e.link.startswith("/"):
+            cur = []
+        todo.extend(reversed(e.link.split("/")))
     out = "/".join(cur + [parts[-1]])
     if out != name:
         notes.append({"path": name, "reason": f"parent is a symlink in the image; placed at /{out}"})
-    return out
+    return out, None
 
 
 def merge(img: Image, limits: dict[str, int]) -> Merged:
@@ -97,7 +161,7 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
         members: list[tuple[str, MEntry]] = []
         whiteouts, opaque = [], []
         try:
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
+            with _open_tar(stream) as tar:
                 for ordinal, m in enumerate(tar):
                     tar.members = []  # stream mode keeps every TarInfo otherwise
                     count += 1
@@ -138,6 +202,18 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
             if layer.digest and not _blob_whole(raw, layer.digest):  # a cut blob reads as a short tar: say so
                 raise InputError(f"layer {i} ({layer.name}): blob does not match its digest {layer.digest[:19]}… "
                                  "(truncated or corrupt); save or pull the image again") from None
+            # the surest name of the fault: a compressed stream that breaks (read to its end, it raises the
+            # one-line error of ``open_layer``), then a tar that is not the one the config declares
+            while stream.read(1 << 20):
+                pass
+            if layer.diff_id and "sha256:" + plain.sha.hexdigest() != layer.diff_id:
+                raise InputError(f"layer {i} ({layer.name}): its uncompressed tar does not match rootfs.diff_ids[{i}] "
+                                 "of the image config (a corrupt layer or config); save or pull the image again") \
+                    from None
+            if isinstance(exc, _Damaged) or str(exc) == "unexpected end of data":
+                what = exc if isinstance(exc, _Damaged) else "the tar ends inside a member's data (a truncated layer)"
+                raise InputError(f"layer {i} ({layer.name}): {what}; the runtime refuses it too: rebuild, save "
+                                 "or pull the image again") from None
             raise InputError(f"layer {i} ({layer.name}): not a readable tar ({exc})") from None
         if layer.digest and "sha256:" + raw.sha.hexdigest() != layer.digest:
             raise InputError(f"layer {i} ({layer.name}): blob does not match its digest {layer.digest[:19]}…")
@@ -154,7 +230,10 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
         for folder in opaque:
             _remove(merged, folder, below=i, how="opaque folder", children_only=True)
         for name, e in members:
-            _add(merged, name, e)
+            problem = _add(merged, name, e)
+            if problem:
+                raise InputError(f"layer {i} ({layer.name}): /{escape(name)}: {escape(problem)}, so the runtime "
+                                 "cannot unpack this layer; fix the image build")
     return merged
 
 
@@ -191,30 +270,45 @@ def _remove(merged: Merged, path: str, *, below: int, how: str, children_only: b
             del entries[k]
 
 
-def _add(merged: Merged, name: str, e: MEntry) -> None:
+def _add(merged: Merged, name: str, e: MEntry) -> str | None:
+    """Place one member in the merged map; the problem (its parent is no folder) when it cannot be placed."""
     entries = merged.entries
-    name = _resolve_parent(entries, name, merged.skipped)
+    name, problem = _resolve_parent(entries, name, merged.skipped)
+    if problem:
+        return problem
     old = entries.get(name)
     if old is not None:
         if old.kind == "dir" and e.kind == "dir":
             entries[name] = e
-            return
-        if old.kind == "dir":
-            for k in [k for k in entries if k.startswith(name + "/")]:
-                del entries[k]
-        elif old.kind == "file" and old.layer < e.layer:
+            return None
+        if old.kind == "file" and old.layer < e.layer:
             merged.shadowed.append({"path": "/" + name, "layer": old.layer, "hidden_by": e.layer, "how": "overwritten",
                                     "src": old.src, "size": old.size, "interesting": interesting(name)})
+    if e.kind != "dir" and name in merged.parents:
+        # a folder (named in the layer or only implied by its members) replaced by a file or symlink: the
+        # runtime removes it whole before it writes the new entry
+        for k in [k for k in entries if k.startswith(name + "/")]:
+            gone = entries.pop(k)
+            if gone.kind == "file" and gone.layer < e.layer:
+                merged.shadowed.append({"path": "/" + k, "layer": gone.layer, "hidden_by": e.layer,
+                                        "how": "overwritten", "src": gone.src, "size": gone.size,
+                                        "interesting": interesting(k)})
+        merged.parents.discard(name)
     if e.kind == "hardlink":
         target = entries.get(e.link) if e.link else None
         if target is None or target.kind != "file":
             merged.skipped.append({"path": name, "layer": e.layer, "reason": "hardlink target outside the root or "
                                                                             "not a file"})
-            return
+            return None
         e = MEntry(e.layer, "file", target.mode, target.size, e.mtime, None, target.src)
     if e.kind in ("device", "fifo", "other"):
         merged.skipped.append({"path": name, "layer": e.layer, "reason": f"{e.kind} recorded, never created"})
     entries[name] = e
+    parent = posixpath.dirname(name)
+    while parent and parent not in merged.parents:
+        merged.parents.add(parent)
+        parent = posixpath.dirname(parent)
+    return None
 
 
 def read_members(img: Image, wanted: set[tuple[int, int]], limits: dict[str, int]) -> dict[tuple[int, int], bytes]:
@@ -227,7 +321,7 @@ def read_members(img: Image, wanted: set[tuple[int, int]], limits: dict[str, int
         if not todo:
             continue
         _, _, stream = img.open_layer(layer, budget)
-        with tarfile.open(fileobj=stream, mode="r|") as tar:
+        with _open_tar(stream) as tar:
             for ordinal, m in enumerate(tar):
                 tar.members = []
                 if ordinal in todo and m.isreg() and m.size <= limits["spool_bytes"]:
@@ -292,6 +386,17 @@ class _Writer:
         finally:
             os.close(fd)
 
+    def read(self, path: str):
+        """The bytes of a file written here, in chunks (a hard link's second path is copied from its first)."""
+        parts = path.split("/")
+        fd = self._dir(parts[:-1])
+        try:
+            src = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+        finally:
+            os.close(fd)
+        with os.fdopen(src, "rb") as fh:
+            yield from iter(lambda: fh.read(1 << 20), b"")
+
     def symlink(self, path: str, target: str) -> None:
         parts = path.split("/")
         fd = self._dir(parts[:-1])
@@ -301,38 +406,30 @@ class _Writer:
             os.close(fd)
 
 
-def materialise(img: Image, merged: Merged, view: Path, limits: dict[str, int]) -> None:
-    """Pass 2: write the visible filesystem's view into ``view`` (private)."""
+def materialise(img: Image, merged: Merged, view: Path, limits: dict[str, int],
+                read_when_large: Callable[[str, bytes], bool] = lambda path, head: False) -> None:
+    """Pass 2: write the visible filesystem's view into ``view`` (private). ``read_when_large(path, head)``:
+    whether the checks read a file over ``scan_file_bytes`` from its first 8 KiB (the run hands in the content
+    scan's rule; by default such files are left sparse)."""
     w = _Writer(view, limits["materialise_bytes"])
     try:
         want: dict[tuple[int, int], list[str]] = {}
         for path, e in sorted(merged.entries.items()):
             if e.kind == "dir":
-                w.mkdir(path)
+                _placed(path, e, w.mkdir, path)
             elif e.kind == "file" and e.src is not None:
                 want.setdefault(e.src, []).append(path)
             elif e.kind == "symlink" and e.link and not _in_git(path):
-                w.symlink(path, e.link)
+                _placed(path, e, w.symlink, path, e.link)
         budget = [limits["image_bytes"]]
         for layer in img.present_layers:
             raw, plain, stream = img.open_layer(layer, budget)
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
+            with _open_tar(stream) as tar:
                 for ordinal, m in enumerate(tar):
                     tar.members = []
                     paths = want.get((layer.index, ordinal))
-                    if not paths:
-                        continue
-                    # contents the checks read: git folders whole, other files up to the scan limit
-                    keep = m.size <= limits["scan_file_bytes"] or any(_in_git(p) for p in paths)
-                    f = tar.extractfile(m)
-                    if keep and len(paths) == 1:  # streamed: a large pack never sits in memory
-                        e = merged.entries[paths[0]]
-                        w.file(paths[0], iter(lambda f=f: f.read(1 << 20), b""), m.size, e.mode, e.mtime, False)
-                        continue
-                    data = f.read() if keep else None
-                    for p in paths:
-                        e = merged.entries[p]
-                        w.file(p, [data] if data is not None else [], m.size, e.mode, e.mtime, sparse=data is None)
+                    if paths:
+                        _write_member(w, merged, tar.extractfile(m), m.size, paths, limits, read_when_large)
             while stream.read(1 << 20):
                 pass
     finally:
@@ -343,3 +440,54 @@ def materialise(img: Image, merged: Merged, view: Path, limits: dict[str, int]) 
                 os.utime(view / path, ns=(int(e.mtime * 1e9),) * 2, follow_symlinks=False)
             except OSError:
                 pass
+
+
+def _write_member(w: _Writer, merged: Merged, f, size: int, paths: list[str], limits: dict[str, int],
+                  read_when_large: Callable[[str, bytes], bool]) -> None:
+    """One file's bytes, streamed (a large pack never sits in memory) to its first path and copied to the others
+    (hard links); git folders whole, other files up to the scan limit, larger ones when the scan reads them."""
+    chunks = iter(lambda: f.read(1 << 20), b"")
+    if size > limits["scan_file_bytes"] and not any(_in_git(p) for p in paths):
+        head = f.read(LARGE_HEAD)
+        why = _not_copied(read_when_large(paths[0], head), size, w.budget, limits)
+        if why:
+            for p in paths:
+                merged.sparse[p] = why
+                e = merged.entries[p]
+                _placed(p, e, w.file, p, [], size, e.mode, e.mtime, True)
+            return
+        chunks = itertools.chain([head], chunks)
+    first = merged.entries[paths[0]]
+    _placed(paths[0], first, w.file, paths[0], chunks, size, first.mode, first.mtime, False)
+    for p in paths[1:]:
+        e = merged.entries[p]
+        _placed(p, e, w.file, p, w.read(paths[0]), size, e.mode, e.mtime, False)
+
+
+LARGE_HEAD = 8192  # enough to tell text (no NUL byte) and to see an archive's or a bundle's magic
+
+
+def _not_copied(read: bool, size: int, budget_left: int, limits: dict[str, int]) -> str | None:
+    """Why a file over ``scan_file_bytes`` is left sparse (None: copied, the scan reads it)."""
+    if not read:
+        return "binary, over scan_file_bytes"
+    if size > 16 * limits["archive_member_bytes"]:
+        return "over 16 × archive_member_bytes"
+    if budget_left - size < limits["materialise_bytes"] // 2:  # the rest is kept for git folders and small files
+        return "over half of materialise_bytes"
+    return None
+
+
+def _placed(path: str, e: MEntry, write, *args) -> None:
+    """``write(*args)``; a path the merged map could not place turns into one line naming it (never a
+    traceback, never the host's error about a file the user did not name)."""
+    try:
+        write(*args)
+    except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
+        raise InputError(f"layer {e.layer}: /{escape(path)}: cannot be placed in the image's file tree "
+                         f"({exc.strerror}); fix the image build") from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise InputError(f"layer {e.layer}: /{escape(path)}: its parent is a symlink loop; fix the image "
+                         "build") from None

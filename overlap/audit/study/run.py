@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ... import __version__
 from ...errors import InputError
+from ..model import text_safe
 from ..run import parse_limits
 from .execute import run_local, run_ray
 from .render import render_csv, render_html, render_md
@@ -79,7 +80,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def _dumps(data) -> str:
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    # text_safe: a target's name or id read from the targets file may hold an escaped lone surrogate
+    return json.dumps(text_safe(data), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 def _previous(path: Path, key: str) -> dict | None:
@@ -160,14 +162,14 @@ def document(entries: list[dict], options: BatchOptions, repeated_rows: int = 0)
     entries = sorted(entries, key=lambda e: (e["set"], e["instance_id"] or "", e.get("image") or e.get("path") or "",
                                              e["key"]))
     ok = sum(e["status"] == "ok" for e in entries)
-    return {
+    return text_safe({
         "schema": SCHEMA, "tool": {"name": "overlap", "version": __version__},
         "options": {**options.result_fields(), "fail_on": options.fail_on},
         "columns": [{"id": cid, "title": title, "codes": list(codes)} for cid, title, codes in COLUMNS],
         "verdict": worst_verdict(entries), "exit_code": exit_code(entries, options.fail_on),
         "counts": {"targets": len(entries), "ok": ok, "error": len(entries) - ok, "repeated_rows": repeated_rows},
         "sets": summarise(entries), "targets": entries,
-    }
+    })
 
 
 def document_json(doc: dict) -> str:

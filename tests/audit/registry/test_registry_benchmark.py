@@ -208,7 +208,7 @@ def test_every_target_ran_and_the_exit_code_is_documented(study):
     run = study.first
     assert run.code == 0, run.stderr  # every target ran; without --fail-on a leak does not change the code
     assert run.doc["schema"] == "overlap.audit.batch/1"
-    assert run.doc["counts"] == {"targets": 6, "ok": 6, "error": 0}
+    assert run.doc["counts"] == {"targets": 6, "ok": 6, "error": 0, "repeated_rows": 0}
     assert run.doc["verdict"] == "leak" and run.doc["exit_code"] == 0
     assert sorted(s["set"] for s in run.doc["sets"]) == [f"{NAME}:v1", f"{NAME}:v2"]
     assert study.written == run.doc
