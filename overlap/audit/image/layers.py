@@ -31,6 +31,7 @@ from pathlib import Path
 from ...errors import InputError
 from ..model import escape
 from .archive import AUFS_META, Image, LimitHit, _norm
+from .strict_tar import Damaged, open_tar
 
 SPOOL_NAMES = (".patch", ".diff", ".orig", ".rej")
 META = ("parsed_commit.json", "modified_files.json", "task_description.md", "eval.sh", "run_tests.sh")
@@ -55,43 +56,6 @@ class Merged:
     spooled: dict[tuple[int, int], bytes] = field(default_factory=dict)
     sparse: dict[str, str] = field(default_factory=dict)  # path -> why its bytes were not copied (pass 2)
     parents: set[str] = field(default_factory=set)  # every folder some entry was placed in, explicit or not
-
-
-class _Damaged(tarfile.ReadError):
-    """A layer tar the runtime refuses too; the message says what is wrong and at which byte."""
-
-
-_ZERO = bytes(tarfile.BLOCKSIZE)
-
-
-class _StrictInfo(tarfile.TarInfo):
-    """Header blocks read as Go's archive/tar reads them: tarfile ends the archive quietly at a cut header,
-    a failed checksum or a lone zero block, which would hide every member after it."""
-
-    @classmethod
-    def fromtarfile(cls, tar):
-        at = tar.fileobj.tell()
-        buf = tar.fileobj.read(tarfile.BLOCKSIZE)
-        if at == 0 and buf != _ZERO:  # no tar at all (a blob of another kind): tarfile's own error says so
-            obj = cls.frombuf(buf, tar.encoding, tar.errors)
-        else:
-            if buf and len(buf) < tarfile.BLOCKSIZE:
-                raise _Damaged(f"the tar ends inside a header block at byte {at:,} (a truncated layer)")
-            if buf == _ZERO:
-                after = tar.fileobj.read(tarfile.BLOCKSIZE)
-                if after and after != _ZERO:  # the end is two zero blocks; a lone one followed by data is damage
-                    raise _Damaged(f"a lone zero block at byte {at:,} is followed by more data (a damaged tar)")
-                raise tarfile.EOFHeaderError("end of file header")
-            try:
-                obj = cls.frombuf(buf, tar.encoding, tar.errors)
-            except tarfile.InvalidHeaderError as exc:
-                raise _Damaged(f"a damaged header block at byte {at:,} ({exc})") from None
-        obj.offset = tar.fileobj.tell() - tarfile.BLOCKSIZE
-        return obj._proc_member(tar)
-
-
-def _open_tar(stream) -> tarfile.TarFile:
-    return tarfile.open(fileobj=stream, mode="r|", tarinfo=_StrictInfo)
 
 
 def interesting(path: str) -> bool:
@@ -161,7 +125,7 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
         members: list[tuple[str, MEntry]] = []
         whiteouts, opaque = [], []
         try:
-            with _open_tar(stream) as tar:
+            with open_tar(stream) as tar:
                 for ordinal, m in enumerate(tar):
                     tar.members = []  # stream mode keeps every TarInfo otherwise
                     count += 1
@@ -210,8 +174,8 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
                 raise InputError(f"layer {i} ({layer.name}): its uncompressed tar does not match rootfs.diff_ids[{i}] "
                                  "of the image config (a corrupt layer or config); save or pull the image again") \
                     from None
-            if isinstance(exc, _Damaged) or str(exc) == "unexpected end of data":
-                what = exc if isinstance(exc, _Damaged) else "the tar ends inside a member's data (a truncated layer)"
+            if isinstance(exc, Damaged) or str(exc) == "unexpected end of data":
+                what = exc if isinstance(exc, Damaged) else "the tar ends inside a member's data (a truncated layer)"
                 raise InputError(f"layer {i} ({layer.name}): {what}; the runtime refuses it too: rebuild, save "
                                  "or pull the image again") from None
             raise InputError(f"layer {i} ({layer.name}): not a readable tar ({exc})") from None
@@ -321,7 +285,7 @@ def read_members(img: Image, wanted: set[tuple[int, int]], limits: dict[str, int
         if not todo:
             continue
         _, _, stream = img.open_layer(layer, budget)
-        with _open_tar(stream) as tar:
+        with open_tar(stream) as tar:
             for ordinal, m in enumerate(tar):
                 tar.members = []
                 if ordinal in todo and m.isreg() and m.size <= limits["spool_bytes"]:
@@ -424,7 +388,7 @@ def materialise(img: Image, merged: Merged, view: Path, limits: dict[str, int],
         budget = [limits["image_bytes"]]
         for layer in img.present_layers:
             raw, plain, stream = img.open_layer(layer, budget)
-            with _open_tar(stream) as tar:
+            with open_tar(stream) as tar:
                 for ordinal, m in enumerate(tar):
                     tar.members = []
                     paths = want.get((layer.index, ordinal))
