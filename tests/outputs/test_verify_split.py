@@ -149,6 +149,14 @@ def test_a_duplicate_left_in_the_split_is_caught(tmp_path):
      {("repo_pr", "owner/repo#12"), ("repo_pr_exact", "Owner/Repo#12")}),
     ({"id": "github.com/o/r/commit/ABCDEF12"}, KeyColumns(id="id"), {("fix_commit", "abcdef12")}),
     ({"id": 10055.5}, KeyColumns(id="id", scheme="ossfuzz"), set()),
+    # a forced scheme adds its loose form only for ids no specific form takes: a PR stays a PR, a CVE a CVE
+    ({"id": "acme/widget#10055"}, KeyColumns(id="id", scheme="ossfuzz"),
+     {("repo_pr", "acme/widget#10055"), ("repo_pr_exact", "acme/widget#10055")}),
+    ({"id": "https://github.com/acme/widget/pull/10055"}, KeyColumns(id="id", scheme="ossfuzz"),
+     {("repo_pr", "acme/widget#10055"), ("repo_pr_exact", "acme/widget#10055")}),
+    ({"id": "jq.cve-2023-10055"}, KeyColumns(id="id", scheme="ossfuzz"), {("cve", "CVE-2023-10055")}),
+    ({"id": "arvo:10055"}, KeyColumns(id="id", scheme="cve"), {("ossfuzz", "42471001")}),
+    ({"id": "task-10055"}, KeyColumns(id="id", scheme="ossfuzz"), {("ossfuzz", "42471001")}),
 ])
 def test_row_keys(row, columns, keys):
     assert row_keys(row, columns, MAPPING) == keys

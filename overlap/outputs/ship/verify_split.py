@@ -241,30 +241,37 @@ def row_keys(row: Mapping[str, Any], columns: KeyColumns, old_to_new: Mapping[in
             keys.add(("fix_commit", sha))
     taken = False
     if text and scheme != "columns":
-        if scheme in (None, "ossfuzz"):
-            number = _ossfuzz(text, forced=scheme == "ossfuzz")
-            if number is not None:
-                keys.add(("ossfuzz", str(old_to_new.get(number, number))))
-                taken = True
-        if not taken and scheme in (None, "cve"):
-            cve = find_cve(text)
-            if cve:
-                keys.add(("cve", cve))
-                taken = True
-        if not taken and scheme in (None, "ghsa") and _GHSA.fullmatch(text):
+        # Every scheme's specific form first, in the recognisers' order; a forced scheme only adds its looser
+        # form for an id none of them takes (under ossfuzz a PR stays a PR, a CVE a CVE), as docs/datasets.md
+        # states the rule.
+        number = _ossfuzz(text, forced=False)
+        if number is not None:
+            keys.add(("ossfuzz", str(old_to_new.get(number, number))))
+            taken = True
+        cve = None if taken else find_cve(text)
+        if cve:
+            keys.add(("cve", cve))
+            taken = True
+        if not taken and _GHSA.fullmatch(text):
             cve = find_cve(_text(cell(row, columns.cve)) or "")
             if cve:
                 keys.add(("cve", cve))
             taken = True
-        if not taken and scheme in (None, "github_pr"):
-            found = _pr_of_id(text)
-            if found is not None:
-                # The repo and PR columns win over the id when the row has them (as the adapters read them).
-                keys |= _pr_keys(repo if has(row, columns.repo) else found[0],
-                                 pr if has(row, columns.pr) else found[1], base)
-                return keys
-        if not taken and scheme in (None, "fix_commit"):
-            sha = _commit(text, forced=scheme == "fix_commit")
+        found = None if taken else _pr_of_id(text)
+        if found is not None:
+            # The repo and PR columns win over the id when the row has them (as the adapters read them).
+            return keys | _pr_keys(repo if has(row, columns.repo) else found[0],
+                                   pr if has(row, columns.pr) else found[1], base)
+        sha = None if taken else _commit(text, forced=False)
+        if sha:
+            keys.add(("fix_commit", sha))
+            taken = True
+        if not taken and scheme == "ossfuzz":
+            number = _ossfuzz(text, forced=True)
+            if number is not None:
+                keys.add(("ossfuzz", str(old_to_new.get(number, number))))
+        if not taken and scheme == "fix_commit":
+            sha = _commit(text, forced=True)
             if sha:
                 keys.add(("fix_commit", sha))
     return keys | _pr_keys(repo, pr, base)  # a row whose id is no PR still has the PR its columns give
