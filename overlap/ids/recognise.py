@@ -21,8 +21,8 @@ looser form for the values no recogniser's specific form takes: a PR URL stays a
 unrecognised: counted and listed (first five), never dropped silently. Rows whose value is not ASCII go
 through the scalar parsers (`trailing_int`, `find_cve`, `parse_instance_id`), so every Unicode rule
 (fullwidth digits refused, letters of any script bounding a CVE id) is theirs, unchanged; so are numbers
-too long for int64. Floats are ids only when whole (`10055.0` is 10055, as `overlap.ids.values.id_text`);
-a fraction is unrecognised.
+too long for int64. Floats are ids only when whole (`10055.0` is 10055, as `overlap.ids.values.id_text`); in a
+number column a fraction, inf or NaN is no id (missing, as the items count it).
 """
 
 from __future__ import annotations
@@ -178,7 +178,10 @@ def _example(value: str) -> str:
 
 
 def _display(values: Any) -> list[str | None]:
-    if pa.types.is_floating(values.type) or pa.types.is_boolean(values.type):
+    if pa.types.is_floating(values.type):  # a whole float as the integer it is read as
+        return [None if v is None else _example(str(int(v)) if v.is_integer() and abs(v) <= 2.0**53 else repr(v))
+                for v in values.to_pylist()]
+    if pa.types.is_boolean(values.type):
         return [None if v is None else _example(repr(v)) for v in values.to_pylist()]
     return [None if v is None else _example(str(v)) for v in values.to_pylist()]
 
@@ -552,6 +555,10 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     original_missing = pc.is_null(values)
     if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
         missing = blank
+    elif pa.types.is_floating(values.type):
+        # a number cell that is no whole number (NaN, how pandas writes a missing cell; a fraction; inf) is no
+        # id, as the side's items count it
+        missing = pc.is_null(text)
     else:
         missing = original_missing
     ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)

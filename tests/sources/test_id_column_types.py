@@ -81,3 +81,17 @@ def test_a_json_nan_id_is_no_id_as_a_null_is_in_parquet(tmp_path):
         report = scan_keys(str(tmp_path / name), {"id": column}).report
         counts.append((report.missing, report.unrecognised, {k: c.count for k, c in report.taken.items()}))
     assert counts[0] == counts[1] == counts[2] == (2, 0, {"ossfuzz": 1, "github_pr": 1})
+
+
+def test_a_number_column_counts_its_rows_without_an_id_as_its_items_do(tmp_path):
+    """A parquet float column: NaN (pandas' missing cell), a fraction and inf are no id, in the recognition
+    report as in the items and problems (they were listed as unrecognised ids there, missing here); a whole
+    float is the integer it is read as, in the report's examples too."""
+    pq.write_table(pa.table({"id": [10340.0, float("nan"), 12007.5, None, float("inf"), 5.0]}),
+                   tmp_path / "train.parquet")
+    dataset = read_generic(str(tmp_path / "train.parquet"), {"id": "id"})
+    report = dataset.recognition
+    problems = {p.what: p.count for p in dataset.problems}
+    assert (report.missing, report.unrecognised, report.unrecognised_examples) == (4, 2, ["10340", "5"])
+    assert problems == {"missing_id": 4, "unrecognised_id": 2}
+    assert sorted(dataset.items["item_id"]) == ["10340", "5"]
