@@ -37,13 +37,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from . import compiled
+from . import SCHEMES, compiled
 from .cve import find_cve, raw_cve
 from .github import MAX_PR, canonical_repo, normalize_repo, parse_instance_id, parse_pr, pr_keys
 from .ossfuzz import MAX_DIGITS, trailing_int
 
 KEY_FIELDS = ("row", "kind", "value", "raw")
-SCHEMES = ("ossfuzz", "cve", "ghsa", "github_pr", "fix_commit")
 CONTEXT = ("repo", "pr", "base", "cve", "fix")  # columns a recogniser may read beside the id
 
 _OWNER_REPO = r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+"
@@ -385,6 +384,8 @@ RECOGNISERS: dict[str, Recogniser] = {
                    "github.com/owner/repo/commit/<sha> (forced: a bare sha)", _fix_commit, ("/commit/",)),
     )
 }
+if tuple(RECOGNISERS) != SCHEMES:  # the light name list (declarations are checked against it) is this table's
+    raise ImportError(f"overlap.ids.SCHEMES {SCHEMES} is not the recognisers' order {tuple(RECOGNISERS)}")
 
 
 # --- PR keys, vectorised (overlap.ids.github.pr_keys over columns) -------------------------------------

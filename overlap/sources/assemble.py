@@ -8,11 +8,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..ids import LABEL
 from ..model import Dataset, Problem
 from .row_checks import HIDDEN, task_problems
 
-# The scheme of ids that only name their row (a set whose tasks carry no source identity): no key is looked for.
-LABEL = "label"
 
 def assemble(scan, spec, label: str, *, allow_empty: bool = False,
              problems: list[Problem] | None = None) -> Dataset:

@@ -17,8 +17,7 @@ from typing import Any
 import tomli_w
 
 from ..errors import InputError
-from ..ids.recognise import RECOGNISERS
-from .assemble import LABEL
+from ..ids import LABEL, SCHEMES
 
 # What a declaration holds: a dataset of tasks (`training`, `benchmark`, `reference` — what the atlas pairs —
 # or plain `dataset` when unsaid), or identity data (`mapping`, `pool`).
@@ -137,8 +136,8 @@ def _columns_defaults(table: dict[str, Any], origin: str) -> dict[str, Any]:
         raise InputError(f"{origin}: unknown column role {unknown[0]!r}; use {', '.join(COLUMN_ROLES)}")
     if "id" not in columns:
         raise InputError(f"{origin}: columns needs id = \"<the id column>\" (dotted for nested fields)")
-    if columns.get("scheme", LABEL) not in (*RECOGNISERS, LABEL):
-        raise InputError(f"{origin}: columns.scheme {columns['scheme']!r}; use one of {', '.join(RECOGNISERS)} (or "
+    if columns.get("scheme", LABEL) not in (*SCHEMES, LABEL):
+        raise InputError(f"{origin}: columns.scheme {columns['scheme']!r}; use one of {', '.join(SCHEMES)} (or "
                          f"{LABEL}: the id only names the row)")
     if not table.get("repo") and not table.get("path"):
         raise InputError(f"{origin}: say where the rows are: repo = \"owner/name\" (a Hub dataset) or "
