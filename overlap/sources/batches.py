@@ -39,6 +39,8 @@ from ..model import FileRecord, Provenance
 from . import hub_net
 from .csv_rows import csv_batches, csv_header
 from .files import net_errors
+from .folder_contents import is_metadata, refuse_unread, unread_problem
+from .hub_cache import check_snapshot, snapshot_names
 from .json_rows import ABSENT, exact_numbers, json_python
 from .local_glob import expand_glob
 from .streams import open_stream, refuse_binary, sniff
@@ -221,18 +223,30 @@ def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str
     if path.exists() and not path.is_dir():
         raise InputError(f"{path}: not a regular file (a FIFO or device); give a data file or a folder")
     if path.is_dir():
-        found = sorted(p for p in path.rglob("*") if p.is_file() and is_data_file(p.name)
-                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
-        names = [(p, p.relative_to(path).as_posix()) for p in found]
-        names = _by_split(names, split, str(path))
+        found, unread = [], []
+        for entry in sorted(path.rglob("*")):
+            name = entry.relative_to(path).as_posix()
+            if any(part.startswith(".") for part in entry.relative_to(path).parts):
+                continue
+            data = is_data_file(entry.name) and not is_metadata(entry.name)
+            why = unread_problem(entry, data)
+            if why is not None:
+                unread.append(((entry, name), why))
+            elif data and entry.is_file():
+                found.append((entry, name))
+        names = _by_split(found, split, str(path))
+        refuse_unread([(entry, why) for (entry, name), why in unread if split is None or split_matches(name, split)])
         if not names:
             raise InputError(f"{path}: no data files (.parquet, .jsonl, .json, .csv, optionally .gz/.zst) in "
                              "this folder")
         return [DataFile(str(p), n) for p, n in names], "local-folder", path.name or str(path)
     if globlib.has_magic(text):
         matched = expand_glob(text)
-        found = [p for p in matched if p.is_file() and is_data_file(p.name)]
+        found = [p for p in matched if p.is_file() and is_data_file(p.name) and not is_metadata(p.name)]
         names = _by_split([(p, str(p)) for p in found], split, text)
+        refuse_unread([(p, why) for p in matched
+                       if (why := unread_problem(p, is_data_file(p.name) and not is_metadata(p.name))) is not None
+                       and (split is None or split_matches(str(p), split))])
         if not names:
             raise InputError(f"{text}: the pattern matches no data file (.parquet, .jsonl, .json, .csv, "
                              "optionally .gz/.zst)")
@@ -362,10 +376,11 @@ def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, spli
             f"{repo_id}@{revision or 'main'}: no snapshot of this revision is in the Hub cache, and {why}; run "
             "once with internet (it fills the cache), or give a local file or folder") from None
     sha = folder.name
-    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    names = snapshot_names(folder)
     readme_path = folder / "README.md"
     readme = _read_readme(lambda: readme_path.read_bytes() if readme_path.is_file() else None)
     chosen = choose_files(names, readme, config, split, f"{repo_id}@{sha[:12]}")
+    check_snapshot(folder, chosen, repo_id)
     files = []
     for name in chosen:
         local = folder / name
@@ -401,7 +416,8 @@ def choose_files(names: list[str], card: dict | None, config: str | None, split:
     """The data files of a Hub repo that make `config` (and `split`): by the card's `configs:` when it has
     them, else by the Hub's conventions (a folder or file named like the config, files named like the split).
     """
-    data = sorted(n for n in names if is_data_file(n) and not any(p.startswith(".") for p in n.split("/")))
+    data = sorted(n for n in names if is_data_file(n) and not is_metadata(n)
+                  and not any(p.startswith(".") for p in n.split("/")))
     configs = (card or {}).get("configs")
     if isinstance(configs, list) and configs:
         by_name = {c.get("config_name", "default"): c for c in configs if isinstance(c, dict)}
@@ -539,7 +555,9 @@ def _plan(schema, columns: list[str], optional: set[str], file_name: str) -> lis
             else:
                 plan = _Projection(column, parts[0], parts[1:])
         if plan is None and column not in optional:
-            raise InputError(f"{file_name}: no column '{column}'; the file has {_describe(schema)}")
+            raise InputError(f"{file_name}: no column '{column}'; the file has {_describe(schema)}; every file read "
+                             "must have it (reading on would leave this file's rows out): add it, name the column "
+                             "the files have, or move this file out of the set")
         plans.append(plan)
     return plans
 

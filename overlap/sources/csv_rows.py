@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import InputError
-from .streams import MAX_LINE_BYTES, open_stream, refuse_binary
+from .streams import MAX_LINE_BYTES, capped_lines, open_stream, refuse_binary
 
 BLOCK_BYTES = 16 << 20
 MAX_HEADER_BYTES = 16 << 20
@@ -60,7 +60,10 @@ def csv_header(path: str, name: str, filesystem: Any, compression: str | None) -
     if b"\n" not in head and len(head) > MAX_HEADER_BYTES:
         raise InputError(f"{name}: the CSV header line is longer than {MAX_HEADER_BYTES >> 20} MiB; is this a "
                          "CSV file?")
-    text = line.decode("utf-8-sig", "replace")
+    try:
+        text = line.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise not_utf8(name, 1, exc.start) from None
     header = next(csv.reader(io.StringIO(text)), []) if text.strip() else []
     if not header:
         raise InputError(f"{name}: the CSV file is empty (no header line)")
@@ -83,6 +86,10 @@ def csv_batches(path: str, name: str, filesystem: Any, compression: str | None, 
         for batch in reader:
             yield convert(batch)
     except pa.ArrowInvalid as exc:
+        if "utf8" in str(exc).lower().replace("-", ""):
+            found = first_bad_line(path, filesystem, compression)
+            if found is not None:
+                raise not_utf8(name, *found) from None
         if "straddling" in str(exc) or "block" in str(exc).lower():
             raise InputError(f"{name}: a CSV row longer than {block >> 20} MiB (or a quote that is never "
                              "closed); check the file") from None
@@ -93,6 +100,24 @@ def csv_batches(path: str, name: str, filesystem: Any, compression: str | None, 
             raise InputError(f"{name}: line {line}: a quote opened here is never closed, so the rest of the file "
                              "would be read as one cell; close the quote (a quote inside a quoted cell is "
                              "written twice: \"\")")
+
+
+def not_utf8(name: str, line: int, byte: int) -> InputError:
+    return InputError(f"{name}: line {line}: not UTF-8 text (byte {byte}); re-encode the file as UTF-8 (a latin-1 or "
+                      "Windows-1252 export: iconv -f latin1 -t utf-8)")
+
+
+def first_bad_line(path: str, filesystem: Any, compression: str | None) -> tuple[int, int] | None:
+    """(line, byte in the file) of the first byte that is not UTF-8, or None."""
+    offset = 0
+    with io.BufferedReader(open_stream(path, filesystem, compression), buffer_size=1 << 20) as stream:
+        for line_no, raw in capped_lines(stream, path):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return line_no, offset + exc.start
+            offset += len(raw)
+    return None
 
 
 def unclosed_quote_line(path: str, filesystem: Any, compression: str | None) -> int | None:

@@ -27,6 +27,17 @@ from .streams import capped_lines, refuse_binary
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+COMPRESSED_SUFFIXES = (".gz", ".zst")  # the forms every reader of a format also takes (`batches.COMPRESSIONS`)
+
+
+def of_format(name: str, suffix: str) -> bool:
+    """Whether a file is of the format `suffix` names, plain or compressed (`x.jsonl`, `x.jsonl.gz`,
+    `x.jsonl.zst`): a layout that reads a format reads it in every form the readers take."""
+    for codec in COMPRESSED_SUFFIXES:
+        if name.lower().endswith(codec):
+            name = name[: -len(codec)]
+            break
+    return name.endswith(suffix)
 
 
 def sha256_of(path: Path) -> str:
@@ -372,4 +383,4 @@ class SplitSource(FileSource):
         return relpath in self.shards
 
     def listed(self, suffix: str) -> list[str]:
-        return sorted(name for name in self.shards if name.endswith(suffix))
+        return sorted(name for name in self.shards if of_format(name, suffix))

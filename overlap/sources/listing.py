@@ -7,25 +7,37 @@ import os
 from pathlib import Path
 
 from ..errors import HubUnavailableError, InputError
-from .files import FileSource, HubRepo, LocalFolder, SplitSource
+from .files import FileSource, HubRepo, LocalFolder, SplitSource, of_format
+from .hub_cache import check_snapshot, snapshot_names
 
 
 def list_files(source: FileSource, suffix: str) -> list[str]:
-    """Repo-relative paths of all files ending in `suffix`: the Hub's file list (HfApi.list_repo_files), or
-    the local folder (glob), or the cached snapshot when offline. Sorted; hidden folders left out."""
+    """Repo-relative paths of all files ending in `suffix`, or in `suffix` and `.gz` / `.zst`: the Hub's file list
+    (HfApi.list_repo_files), or the local folder, or the cached snapshot when offline (checked complete,
+    `hub_cache`). Sorted; hidden folders left out; a link to nothing is an error naming it."""
     if isinstance(source, SplitSource):
         return source.listed(suffix)
     if isinstance(source, LocalFolder):
         root = Path(source.root)
-        found = [p.relative_to(root).as_posix() for p in root.rglob(f"*{suffix}") if p.is_file()]
-        return sorted(f for f in found if not any(part.startswith(".") for part in f.split("/")))
+        found = sorted(p for p in root.rglob("*") if of_format(p.name, suffix)
+                       and not any(part.startswith(".") for part in p.relative_to(root).parts))
+        dangling = [p for p in found if p.is_symlink() and not p.exists()]
+        if dangling:
+            raise InputError(f"{dangling[0]}: a link to {os.readlink(dangling[0])}, which does not exist, so its rows "
+                             "cannot be read; fix or remove the link")
+        return [p.relative_to(root).as_posix() for p in found if p.is_file()]
     if isinstance(source, HubRepo):
-        return sorted(f for f in _hub_files(source) if f.endswith(suffix)
-                      and not any(part.startswith(".") for part in f.split("/")))
+        names, snapshot = _hub_files(source)
+        listed = sorted(f for f in names if of_format(f, suffix)
+                        and not any(part.startswith(".") for part in f.split("/")))
+        if snapshot is not None:
+            check_snapshot(snapshot, listed, source.repo_id or str(source.location))
+        return listed
     raise InputError(f"{source.location}: a listing needs a folder or a Hub repo")  # pragma: no cover
 
 
-def _hub_files(source: HubRepo) -> list[str]:
+def _hub_files(source: HubRepo) -> tuple[list[str], Path | None]:
+    """The repo's files, and the cached snapshot folder when they were listed from it (offline)."""
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub import errors as hf_errors
 
@@ -33,7 +45,7 @@ def _hub_files(source: HubRepo) -> list[str]:
     try:
         if offline:
             raise hf_errors.OfflineModeIsEnabled("HF_HUB_OFFLINE is set")
-        return list(HfApi().list_repo_files(source.repo_id, repo_type="dataset", revision=source.revision))
+        return list(HfApi().list_repo_files(source.repo_id, repo_type="dataset", revision=source.revision)), None
     except hf_errors.RepositoryNotFoundError:
         raise InputError(f"{source.repo_id}: no such Hub dataset (or it is private and no token is set)") from None
     except hf_errors.RevisionNotFoundError:
@@ -51,4 +63,4 @@ def _hub_files(source: HubRepo) -> list[str]:
         ) from None
     root = Path(folder)
     source.origin = "hub-cache"
-    return [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+    return snapshot_names(root), root

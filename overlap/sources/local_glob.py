@@ -17,7 +17,8 @@ from pathlib import Path
 
 
 def expand_glob(pattern: str) -> list[Path]:
-    """The existing paths matching `pattern` (glob syntax, `**` = any folders), sorted, each real file once."""
+    """The existing paths matching `pattern` (glob syntax, `**` = any folders), sorted, each real file once; a
+    link to nothing that matches is listed too (the caller says it cannot be read)."""
     pattern = os.path.expanduser(pattern)
     parts = re.split(r"[/\\]+" if os.sep == "\\" else "/+", pattern)
     fixed = []
@@ -37,7 +38,9 @@ def expand_glob(pattern: str) -> list[Path]:
         try:
             info = os.stat(path)
         except OSError:
-            continue  # a dangling link
+            if os.path.islink(path):
+                out.append(Path(path))  # a link to nothing: listed, so the reader names it instead of skipping it
+            continue
         key = (info.st_dev, info.st_ino)
         if key in seen_files:
             continue

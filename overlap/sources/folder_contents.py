@@ -1,0 +1,63 @@
+"""What a local folder (or glob) given as a dataset holds besides its data files, and what is done with it.
+
+A file left unread is rows left out of the answer, so nothing is skipped without being named: a file of a
+type no reader takes (an `.arrow` file written by `datasets.save_to_disk`, a `.tsv`, a `.parquet.xz`), a link
+to nothing and a FIFO or device are errors naming the file. Only files that are clearly not rows are left
+out: hidden files and folders, documentation and licences (`README*`, `LICENSE*`, `LICENCE*`, `COPYING*`,
+`NOTICE*`, `CITATION*`, `CHANGELOG*`, any `*.md`), the `datasets` library's metadata beside its shards
+(`dataset_info.json`, `dataset_infos.json`, `dataset_dict.json`, `state.json`), and names starting with `_`
+that are no data file (`_SUCCESS`, `_metadata`: what Spark and parquet writers leave, as pyarrow skips them).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import InputError
+from ..words import plural
+
+READ_FORMATS = ".parquet, .jsonl, .json or .csv, each also .gz or .zst compressed"
+METADATA_NAMES = frozenset({"dataset_info.json", "dataset_infos.json", "dataset_dict.json", "state.json"})
+_DOC_STEMS = ("readme", "license", "licence", "copying", "notice", "citation", "changelog")
+
+
+def is_metadata(name: str) -> bool:
+    """A file beside the data that holds no rows, though its name may end like a data file's."""
+    return name.rsplit("/", 1)[-1].lower() in METADATA_NAMES
+
+
+def is_documentation(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1].lower()
+    return base.split(".", 1)[0] in _DOC_STEMS or base.endswith(".md")
+
+
+def unread_problem(path: Path, is_data: bool) -> str | None:
+    """Why `path` (a non-hidden entry of the folder) cannot be left out silently, or None: a data file to read,
+    or a file that is no data."""
+    if path.is_symlink() and not path.exists():
+        return f"a link to {os.readlink(path)}, which does not exist, so its rows cannot be read; fix or remove " \
+               "the link"
+    if path.is_dir():
+        return None
+    if not path.is_file():
+        return "not a regular file (a FIFO or device); move it out of the folder"
+    if is_metadata(path.name) or (not is_data and (is_documentation(path.name) or path.name.startswith("_"))):
+        return None  # `_SUCCESS`, `_metadata`: markers and summaries writers (Spark, parquet) leave beside data
+    if is_data:
+        return None
+    why = f"overlap does not read this type of file, so its rows would be left out; it reads {READ_FORMATS}: " \
+          "convert it, or move it out of the folder"
+    if path.name.lower().endswith(".arrow"):
+        why += " (an .arrow file is what the `datasets` library's save_to_disk writes: " \
+               "datasets.load_from_disk(FOLDER).to_parquet(FILE) converts it)"
+    return why
+
+
+def refuse_unread(problems: list[tuple[Path, str]]) -> None:
+    """One line naming the first file that would be left out (and how many there are)."""
+    if not problems:
+        return
+    path, why = problems[0]
+    more = f" ({plural(len(problems) - 1, 'more file')} like it)" if len(problems) > 1 else ""
+    raise InputError(f"{path}: {why}{more}")

@@ -1,0 +1,81 @@
+"""A Hub cache snapshot read offline, checked complete for the files about to be read.
+
+The cache has no list of a repo's files: a snapshot folder holds links to the blobs that were downloaded. A
+download cut short, or a blob deleted to save space, leaves a snapshot that lists fewer files (or links to
+blobs that are gone), and reading what is there would give a part of the dataset as if it were the whole. Two
+signs are certain without the network: a link whose blob is missing, and a set of shards named
+`<name>-<i>-of-<n>` (the Hub's own naming) with some of the n absent. Either is an error naming the file.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import HubUnavailableError
+from ..words import plural, verb
+
+# `train-00000-of-00002.parquet`, `data/test-00001-of-00004-5b3c1a.parquet` (older conversions add a hash)
+_SHARD = re.compile(r"^(?P<head>.*?)(?P<index>\d+)-of-(?P<total>\d+)(?P<tail>[^/]*)$")
+
+
+def snapshot_names(folder: Path) -> list[str]:
+    """Repo-relative names of the files of a cached snapshot, links to missing blobs included (sorted)."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                  if p.is_file() or (p.is_symlink() and not p.exists()))
+
+
+def missing_shards(names: list[str]) -> list[str]:
+    """The shards absent from each `<name>-<i>-of-<n>` set that `names` holds some of, named as the present
+    ones are (a hash part that differs between shards is shown as `*`); past five of a set, one line counts
+    the rest."""
+    sets: dict[tuple[str, str, str], dict[int, tuple[int, str]]] = {}
+    for name in names:
+        folder, _, base = name.rpartition("/")
+        match = _SHARD.match(base)
+        if match and int(match["index"]) < int(match["total"]):
+            key = (folder, match["head"], match["total"])
+            sets.setdefault(key, {})[int(match["index"])] = (len(match["index"]), match["tail"])
+    out = []
+    for (folder, head, total_text), present in sorted(sets.items()):
+        total = int(total_text)
+        if len(present) == total:
+            continue
+        width = next(iter(present.values()))[0]
+        tails = {tail for _, tail in present.values()}
+        tail = tails.pop() if len(tails) == 1 else "*" + Path(next(iter(tails))).suffix
+        prefix = f"{folder}/" if folder else ""
+        shown = []
+        index = 0
+        # stops after five: a hostile `-of-<n>` never makes a walk as long as n
+        while index < total and len(shown) < 5:
+            if index not in present:
+                shown.append(f"{prefix}{head}{index:0{width}d}-of-{total_text}{tail}")
+            index += 1
+        out.extend(shown)
+        rest = total - len(present) - len(shown)
+        if rest:
+            out.append(f"{plural(rest, 'more shard')} of {prefix}{head}*-of-{total_text}")
+    return out
+
+
+def check_snapshot(folder: Path, names: list[str], repo_id: str) -> None:
+    """Refuse reading `names` (repo-relative) from the cached snapshot `folder` when one of them links to a
+    missing blob or a shard of their `-of-<n>` sets is not cached: an HubUnavailableError naming the file and
+    saying how to fill the cache."""
+    dangling = [n for n in names if not (folder / n).exists()]
+    absent = missing_shards(names)
+    if not dangling and not absent:
+        return
+    where = f"{repo_id}@{folder.name[:12]}"
+    if dangling:
+        what = (f"{', '.join(dangling[:3])}{' …' if len(dangling) > 3 else ''} "
+                f"{verb(len(dangling), 'links', 'link')} to a blob that is not there")
+    else:
+        shown = ", ".join(absent[:3]) + (" …" if len(absent) > 3 else "")
+        what = f"{shown} {verb(len(absent), 'is', 'are')} not cached beside the other shards of " \
+               f"{verb(len(absent), 'its', 'their')} set"
+    raise HubUnavailableError(
+        f"{where}: the Hub cache is incomplete ({what}: an interrupted or partly deleted download), and reading "
+        f"the rest would leave those rows out; run once with internet (without HF_HUB_OFFLINE) to download "
+        f"{repo_id} again, or pass --data NAME=DIR with a folder holding every file")
