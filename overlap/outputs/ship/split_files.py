@@ -9,7 +9,11 @@ Each input file of the training set becomes one shard under `data/`, named like 
 - CSV stays CSV: the header and the kept records are copied byte for byte (a record may span lines);
 - a JSON array becomes JSON lines (`.jsonl`, one element a line), since it cannot be cut into pieces and stay
   one array;
-- a `.gz` / `.zst` compressed JSON-lines, JSON or CSV file gives a shard compressed the same way.
+- a `.gz` / `.zst` JSON-lines, JSON or CSV file gives a shard compressed as its name says; it is read as its
+  bytes are (a `.gz` holding plain text is read as text, as a compare reads it).
+
+Two input files that would give one shard (`a.json`, an array, and `a.jsonl`) are refused by the caller
+(`splits`) before anything is written; a failure to read an input again names the input file.
 
 A row's position is the one the adapters count: the row index for parquet, CSV and JSON arrays, the index
 among non-blank lines for JSON lines. Shards whose column types drift (int64 in one, string in another)
@@ -24,14 +28,16 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ...errors import InputError
 from ...sources.files import first_line, read_json_rows
-from ...sources.streams import MAX_LINE_BYTES
+from ...sources.streams import MAX_LINE_BYTES, sniff
 
 SHARD_FOLDER = "data"
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
@@ -47,9 +53,24 @@ def _plain_suffix(path: Path) -> str:
 
 
 def open_bytes(path: Path):
-    """A binary reader of a file, decompressed when its name ends in `.gz` / `.zst`."""
-    codec = compression_of(path)
+    """A binary reader of a file, decompressed when its bytes are gzip or zstd: as the readers of a compare take
+    it (`overlap.sources.streams.sniff`), so a `.gz` that is not compressed is copied as the text it is."""
+    codec = sniff(str(path), None, "", compression_of(path))[1]
     return io.BufferedReader(pa.input_stream(str(path), compression=codec)) if codec else open(path, "rb")
+
+
+def _reading(source: Path, rows: Iterator[Any]) -> Iterator[Any]:
+    """`rows`, with a failure to read them named as the input file's: a write beside them must not take the
+    blame for it (an error while writing the output folder names the folder)."""
+    while True:
+        try:
+            item = next(rows)
+        except StopIteration:
+            return
+        except (OSError, EOFError, pa.ArrowInvalid) as exc:
+            raise InputError(f"{source}: cannot read the file again to write its shard ({first_line(exc)}); is it "
+                             "complete?") from None
+        yield item
 
 
 def _create(path: Path, like: Path):
@@ -88,8 +109,12 @@ def shard_for(label: str, source: Path) -> Shard:
 
 
 def _is_json_array(path: Path) -> bool:
-    with open_bytes(path) as handle:
-        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    try:
+        with open_bytes(path) as handle:
+            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except (OSError, EOFError, pa.ArrowInvalid) as exc:
+        raise InputError(f"{path}: cannot read the file again to write its shard ({first_line(exc)}); is it "
+                         "complete?") from None
     return head.startswith(b"[")
 
 
@@ -161,6 +186,16 @@ def csv_records(path: Path) -> tuple[bytes, Iterator[tuple[int, bytes]]]:
     return header, records()
 
 
+def _input_rows(shard: Shard) -> tuple[bytes, Iterator[tuple[int, bytes]]]:
+    """(header, (position, row as written)) of a text input, a failure to read it naming the input file."""
+    try:
+        header, rows = csv_records(shard.source) if shard.kind == "csv" else (b"", line_rows(shard))
+    except (OSError, EOFError, pa.ArrowInvalid) as exc:
+        raise InputError(f"{shard.source}: cannot read the file again to write its shard ({first_line(exc)}); is "
+                         "it complete?") from None
+    return header, _reading(shard.source, rows)
+
+
 # --- the schema every parquet shard is written with --------------------------------------------------------
 
 
@@ -228,7 +263,7 @@ def write_shard(shard: Shard, root: Path, positions: set[int], keep_listed: bool
     target.parent.mkdir(parents=True, exist_ok=True)
     if shard.kind in ("jsonl", "json", "csv"):
         read = 0
-        header, rows = csv_records(shard.source) if shard.kind == "csv" else (b"", line_rows(shard))
+        header, rows = _input_rows(shard)
         with _create(target, shard.source) as out:
             out.write(header)
             for position, line in rows:
@@ -240,7 +275,7 @@ def write_shard(shard: Shard, root: Path, positions: set[int], keep_listed: bool
     writer = None
     listed = as_array(positions)
     try:
-        for offset, piece in table_pieces(shard):
+        for offset, piece in _reading(shard.source, table_pieces(shard)):
             read += piece.num_rows
             rows = piece.filter(_mask(offset, piece.num_rows, listed, keep_listed))
             rows = conform(rows, schema) if schema is not None and shard.kind == "parquet" else rows
@@ -257,13 +292,40 @@ def write_shard(shard: Shard, root: Path, positions: set[int], keep_listed: bool
     return read
 
 
+def same_table(a: pa.Table, b: pa.Table) -> bool:
+    """Whether two tables hold the same values, a NaN equal to a NaN: `Table.equals` finds a float column
+    holding NaN unequal even to itself, and pandas writes every missing float as NaN."""
+    if a.equals(b):
+        return True
+    if a.schema != b.schema or a.num_rows != b.num_rows:
+        return False
+    return all(_same_values(x.combine_chunks(), y.combine_chunks()) for x, y in zip(a.columns, b.columns,
+                                                                                   strict=True))
+
+
+def _same_values(x: pa.Array, y: pa.Array) -> bool:
+    if x.equals(y):
+        return True
+    if not x.is_valid().equals(y.is_valid()):
+        return False
+    if pa.types.is_floating(x.type):
+        nan_x, nan_y = pc.fill_null(pc.is_nan(x), False), pc.fill_null(pc.is_nan(y), False)
+        zero = pa.scalar(0, x.type)
+        return nan_x.equals(nan_y) and pc.if_else(nan_x, zero, x).equals(pc.if_else(nan_y, zero, y))
+    if pa.types.is_struct(x.type):
+        return all(_same_values(a, b) for a, b in zip(x.flatten(), y.flatten(), strict=True))
+    if pa.types.is_list(x.type) or pa.types.is_large_list(x.type):
+        return x.value_lengths().equals(y.value_lengths()) and _same_values(x.flatten(), y.flatten())
+    return False
+
+
 def same_rows(shard: Shard, root: Path, positions: set[int], keep_listed: bool,
               schema: pa.Schema | None) -> str | None:
     """Read the written shard back and compare it with the input rows it should hold; None when equal,
     else where they first differ."""
     written = root / shard.relpath
     if shard.kind in ("jsonl", "json", "csv"):
-        header, rows = csv_records(shard.source) if shard.kind == "csv" else (b"", line_rows(shard))
+        header, rows = _input_rows(shard)
         with open_bytes(written) as handle:
             if header and handle.read(len(header)) != header:
                 return f"{shard.relpath}: the header differs from {shard.label}'s"
@@ -280,7 +342,7 @@ def same_rows(shard: Shard, root: Path, positions: set[int], keep_listed: bool,
             continue
         if schema is not None and shard.kind == "parquet":
             expected = conform(expected, schema)
-        if group >= out_groups.num_row_groups or not out_groups.read_row_group(group).equals(expected):
+        if group >= out_groups.num_row_groups or not same_table(out_groups.read_row_group(group), expected):
             last = offset + piece.num_rows - 1
             return f"{shard.relpath}: the rows from {shard.label} positions {offset}–{last} differ"
         group += 1

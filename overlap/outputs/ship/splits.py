@@ -90,7 +90,20 @@ def _input_shards(dataset) -> list[tuple[Shard, int]]:
         out.append((shard_for(record.path, path), int(record.rows or 0)))
     if not out:
         raise InputError(f"{dataset.name}: the provenance lists no files to re-read")
+    _refuse_shared_shards([shard for shard, _ in out])
     return out
+
+
+def _refuse_shared_shards(shards: list[Shard]) -> None:
+    """Two input files written to one shard (`a.json`, a JSON array, and `a.jsonl` both become `data/a.jsonl`)
+    would overwrite each other's rows: refused, naming both, before anything is written."""
+    seen: dict[str, Shard] = {}
+    for shard in shards:
+        first = seen.setdefault(shard.relpath, shard)
+        if first is not shard:
+            raise InputError(f"{first.label} and {shard.label} would both be written as {shard.relpath} (a JSON array "
+                             "is written as JSON lines, one shard per input file); rename one of them, or move it out "
+                             "of the training set, then filter again")
 
 
 def _split_source(dataset, shards: list[Shard], root: Path) -> SplitSource:
