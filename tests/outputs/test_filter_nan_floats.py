@@ -4,6 +4,7 @@ the input has NaN. The oracle compares rows as Python values, a NaN equal to a N
 
 from __future__ import annotations
 
+import json
 import math
 
 import pyarrow as pa
@@ -55,3 +56,15 @@ def test_tables_with_nan_are_equal_to_themselves_and_not_to_others():
     assert not same_table(nan, pa.table({"x": [1.0, 2.0, None]}))
     assert not same_table(nan, pa.table({"x": [1.0, None, math.nan]}))
     assert not same_table(nan, pa.table({"x": [1.0, math.nan, 0.0]}))
+
+
+def test_a_nan_in_a_column_unified_to_text_is_written_null(tmp_path):
+    """Shards that disagree on a column's type (text in one, floats in another) are written with it as text:
+    a NaN there is the missing value it stands for (null), never the text `nan`."""
+    folder = tmp_path / "train"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": ["arvo:1", "arvo:2"], "note": ["a", None]}), folder / "a.parquet")
+    pq.write_table(pa.table({"id": ["arvo:3", "arvo:4"], "note": [1.0, math.nan]}), folder / "b.parquet")
+    filter_train(str(folder), ["cybergym"], tmp_path / "out", data=demo_data(), id_column="id")
+    assert json.loads((tmp_path / "out" / "filter.json").read_text())["columns_unified_to_text"] == ["note"]
+    assert pq.read_table(tmp_path / "out" / "data" / "b.parquet").column("note").to_pylist() == ["1", None]

@@ -238,9 +238,16 @@ def _scalar(kind: pa.DataType) -> bool:
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """`table` with `schema`'s columns, in its order and types (a column a shard lacks is null)."""
-    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
+    columns = [_cast(table.column(f.name), f.type) if f.name in table.column_names
                else pa.nulls(table.num_rows, f.type) for f in schema]
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _cast(column, kind: pa.DataType):
+    """A column in the unified type; a NaN made text is null, the missing value it stands for, not `nan`."""
+    if pa.types.is_floating(column.type) and pa.types.is_string(kind):
+        column = pc.if_else(pc.fill_null(pc.is_nan(column), False), pa.scalar(None, column.type), column)
+    return column.cast(kind)
 
 
 # --- writing ----------------------------------------------------------------------------------------------
