@@ -47,6 +47,8 @@ def trailing_int(task_id: object) -> int | None:
     if not isinstance(task_id, str):
         return None
     text = task_id.strip()
+    if "github.com" in text.lower():  # a GitHub issue or PR URL names a GitHub object, never an OSS-Fuzz issue
+        return None
     # A digit of another script anywhere makes the id ambiguous (`arvo:１２34` is not issue 34).
     if not text.isascii() and any(ch.isnumeric() for ch in text if not ch.isascii()):
         return None

@@ -264,8 +264,9 @@ def _str(array: Any) -> Any:
 
 
 def _ossfuzz(values, open_rows, context, forced):
-    if forced:
+    if forced:  # any trailing issue number, but never in a GitHub URL (`trailing_int`)
         numbers = _issue_numbers(extract(values, _OSSFUZZ_TRAILING))
+        numbers = pc.if_else(_holds(values, context, "github.com"), pa.scalar(None, pa.int64()), numbers)
     else:  # every specific form holds `arvo` or `fuzz`: the regexes run only on the values that do
         candidate = _holds(values, context, "arvo", "fuzz")
         count = pc.sum(candidate).as_py() or 0

@@ -44,6 +44,16 @@ def test_ossfuzz_refusals(value):
     assert keys == [] and report.unrecognised == 1 and report.unrecognised_examples == [value]
 
 
+def test_forced_ossfuzz_never_reads_a_github_url_as_an_issue():
+    """GitHub issue and PR numbers overlap old OSS-Fuzz ids: under --id-scheme ossfuzz a GitHub issue URL or an
+    API link must not become an OSS-Fuzz issue (ASCII values and, through the scalar parsers, others)."""
+    values = ["https://github.com/acme/widget/issues/10102", "https://api.github.com/repos/acme/widget/pulls/10340",
+              "https://GitHub.com/acme/wïdget/issues/10055", "task-10055"]
+    keys, report = _keys(values, scheme="ossfuzz")
+    assert [(k[0], k[2]) for k in keys] == [(3, "10055")]
+    assert report.unrecognised == 3
+
+
 def test_forced_ossfuzz_takes_any_trailing_issue_number_and_whole_floats_only():
     keys, report = _keys(["10055", "task-77"], scheme="ossfuzz")
     assert [k[2] for k in keys] == ["10055", "77"]

@@ -157,6 +157,7 @@ def test_a_duplicate_left_in_the_split_is_caught(tmp_path):
     ({"id": "jq.cve-2023-10055"}, KeyColumns(id="id", scheme="ossfuzz"), {("cve", "CVE-2023-10055")}),
     ({"id": "arvo:10055"}, KeyColumns(id="id", scheme="cve"), {("ossfuzz", "42471001")}),
     ({"id": "task-10055"}, KeyColumns(id="id", scheme="ossfuzz"), {("ossfuzz", "42471001")}),
+    ({"id": "https://github.com/acme/widget/issues/10055"}, KeyColumns(id="id", scheme="ossfuzz"), set()),
 ])
 def test_row_keys(row, columns, keys):
     assert row_keys(row, columns, MAPPING) == keys

@@ -159,7 +159,7 @@ def ossfuzz_key(text: str) -> str | None:
 
 
 def forced_ossfuzz_key(text: str) -> str | None:
-    if GITHUB_URL.match(text):  # a pull request or commit URL is not an OSS-Fuzz issue
+    if "github.com" in text.lower():  # a GitHub URL (a PR, an issue, an API link) is not an OSS-Fuzz issue
         return None
     match = TRAILING.fullmatch(text)
     number = issue(match.group(1)) if match else None
