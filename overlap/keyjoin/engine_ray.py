@@ -25,6 +25,7 @@ from ..ids.recognise import RecognitionReport
 from ..model import FileRecord
 from ..reach import ray_session
 from ..sources.batches import _batch, _plan, data_format, open_batches
+from ..sources.files import first_line
 from ..sources.generic import GenericColumns, _batch_items
 
 
@@ -51,7 +52,7 @@ def ray_key_batches(source: str | os.PathLike, spec: GenericColumns, report: Rec
         raise InputError(f"{batches.label}: the ray engine reads parquet files (local or object-store); read "
                          "other formats with the local engine")
     yield batches.label, batches.provenance
-    plans_of = {f.path: _plan(pq.ParquetFile(f.path).schema_arrow, columns, optional, f.name) for f in batches.files}
+    plans_of = {f.path: _plan(_schema(f.path), columns, optional, f.name) for f in batches.files}
     with ray_session(address, workers, data=True) as ray:
         ctx = ray.data.DataContext.get_current()
         keep = ctx.execution_options.preserve_order
@@ -65,9 +66,24 @@ def ray_key_batches(source: str | os.PathLike, spec: GenericColumns, report: Rec
                 parts.append(read.map_batches(_keys_of, batch_size=batch_rows, batch_format="pyarrow",
                                               fn_kwargs={"plans": plans, "columns": columns, "spec": spec}))
             dataset = parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
-            yield from _gather(dataset, batches, report)
+            try:
+                yield from _gather(dataset, batches, report)
+            except InputError:
+                raise
+            except Exception as exc:  # Ray wraps a worker's read error in its own kinds, the file unnamed
+                raise InputError(f"{batches.label}: the ray engine could not read a training file ({first_line(exc)}"
+                                 "); run with --engine local, which names the file and row") from None
         finally:
             ctx.execution_options.preserve_order = keep
+
+
+def _schema(path: str) -> pa.Schema:
+    """A parquet file's schema, or one line naming the file when it is no readable parquet (read here, on the
+    driver: a worker's read error would reach the user without the file's name)."""
+    try:
+        return pq.ParquetFile(path).schema_arrow
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{path}: not a readable parquet file ({first_line(exc)}); fix or replace it") from None
 
 
 def _gather(dataset, batches, report: RecognitionReport) -> Iterator[tuple[pa.Table, pa.Table]]:

@@ -60,3 +60,16 @@ def test_the_ray_key_scan_reads_parquet_only(tmp_path):
     with pytest.raises(InputError, match="the ray engine reads parquet"):
         compare(str(swe), ["cybergym"], columns=COLUMNS, data=demo_data(), pool=None, evidence=False, text=None,
                 engine="ray", workers=1)
+
+
+def test_a_truncated_parquet_shard_is_named_under_ray_as_locally(tmp_path):
+    """The shard's footer is read on the driver, so a truncated file is one line naming it (under Ray the
+    worker's ArrowInvalid was an internal error naming no file)."""
+    folder = tmp_path / "train"
+    _shards(folder)
+    whole = (folder / "part-1.parquet").read_bytes()
+    (folder / "part-1.parquet").write_bytes(whole[:len(whole) // 2])
+    for engine in ("local", "ray"):
+        with pytest.raises(InputError, match=r"part-1\.parquet"):
+            compare(str(folder), ["cybergym"], columns=COLUMNS, data=demo_data(), pool=None, evidence=False,
+                    text=[], stream=True, engine=engine, workers=1)
