@@ -267,6 +267,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if spec.repo or spec.pr or spec.base:
         pr_from = _pr_from(column, spec, recognition)
         table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from))
+        table["_other_scheme"] = other_scheme(column, spec, recognition)
     return pa.table(table), keys
 
 
@@ -320,15 +321,23 @@ def _blank_cells(cell):
 
 def _pr_from(column, spec: GenericColumns, recognition) -> Any:
     """Per row, where its PR number comes from: the PR column when the set has one, else its id
-    (`owner__repo-N`); null for a row whose id is of another scheme (an OSS-Fuzz id in a mix), which owes no PR
-    number. (A batch whose PR cells are all empty still has the column: where batches split a file must not
-    change what is counted.)"""
+    (`owner__repo-N`); null for a row that owes no PR number: one whose id is of another scheme (an OSS-Fuzz
+    id in a mix; with a PR column, when its PR cell is blank too: `other_scheme`). (A batch whose PR cells are
+    all empty still has the column: where batches split a file must not change what is counted.)"""
+    other = other_scheme(column, spec, recognition)
     if spec.pr:
-        return pa.repeat(pa.scalar(spec.pr), len(recognition.recogniser))
+        return pc.if_else(other, pa.scalar(None, pa.string()), pa.scalar(spec.pr))
     if spec.scheme == LABEL:  # ids that only name the row owe no PR number
         return pa.nulls(len(recognition.recogniser), pa.string())
-    other = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), False)
     return pc.if_else(other, pa.scalar(None, pa.string()), pa.scalar("id"))
+
+
+def other_scheme(column, spec: GenericColumns, recognition) -> Any:
+    """Rows that are no PR task: their id is of another scheme (an OSS-Fuzz id or a CVE in a mix of PR tasks)
+    and, when the set has a PR column, their PR cell is blank. They owe no repo, PR or base cell, so none is
+    counted missing for them."""
+    other = pc.fill_null(pc.not_equal(recognition.recogniser, "github_pr"), False)
+    return pc.and_(other, _blank_cells(column(spec.pr))) if spec.pr else other
 
 
 def _text(array):

@@ -25,7 +25,7 @@ DETAILS = {
     "missing_base_commit": "empty base commit: no base or base_pr key",
     "malformed_base_commit": "base commit is not a hex commit id: no base or base_pr key",
 }
-HIDDEN = ("_written", "_pr_cell", "_pr_blank", "_base_cell", "_base_blank", "_pr_from")
+HIDDEN = ("_written", "_pr_cell", "_pr_blank", "_base_cell", "_base_blank", "_pr_from", "_other_scheme")
 # Every check `problem_rows` may run, in a fixed order (a streamed side keeps each row's as bits).
 CHECKS = ("missing_repo", "malformed_repo", "malformed_id", "missing_pr", "non_numeric_pr", "missing_base_commit",
           "malformed_base_commit")
@@ -84,9 +84,10 @@ def problem_rows(items) -> list[tuple[str, Any, Any, Any]]:
     names = items.column_names
     item_id = items.column("item_id")
     checks = []
+    pr_task = pc.invert(items.column("_other_scheme"))  # a row of another scheme in a mix owes no PR cells
     if "_written" in names:
         written = items.column("_written")
-        checks.append(("missing_repo", pc.is_null(written), None))
+        checks.append(("missing_repo", pc.and_(pr_task, pc.is_null(written)), None))
         malformed = pc.and_(pc.is_valid(written), pc.is_null(items.column("project")))
         checks.append(("malformed_repo", malformed,
                        pc.binary_join_element_wise(item_id, _reprs(written, malformed), ": ")))
@@ -103,7 +104,7 @@ def problem_rows(items) -> list[tuple[str, Any, Any, Any]]:
     if "_base_blank" in names:
         blank = items.column("_base_blank")
         cell = items.column("_base_cell")
-        checks.append(("missing_base_commit", blank, None))
+        checks.append(("missing_base_commit", pc.and_(pr_task, blank), None))
         checks.append(("malformed_base_commit", pc.is_valid(cell), pc.binary_join_element_wise(item_id, cell, ": ")))
     none = pa.scalar(None, pa.string())
     out = []

@@ -123,12 +123,19 @@ def test_unrecognised_missing_and_repeated_ids_are_counted(tmp_path):
 @pytest.mark.parametrize("batch_rows", [1, 2, 3, 65536])
 def test_problem_counts_do_not_depend_on_where_batches_split(tmp_path, batch_rows):
     """A JSON-lines batch whose rows all lack the PR or base cell reads those columns as nulls only: the cells
-    are still empty ones (counted), whatever rows the batch holds."""
+    are still empty ones (counted), whatever rows the batch holds. A row whose id is of another scheme (an
+    OSS-Fuzz id, a CVE in a mix of PR tasks) owes no PR or base cell: its empty ones are not counted."""
     rows = [{"task": "owner__repo-1", "pr": 1, "base": "a" * 40}, {"task": "arvo:10055", "pr": None, "base": None},
-            {"task": "CVE-2024-1234", "pr": None, "base": None}, {"task": "x__y-2", "pr": "2", "base": "b" * 40}]
+            {"task": "CVE-2024-1234", "pr": None, "base": None}, {"task": "x__y-2", "pr": "2", "base": "b" * 40},
+            {"task": "hello", "pr": None, "base": None}, {"task": "x__y-3", "pr": None, "base": None}]
     path = tmp_path / "train.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     dataset = read_generic(path, {"id": "task", "pr": "pr", "base": "base"}, batch_rows=batch_rows)
     problems = {p.what: p.count for p in dataset.problems}
-    # by hand: rows 2 and 3 have a PR column but no PR in it, and no base commit
+    # by hand: rows 5 and 6 (no scheme's id, a PR id) have a PR column but no PR in it, and no base commit
     assert problems.get("missing_pr") == 2 and problems.get("missing_base_commit") == 2, problems
+    for row in rows:
+        row["repo"] = "owner/repo" if row["task"] in ("owner__repo-1", "x__y-2") else None
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    dataset = read_generic(path, {"id": "task", "repo": "repo", "pr": "pr"}, batch_rows=batch_rows)
+    assert {p.what: p.count for p in dataset.problems}.get("missing_repo") == 2  # rows 5 and 6 again
