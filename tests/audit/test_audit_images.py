@@ -330,7 +330,7 @@ def test_platform_selection_in_an_image_index(gitfix, tmp_path):
                               "manifests": [
                                   {**desc, "annotations": {}, "platform": {"os": "linux", "architecture": "amd64"}},
                                   {"mediaType": desc["mediaType"], "digest": arm_digest, "size": len(arm),
-                                   "platform": {"os": "linux", "architecture": "arm64"}}]}).encode()
+                                   "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}}]}).encode()
     idx_digest = "sha256:" + hashlib.sha256(image_index).hexdigest()
     (blobs / idx_digest.split(":")[1]).write_bytes(image_index)
     index["manifests"] = [{"mediaType": "application/vnd.oci.image.index.v1+json", "digest": idx_digest,
@@ -338,11 +338,16 @@ def test_platform_selection_in_an_image_index(gitfix, tmp_path):
     (oci_dir / "index.json").write_text(json.dumps(index))
     amd = audit(str(oci_dir), **gitfix.R)
     assert amd.targets[0].image["platform"] == "linux/amd64" and amd.verdict == "leak"
-    arm64 = audit(str(oci_dir), platform="linux/arm64", **gitfix.R)
-    assert arm64.targets[0].image["platform"] == "linux/arm64"
-    assert len(arm64.targets[0].image["layers"]) == 1
-    with pytest.raises(InputError, match="platform linux/s390x"):
+    # as from a registry: an entry with a variant is taken by its os/architecture, or with the variant named
+    for asked in ("linux/arm64", "linux/arm64/v8"):
+        arm64 = audit(str(oci_dir), platform=asked, **gitfix.R)
+        assert arm64.targets[0].image["platform"] == "linux/arm64/v8"
+        assert len(arm64.targets[0].image["layers"]) == 1
+    with pytest.raises(InputError, match=r"platform linux/s390x \(the index has: linux/amd64, linux/arm64/v8\)"):
         audit(str(oci_dir), platform="linux/s390x")
+    for bad in ("linux", "///", "linux/"):
+        with pytest.raises(InputError, match="give os/architecture"):
+            audit(str(oci_dir), platform=bad)
 
 
 def test_git_findings_name_the_layer_that_wrote_the_file(gitfix, tmp_path):

@@ -291,6 +291,33 @@ def _blob(digest: str) -> str:
     return f"blobs/{alg}/{hexd}"
 
 
+DEFAULT_PLATFORM = "linux/amd64"
+
+
+def platform_of(desc: dict) -> str:
+    """An index entry's platform as `os/architecture[/variant]`."""
+    p = desc.get("platform") if isinstance(desc.get("platform"), dict) else {}
+    return "/".join(str(x) for x in (p.get("os"), p.get("architecture"), p.get("variant")) if x)
+
+
+def choose_platform(descs: list[dict], platform: str | None, where: str) -> dict:
+    """The entry of an image index for `platform` (`os/architecture[/variant]`, default linux/amd64; an entry
+    whose platform starts with it, so linux/arm64 takes linux/arm64/v8); without --platform, an index of one
+    entry is that entry. Else one line naming the platforms the index has."""
+    want = (platform or DEFAULT_PLATFORM).split("/")
+    if not 2 <= len(want) <= 3 or not all(want):
+        raise InputError(f"--platform {platform}: give os/architecture[/variant], e.g. linux/amd64 or "
+                         "linux/arm64/v8")
+    match = [d for d in descs if platform_of(d).split("/")[:len(want)] == want]
+    if not match and platform is None and len(descs) == 1:
+        match = descs
+    if not match:
+        have = ", ".join(sorted({platform_of(d) or "?" for d in descs})) or "none"
+        raise InputError(f"{where}: no manifest for platform {'/'.join(want)} (the index has: {have}); "
+                         "choose one with --platform")
+    return match[0]
+
+
 def open_image(path: Path, kind: str, *, image: str | None = None, platform: str | None = None) -> Image:
     if kind == "rootfs-tar":
         return Image("rootfs-tar", [], {}, None, [Layer(0, path.name, None, None)], source=_FileSource(path))
@@ -383,21 +410,10 @@ def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
                path)
     chosen_platform = None
     if desc.get("mediaType") in INDEX_TYPES or doc.get("manifests"):
-        want = platform or "linux/amd64"
         plats = _listed(doc.get("manifests"), dict, "the image index's manifests", path)
-
-        def plat(m: dict) -> str:
-            p = m.get("platform") if isinstance(m.get("platform"), dict) else {}
-            return "/".join(str(x) for x in (p.get("os"), p.get("architecture")) if x)
-
-        match = [m for m in plats if plat(m) == want]
-        if not match and platform is None and len(plats) == 1:
-            match = plats
-        if not match:
-            raise InputError(f"{path}: no manifest for platform {want}; use --platform")
-        chosen_platform = want
-        desc = match[0]
-        digest = _digest_of(desc, f"the image index's manifest for {want}", path)
+        desc = choose_platform(plats, platform, str(path))
+        chosen_platform = platform_of(desc) or None
+        digest = _digest_of(desc, f"the image index's manifest for {chosen_platform or 'its platform'}", path)
         doc = _obj(_json(source, _blob(digest), str(path), digest), f"manifest {digest[:19]}…", path)
     config_desc = _obj(doc.get("config") or {}, "the manifest's config", path)
     config_digest = _digest_of(config_desc, "the manifest's config", path)

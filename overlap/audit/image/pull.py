@@ -17,7 +17,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ...errors import InputError
-from .archive import FOREIGN_TYPES, INDEX_TYPES, JSON_LIMIT, Image, _oci, finish_image
+from .archive import (
+    FOREIGN_TYPES,
+    INDEX_TYPES,
+    JSON_LIMIT,
+    Image,
+    _oci,
+    choose_platform,
+    finish_image,
+    platform_of,
+)
 from .blobcache import BlobCache, BlobMismatch, offline
 from .reference import RegistryRef, parse_ref
 
@@ -27,7 +36,6 @@ ACCEPT = ", ".join((OCI_MANIFEST, DOCKER_MANIFEST, *INDEX_TYPES))
 MANIFEST_LIMIT = 4 << 20  # what containerd and the distribution server accept
 # far above any real image (overlay file systems stack at most ~128 layers), far below a hostile list
 MAX_LAYERS = 4096
-DEFAULT_PLATFORM = "linux/amd64"
 
 
 @dataclass
@@ -173,24 +181,6 @@ class _Puller:
         pulled.downloaded_blobs.append(digest)
 
 
-def _platform_of(desc: dict) -> str:
-    p = desc.get("platform") if isinstance(desc.get("platform"), dict) else {}
-    return "/".join(str(x) for x in (p.get("os"), p.get("architecture"), p.get("variant")) if x)
-
-
-def _choose(ref: RegistryRef, index: dict, platform: str | None) -> dict:
-    want = (platform or DEFAULT_PLATFORM).strip("/").split("/")
-    descs = [d for d in index.get("manifests") or [] if isinstance(d, dict)]
-    match = [d for d in descs if _platform_of(d).split("/")[:len(want)] == want]
-    if not match and platform is None and len(descs) == 1:
-        match = descs
-    if not match:
-        have = ", ".join(sorted({_platform_of(d) or "?" for d in descs})) or "none"
-        raise InputError(f"{ref.given}: no manifest for platform {'/'.join(want)} (the index has: {have}); "
-                         "choose one with --platform")
-    return match[0]
-
-
 def _descriptor(ref: RegistryRef, d: object, what: str) -> tuple[str, int]:
     if not isinstance(d, dict):
         raise InputError(f"{ref.given}: the manifest's {what} is not a descriptor")
@@ -215,8 +205,8 @@ def pull(ref: str | RegistryRef, *, platform: str | None = None, insecure_regist
     chosen, index_digest = None, None
     if doc.get("mediaType") in INDEX_TYPES or ("manifests" in doc and "layers" not in doc):
         index_digest = digest
-        desc = _choose(ref, doc, platform)
-        chosen = _platform_of(desc) or None
+        desc = choose_platform([d for d in doc.get("manifests") or [] if isinstance(d, dict)], platform, ref.given)
+        chosen = platform_of(desc) or None
         digest, doc = puller.manifest(*_descriptor(ref, desc, "platform entry"))
     pulled = Pulled(ref, digest, doc, cache, chosen, index_digest)
     layers = doc.get("layers")
