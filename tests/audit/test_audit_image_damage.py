@@ -200,3 +200,17 @@ def test_a_malformed_oci_layout_is_one_line_naming_the_file(tmp_path, case, says
 def test_the_intact_layout_reads(tmp_path):
     img = open_image(_oci_layout(tmp_path / "oci"), "oci-layout")
     assert [x.diff_id is not None for x in img.layers] == [True]
+
+
+@pytest.mark.parametrize("link", ["root", "/root", "./root"])
+def test_a_whiteout_under_a_symlinked_folder_removes_the_file_the_link_leads_to(tmp_path, link):
+    """`r -> root` in a lower layer, then `r/.wh.calc.py.orig`: the runtime resolves the marker's folder in the
+    root and deletes /root/calc.py.orig; the merged view kept it (an audit reported a leak the container has
+    not). An opaque marker under the link empties the folder it leads to."""
+    lower = tar_of([("root", None), ("root/calc.py.orig", b"the fix"), ("root/keep", b"x"), ("r", "->" + link)])
+    image = docker_save(tmp_path / "img.tar", [lower, tar_of([("r/.wh.calc.py.orig", b"")])])
+    entries = merge(open_image(image, "docker-save"), DEFAULT_LIMITS).entries
+    assert "root/calc.py.orig" not in entries and "root/keep" in entries
+    opaque = docker_save(tmp_path / "opq.tar", [lower, tar_of([("r/.wh..wh..opq", b"")])])
+    entries = merge(open_image(opaque, "docker-save"), DEFAULT_LIMITS).entries
+    assert not any(k.startswith("root/") for k in entries) and "root" in entries

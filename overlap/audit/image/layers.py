@@ -189,10 +189,16 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
         # layer removes its target: the link keeps the bytes (the fix can hide so), so it is resolved first
         members = [(name, _linked(merged, e) if e.kind == "hardlink" and e.link not in own else e)
                    for name, e in members]
+        # a marker under a symlinked folder acts where the link leads, as the runtime resolves its path in the
+        # root; under a file or a loop it removes nothing
         for path in whiteouts:
-            _remove(merged, path, below=i, how="whiteout", children_only=False)
-        for folder in opaque:
-            _remove(merged, folder, below=i, how="opaque folder", children_only=True)
+            path, problem = _resolve_parent(merged.entries, path, [])
+            if problem is None:
+                _remove(merged, path, below=i, how="whiteout", children_only=False)
+        for folder in opaque:  # the folder itself may be the link: resolved as the parent of a child of it
+            child, problem = _resolve_parent(merged.entries, f"{folder}/-", []) if folder else ("-", None)
+            if problem is None:
+                _remove(merged, posixpath.dirname(child), below=i, how="opaque folder", children_only=True)
         for name, e in members:
             problem = _add(merged, name, e)
             if problem:
