@@ -136,7 +136,7 @@ def test_files_that_are_no_data_are_left_out(tmp_path):
     folder = tmp_path / "saved"
     _jsonl(folder / "train" / "a.jsonl", _rows(0, 3))
     for name in ("README.md", "LICENSE", ".gitattributes", "NOTES.md", "_SUCCESS", "_common_metadata",
-                 *METADATA_NAMES):
+                 "swe_gym.py", "config.yaml", "figure.png", *METADATA_NAMES):
         (folder / name).write_text('{"builder_name": "x"}\n')
     (folder / "test").mkdir()
     (folder / "test" / "b.arrow").write_bytes(b"not read: another split")
