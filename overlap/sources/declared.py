@@ -239,15 +239,19 @@ def _folder_parts(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     root = spec.extra.get("root")
     excluded = set(spec.extra.get("exclude_folders", ()))
     renamed = spec.extra.get("folder_subsets", {})
-    parts = []
-    for rel in list_files(source, suffix):
+
+    def subset_of(rel: str) -> str | None:
+        """The subset a file is read for, None when it is left out."""
         below = rel[len(root) + 1:] if root and rel.startswith(root + "/") else (None if root else rel)
         if below is None or "/" not in below or below.split("/", 1)[0] in excluded:
-            continue
+            return None
         folder = below.split("/", 1)[0]
         subset = renamed.get(folder, folder)
-        if not subsets or subset in subsets:
-            parts.append((subset, rel, source.fetch(rel)))
+        return subset if not subsets or subset in subsets else None
+
+    # only the files read are listed (and, from an offline cache, checked whole): a side file never stops a read
+    parts = [(subset_of(rel), rel, source.fetch(rel))
+             for rel in list_files(source, suffix, keep=lambda rel: subset_of(rel) is not None)]
     if not parts:
         raise InputError(f"{source.location or source.repo_id}: no <subset>/*{suffix} files found"
                          + (f" for subset(s) {', '.join(subsets)}" if subsets else ""))

@@ -4,7 +4,8 @@ A file left unread is rows left out of the answer, so nothing is skipped without
 type no reader takes (an `.arrow` file written by `datasets.save_to_disk`, a `.tsv`, a `.parquet.xz`), a link
 to nothing and a FIFO or device are errors naming the file. Only files that are clearly not rows are left
 out: hidden files and folders, documentation and licences (`README*`, `LICENSE*`, `LICENCE*`, `COPYING*`,
-`NOTICE*`, `CITATION*`, `CHANGELOG*`, any `*.md`), code, configuration and pictures (`NO_ROWS_SUFFIXES`: a
+`NOTICE*`, `CITATION*`, `CHANGELOG*`, `AUTHORS*`, `CONTRIBUTING*`, `CODE_OF_CONDUCT*`, `Makefile`,
+`requirements*`, any `*.md`), code, configuration and pictures (`NO_ROWS_SUFFIXES`: a
 loading script, `*.yaml`, `*.png`, …), the `datasets` library's metadata beside its shards
 (`dataset_info.json`, `dataset_infos.json`, `dataset_dict.json`, `state.json`), and names starting with `_`
 that are no data file (`_SUCCESS`, `_metadata`: what Spark and parquet writers leave, as pyarrow skips them).
@@ -20,11 +21,12 @@ from ..words import plural
 
 READ_FORMATS = ".parquet, .jsonl, .json or .csv, each also .gz or .zst compressed"
 METADATA_NAMES = frozenset({"dataset_info.json", "dataset_infos.json", "dataset_dict.json", "state.json"})
-_DOC_STEMS = ("readme", "license", "licence", "copying", "notice", "citation", "changelog")
+_DOC_STEMS = ("readme", "license", "licence", "copying", "notice", "citation", "changelog", "authors", "contributing",
+              "code_of_conduct", "makefile", "requirements")
 # Files a dataset repository holds beside its rows that cannot be rows: its loading script and other code,
 # configuration, and the images and papers of its card (a clone of a Hub repo has them).
 NO_ROWS_SUFFIXES = (".py", ".sh", ".ipynb", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".lock", ".png", ".jpg",
-                    ".jpeg", ".gif", ".svg", ".webp", ".pdf")
+                    ".jpeg", ".gif", ".svg", ".webp", ".pdf", ".bib")
 
 
 def is_metadata(name: str) -> bool:
@@ -35,7 +37,7 @@ def is_metadata(name: str) -> bool:
 def is_documentation(name: str) -> bool:
     """Documentation, licences, code, configuration and pictures: what a dataset repo holds besides rows."""
     base = name.rsplit("/", 1)[-1].lower()
-    return base.split(".", 1)[0] in _DOC_STEMS or base.endswith((".md", *NO_ROWS_SUFFIXES))
+    return base.startswith(_DOC_STEMS) or base.endswith((".md", *NO_ROWS_SUFFIXES))  # LICENSE-MIT, README.txt
 
 
 def unread_problem(path: Path, is_data: bool) -> str | None:

@@ -15,8 +15,9 @@ from pathlib import Path
 from ..errors import HubUnavailableError
 from ..words import plural, verb
 
-# `train-00000-of-00002.parquet`, `data/test-00001-of-00004-5b3c1a.parquet` (older conversions add a hash)
-_SHARD = re.compile(r"^(?P<head>.*?)(?P<index>\d+)-of-(?P<total>\d+)(?P<tail>[^/]*)$")
+# `train-00000-of-00002.parquet`, `data/test-00001-of-00004-5b3c1a.parquet` (older conversions add a hash): the
+# Hub's five-digit numbering, index and total of one width; a name like `pass-1-of-5.jsonl` is no shard set
+_SHARD = re.compile(r"^(?P<head>.*?)(?P<index>\d{5,})-of-(?P<total>\d{5,})(?P<tail>[^/]*)$")
 
 
 def snapshot_names(folder: Path) -> list[str]:
@@ -33,27 +34,32 @@ def missing_shards(names: list[str]) -> list[str]:
     for name in names:
         folder, _, base = name.rpartition("/")
         match = _SHARD.match(base)
-        if match and int(match["index"]) < int(match["total"]):
+        if match and len(match["index"]) == len(match["total"]) and int(match["index"]) <= int(match["total"]):
             key = (folder, match["head"], match["total"])
             sets.setdefault(key, {})[int(match["index"])] = (len(match["index"]), match["tail"])
     out = []
     for (folder, head, total_text), present in sorted(sets.items()):
         total = int(total_text)
-        if len(present) == total:
+        # numbered from 0 (the Hub's own) or from 1 (some uploaders): a shard numbered `total` says from 1. With
+        # neither shard 0 nor shard `total`, a shard is missing either way: named as the Hub numbers them
+        first = 1 if total in present else 0
+        expected = range(first, first + total)
+        inside = sum(1 for index in present if index in expected)
+        if inside == len(expected):
             continue
         width = next(iter(present.values()))[0]
         tails = {tail for _, tail in present.values()}
         tail = tails.pop() if len(tails) == 1 else "*" + Path(next(iter(tails))).suffix
         prefix = f"{folder}/" if folder else ""
         shown = []
-        index = 0
+        index = expected.start
         # stops after five: a hostile `-of-<n>` never makes a walk as long as n
-        while index < total and len(shown) < 5:
+        while index < expected.stop and len(shown) < 5:
             if index not in present:
                 shown.append(f"{prefix}{head}{index:0{width}d}-of-{total_text}{tail}")
             index += 1
         out.extend(shown)
-        rest = total - len(present) - len(shown)
+        rest = len(expected) - inside - len(shown)
         if rest:
             out.append(f"{plural(rest, 'more shard')} of {prefix}{head}*-of-{total_text}")
     return out

@@ -4,6 +4,7 @@ folder laid out like the repo, or a written split's shards."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import HubUnavailableError, InputError
@@ -11,16 +12,18 @@ from .files import FileSource, HubRepo, LocalFolder, SplitSource, of_format
 from .hub_cache import check_snapshot, snapshot_names
 
 
-def list_files(source: FileSource, suffix: str) -> list[str]:
-    """Repo-relative paths of all files ending in `suffix`, or in `suffix` and `.gz` / `.zst`: the Hub's file list
-    (HfApi.list_repo_files), or the local folder, or the cached snapshot when offline (checked complete,
-    `hub_cache`). Sorted; hidden folders left out; a link to nothing is an error naming it."""
+def list_files(source: FileSource, suffix: str, keep: Callable[[str], bool] | None = None) -> list[str]:
+    """Repo-relative paths of all files ending in `suffix`, or in `suffix` and `.gz` / `.zst`, that `keep` keeps
+    (default all): the Hub's file list (HfApi.list_repo_files), or the local folder, or the cached snapshot when
+    offline (the kept files checked complete, `hub_cache`: a file the caller leaves unread never stops it).
+    Sorted; hidden folders left out; a link to nothing is an error naming it."""
     if isinstance(source, SplitSource):
         return source.listed(suffix)
     if isinstance(source, LocalFolder):
         root = Path(source.root)
         found = sorted(p for p in root.rglob("*") if of_format(p.name, suffix)
-                       and not any(part.startswith(".") for part in p.relative_to(root).parts))
+                       and not any(part.startswith(".") for part in p.relative_to(root).parts)
+                       and (keep is None or keep(p.relative_to(root).as_posix())))
         dangling = [p for p in found if p.is_symlink() and not p.exists()]
         if dangling:
             raise InputError(f"{dangling[0]}: a link to {os.readlink(dangling[0])}, which does not exist, so its rows "
@@ -29,7 +32,7 @@ def list_files(source: FileSource, suffix: str) -> list[str]:
     if isinstance(source, HubRepo):
         names, snapshot = _hub_files(source)
         listed = sorted(f for f in names if of_format(f, suffix)
-                        and not any(part.startswith(".") for part in f.split("/")))
+                        and not any(part.startswith(".") for part in f.split("/")) and (keep is None or keep(f)))
         if snapshot is not None:
             check_snapshot(snapshot, listed, source.repo_id or str(source.location))
         return listed

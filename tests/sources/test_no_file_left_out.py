@@ -106,9 +106,14 @@ def test_missing_shards_are_named_as_the_present_ones():
     assert missing_shards(["d/train-00001-of-00003-ab.parquet", "d/train-00002-of-00003-cd.parquet"]) == \
         ["d/train-00000-of-00003*.parquet"]
     assert missing_shards(["a-0-of-1.json", "b-00000-of-00002.csv", "b-00001-of-00002.csv", "x.parquet"]) == []
-    many = missing_shards(["x-00003-of-99999999999.jsonl"])  # a hostile count costs no walk as long as it
-    assert many[:2] == ["x-00000-of-99999999999.jsonl", "x-00001-of-99999999999.jsonl"]
+    many = missing_shards(["x-00000000003-of-99999999999.jsonl"])  # a hostile count costs no walk as long as it
+    assert many[:2] == ["x-00000000000-of-99999999999.jsonl", "x-00000000001-of-99999999999.jsonl"]
     assert many[-1] == "99,999,999,993 more shards of x-*-of-99999999999"
+    # numbered from 1 (shard `total` is there): whole; names that only look like shards are no set
+    assert missing_shards(["d/train-00001-of-00002.parquet", "d/train-00002-of-00002.parquet"]) == []
+    assert missing_shards(["d/train-00002-of-00003.parquet", "d/train-00003-of-00003.parquet"]) == \
+        ["d/train-00001-of-00003.parquet"]
+    assert missing_shards(["pass-1-of-5.jsonl", "top-10-of-100.jsonl", "x-00001-of-2.json"]) == []
 
 
 # --- F2: what a folder holds besides its data files ----------------------------------------------------
@@ -135,8 +140,8 @@ def test_a_link_to_nothing_in_a_folder_or_glob_is_refused(tmp_path):
 def test_files_that_are_no_data_are_left_out(tmp_path):
     folder = tmp_path / "saved"
     _jsonl(folder / "train" / "a.jsonl", _rows(0, 3))
-    for name in ("README.md", "LICENSE", ".gitattributes", "NOTES.md", "_SUCCESS", "_common_metadata",
-                 "swe_gym.py", "config.yaml", "figure.png", *METADATA_NAMES):
+    for name in ("README.md", "LICENSE", "LICENSE-MIT", "requirements.txt", ".gitattributes", "NOTES.md", "_SUCCESS",
+                 "_common_metadata", "swe_gym.py", "config.yaml", "figure.png", *METADATA_NAMES):
         (folder / name).write_text('{"builder_name": "x"}\n')
     (folder / "test").mkdir()
     (folder / "test" / "b.arrow").write_bytes(b"not read: another split")
@@ -170,6 +175,9 @@ def test_a_registered_layout_reads_its_compressed_files(tmp_path):
     assert sorted(dataset.items["item_id"]) == ["a__b-1", "c__d-2", "c__d-3"]
     assert dict(zip(dataset.items["item_id"], dataset.items["subset"], strict=True))["c__d-2"] == "rust"
     assert [f.path for f in dataset.provenance.files][-1] == "data_20240601_20250331/rust/c__d_dataset.jsonl.gz"
+    # a side file the layout never reads (outside the subset folders) stops nothing, even a link to nothing
+    os.symlink(tmp_path / "gone.jsonl", tmp_path / "rl" / "discarded_instances.jsonl")
+    assert len(load_dataset("multi-swe-rl", {"multi-swe-rl": tmp_path / "rl"}).items) == 3
 
 
 def test_a_registered_layout_filters_its_compressed_files(tmp_path):
