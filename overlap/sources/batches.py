@@ -379,7 +379,7 @@ def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, spli
     names = snapshot_names(folder)
     readme_path = folder / "README.md"
     readme = _read_readme(lambda: readme_path.read_bytes() if readme_path.is_file() else None)
-    chosen = choose_files(names, readme, config, split, f"{repo_id}@{sha[:12]}")
+    chosen = choose_files(names, readme, config, split, f"{repo_id}@{sha[:12]}", cached=True)
     check_snapshot(folder, chosen, repo_id)
     files = []
     for name in chosen:
@@ -412,10 +412,11 @@ def _read_readme(read) -> dict | None:
 
 
 def choose_files(names: list[str], card: dict | None, config: str | None, split: str | None,
-                 where: str) -> list[str]:
+                 where: str, cached: bool = False) -> list[str]:
     """The data files of a Hub repo that make `config` (and `split`): by the card's `configs:` when it has
     them, else by the Hub's conventions (a folder or file named like the config, files named like the split).
-    """
+    `cached`: `names` are what a Hub cache snapshot holds, so a card pattern none of them matches is a part of
+    the dataset that was never downloaded (an error), not an empty split."""
     data = sorted(n for n in names if is_data_file(n) and not is_metadata(n)
                   and not any(p.startswith(".") for p in n.split("/")))
     configs = (card or {}).get("configs")
@@ -432,6 +433,13 @@ def choose_files(names: list[str], card: dict | None, config: str | None, split:
             raise InputError(f"{where}: no config '{config}'; its configs: {', '.join(by_name)}")
         patterns = _card_patterns(by_name[config].get("data_files"), split, where, config)
         chosen = [n for n in data if any(fnmatch.fnmatch(n, p) for p in patterns)]
+        absent = [p for p in patterns if cached and not any(fnmatch.fnmatch(n, p) for n in data)]
+        if absent:
+            raise HubUnavailableError(
+                f"{where}: the card's config '{config}' reads {absent[0]}, and no file of it is in the Hub cache "
+                "(a partial download), so its rows would be left out; run once with internet (without "
+                "HF_HUB_OFFLINE) to download the dataset, pick a split that is cached (--split), or pass --data "
+                "NAME=DIR with a folder holding every file")
     else:
         chosen = data
         if config is not None:

@@ -215,3 +215,17 @@ def test_a_latin1_csv_names_the_file_and_line_and_says_to_re_encode(tmp_path, wh
     with pytest.raises(InputError, match=rf"test\.csv: line {line}: not UTF-8 text .*re-encode the file as UTF-8"):
         list(open_batches(path, ["instance_id"], optional=["title" if where == "cell" else "repo"]))
     assert re.search(r"re-encode it as UTF-8\)?", DOCS.read_text(encoding="utf-8"))
+
+
+def test_a_card_split_with_no_cached_file_is_an_incomplete_cache():
+    """Offline, the snapshot lists what was downloaded: a split the card declares with no file there was never
+    fetched (its rows would be left out), while online a listing is whole and the card's split is only empty."""
+    from overlap.sources.batches import choose_files
+
+    card = {"configs": [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"},
+                                                                  {"split": "test", "path": "data/test-*"}]}]}
+    names = ["README.md", "data/test-00000-of-00001.parquet"]
+    with pytest.raises(HubUnavailableError, match=r"reads data/train-\*, and no file of it is in the Hub cache"):
+        choose_files(names, card, None, None, "o/card@abc", cached=True)
+    assert choose_files(names, card, None, "test", "o/card@abc", cached=True) == ["data/test-00000-of-00001.parquet"]
+    assert choose_files(names, card, None, None, "o/card@abc") == ["data/test-00000-of-00001.parquet"]
