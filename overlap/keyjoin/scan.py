@@ -211,8 +211,8 @@ def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
             _own_rows(pieces, firsts, keep, state.facts.max_rows)
         if len(shared):
             first_rows = _group_shared(state, shared, repeats)
-            for pieces in shared_facts.partition_pieces():
-                for piece in pieces:
+            for pieces in shared_facts.by_partition():
+                for piece in pieces():
                     first = first_rows.holds(piece.column("row").to_numpy())
                     firsts.add(*(piece.column(c).to_numpy()[first] for c in FACT_COLUMNS))
     finally:
@@ -281,9 +281,9 @@ def _group_shared(state: _State, shared: RowBits, repeats: _Repeats) -> RowBits:
             by_id.add(pa.table({"hash": hash64(chosen.column("item_id")), "row": chosen.column("row"),
                                 "item_id": chosen.column("item_id"), "base_commit": chosen.column("base_commit")},
                                schema=SHARED_ID_SCHEMA))
-        for pieces in by_id.partition_pieces():
+        for pieces in by_id.by_partition():
             known, chunk, held = None, [], 0
-            for piece in pieces:
+            for piece in pieces():
                 chunk.append(piece)
                 held += piece.num_rows
                 if held >= by_id.max_rows:

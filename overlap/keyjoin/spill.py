@@ -81,11 +81,6 @@ class Spill:
         for pieces in self.by_partition():
             yield pa.Table.from_batches([b for piece in pieces() for b in piece.to_batches()], schema=self.schema)
 
-    def partition_pieces(self) -> Iterator[Iterator[pa.Table]]:
-        """Per partition, its rows a piece at a time (see `by_partition`)."""
-        for pieces in self.by_partition():
-            yield pieces()
-
     def by_partition(self) -> Iterator[Callable[[], Iterator[pa.Table]]]:
         """Per partition, a function giving its rows a piece at a time (a spill file's part: at most `max_rows`
         and a batch), in the order added, as often as it is called while the partition is the current one: a
