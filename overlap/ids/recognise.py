@@ -394,6 +394,8 @@ if tuple(RECOGNISERS) != SCHEMES:  # the light name list (declarations are check
 
 def map_distinct(values: Any, function: Callable[[Any], Any], out_type: Any) -> Any:
     """`function` over the distinct values only (repo names: thousands of distinct in 100k rows)."""
+    if values.null_count == len(values):  # a column the set does not have
+        return pa.nulls(len(values), out_type)
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
@@ -481,7 +483,9 @@ def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[t
     canonical = canonical_repos(written)
     with_repo = pc.fill_null(pc.and_(has_pr, pc.is_valid(canonical)), False)
     exact = _joined(written, number_text)
-    parts.append((with_repo, "repo_pr", _joined(canonical, number_text), exact))
+    # most repos are written canonically: their repo_pr value is the exact one, not joined again
+    renamed = pc.any(pc.not_equal(canonical, written)).as_py()
+    parts.append((with_repo, "repo_pr", _joined(canonical, number_text) if renamed else exact, exact))
     parts.append((with_repo, "repo_pr_exact", exact, exact))
     if base is not None:
         sha, raw_sha = base_commits(base)

@@ -99,7 +99,7 @@ class BatchPart:
     first_missing: tuple[str, int] | None  # (file, file_row) of the first of them
     facts: pa.Table  # FACT_SCHEMA, one row per row with an id
     task_keys: pa.Table  # TASK_KEY_SCHEMA, the task-kind keys of rows with an id
-    id_strings: pa.Table  # ID_STRING_SCHEMA, the id and project code of each row with one
+    id_strings: pa.Table  # ID_STRING_SCHEMA, the id and project code of each row (no pass asks for one without)
     key_strings: pa.Table  # KEY_STRING_SCHEMA, the task-kind keys (raw null: the value)
     problem_rows: pa.Table  # PROBLEM_SCHEMA, the checks that hold for rows with an id
     ossfuzz: pa.Table  # row, item_id, value, raw of the OSS-Fuzz keys, in scan order
@@ -121,6 +121,8 @@ class BatchJoin:
 
     def _project_codes(self, project) -> np.ndarray:
         """Each row's project as its code in `projects` (-1: none), the codes given in order of first sight."""
+        if project.null_count == len(project):
+            return np.full(len(project), -1, np.int32)
         encoded = pc.dictionary_encode(project).combine_chunks() if isinstance(project, pa.ChunkedArray) \
             else pc.dictionary_encode(project)
         names = encoded.dictionary.to_pylist()
@@ -139,12 +141,20 @@ class BatchJoin:
         if self.mapping is None:
             return raw
         if self._old is None:
-            pairs = sorted(self.mapping.old_to_new.items())
-            self._old = pa.array([int(o) for o, _ in pairs], pa.int64())
-            self._new = pa.array([int(n) for _, n in pairs], pa.int64())
+            # sorted numpy arrays searched per batch: an Arrow value set would be rebuilt at every batch
+            pairs = sorted((int(o), int(n)) for o, n in self.mapping.old_to_new.items())
+            self._old = np.array([o for o, _ in pairs], np.int64)
+            self._new = np.array([n for _, n in pairs], np.int64)
         numbers = pc.cast(raw, pa.int64())
-        where = pc.index_in(numbers, value_set=self._old)
-        return pc.cast(pc.coalesce(pc.take(self._new, where), numbers), pa.string())
+        if not len(self._old):
+            return pc.cast(numbers, pa.string())
+        given = pc.fill_null(numbers, 0).to_numpy(zero_copy_only=False)
+        at = np.minimum(np.searchsorted(self._old, given), len(self._old) - 1)
+        renamed = self._old[at] == given
+        if renamed.any():
+            new = np.where(renamed, self._new[at], given)
+            numbers = pa.array(new, pa.int64(), mask=pc.is_null(numbers).to_numpy(zero_copy_only=False))
+        return pc.cast(numbers, pa.string())
 
     def process(self, items: pa.Table, keys: pa.Table) -> BatchPart:
         n = items.num_rows
@@ -166,8 +176,8 @@ class BatchJoin:
         oss = code == OSSFUZZ
         if oss.any():  # made canonical on the OSS-Fuzz keys alone (a few in a mix of PR ids)
             at = pa.array(np.flatnonzero(oss))
-            value = keys.column("value").combine_chunks()
-            canonical = self._canonical(keys.column("raw").combine_chunks().take(at))
+            value = _one_chunk(keys.column("value"))
+            canonical = self._canonical(_one_chunk(keys.column("raw")).take(at))
             changed = pc.fill_null(pc.not_equal(canonical, value.take(at)), True).to_numpy(zero_copy_only=False)
             if changed.any():
                 keys = keys.set_column(2, "value", _placed(value, at.to_numpy()[changed],
@@ -182,8 +192,6 @@ class BatchJoin:
         task_keys, key_strings = _task_keys(keys, code, task, value_hashes[task])
         id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects,
                                "base_commit": items.column("base_commit")}, schema=ID_STRING_SCHEMA)
-        if missing:
-            id_strings = id_strings.filter(pa.array(valid))
         oss = code == OSSFUZZ
         rows_of_oss = pa.array(local[oss], pa.int64())
         ossfuzz = pa.table({"row": keys.column("row").filter(pa.array(oss)), "item_id": ids.take(rows_of_oss),
@@ -206,6 +214,11 @@ class BatchJoin:
                          matched_items, matched_keys)
 
 
+def _one_chunk(column) -> pa.Array:
+    """The array of a column of a combined table (no copy where it is one chunk already)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
 def _placed(values: pa.Array, where: np.ndarray, new: pa.Array) -> pa.Array:
     """`values` with `new` at positions `where` (one take, cheaper than a masked replace of strings)."""
     index = np.arange(len(values))
@@ -222,9 +235,10 @@ def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
     for chunk in kinds.chunks if isinstance(kinds, pa.ChunkedArray) else [kinds]:
         if not len(chunk):
             continue
-        low, high = pc.min_max(chunk).values()
-        if low.is_valid and low == high and not chunk.null_count:
-            code = KEY_KINDS.index(low.as_py()) if low.as_py() in KEY_KINDS else len(KEY_KINDS)
+        first = chunk[0]
+        # one comparison of the bytes against the first kind (a min-max of strings costs several)
+        if not chunk.null_count and pc.all(pc.equal(chunk, first)).as_py():
+            code = KEY_KINDS.index(first.as_py()) if first.as_py() in KEY_KINDS else len(KEY_KINDS)
             codes.append(np.full(len(chunk), code, np.int64))
             copies |= code in seen
             seen.add(code)

@@ -135,7 +135,10 @@ def partition_of(values, partitions: int, chunk: int = 65536) -> np.ndarray:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if pa.types.is_unsigned_integer(values.type):
-        return (values.to_numpy(zero_copy_only=False).astype(np.uint64) % np.uint64(partitions)).astype(np.int64)
+        hashes = values.to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+        if partitions & (partitions - 1) == 0:  # a power of two: the low bits, as the remainder gives them
+            return (hashes & np.uint64(partitions - 1)).astype(np.int64)
+        return (hashes % np.uint64(partitions)).astype(np.int64)
     out = np.empty(len(values), np.int64)
     for start in range(0, len(values), chunk):
         out[start:start + chunk] = hash64(values.slice(start, chunk)) % np.uint64(partitions)

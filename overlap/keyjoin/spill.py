@@ -65,15 +65,16 @@ class Spill:
         where = partition_of(table.column(self.column), self.partitions).astype(np.int16)
         order = np.argsort(where, kind="stable")  # a radix sort on 16-bit keys
         bounds = np.searchsorted(where[order], np.arange(self.partitions + 1))
-        table = table.take(pa.array(order))
+        # one record batch in partition order, written a slice per partition (a slice is a view, not a copy)
+        ordered = pa.record_batch([column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+                                   for column in table.cast(self.schema).columns], schema=self.schema)
+        ordered = ordered.take(pa.array(order))
         if self._dir is None:
             self._dir = Path(tempfile.mkdtemp(prefix="overlap-spill-", dir=self.folder))
         path = self._dir / f"{len(self.files):05d}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema, options=WRITE) as writer:
             for p in range(self.partitions):
-                piece = table.slice(int(bounds[p]), int(bounds[p + 1] - bounds[p]))
-                writer.write_batch(pa.record_batch([piece.column(i).combine_chunks() for i in range(piece.num_columns)],
-                                                   schema=self.schema))
+                writer.write_batch(ordered.slice(int(bounds[p]), int(bounds[p + 1] - bounds[p])))
         self.files.append(path)
 
     def partitions_read(self) -> Iterator[pa.Table]:
