@@ -609,7 +609,10 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
         for mask, kind, value, raw in parts:
             mask = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)
             found = pc.sum(mask).as_py() or 0
-            if found:
+            if found == len(mask):  # every row has the key (a column of one scheme): nothing to copy out
+                pieces.append(pa.table({"row": rows, "kind": pa.repeat(pa.scalar(kind), found), "value": _str(value),
+                                        "raw": _str(raw)}))
+            elif found:
                 pieces.append(pa.table({"row": rows.filter(mask), "kind": pa.repeat(pa.scalar(kind), found),
                                         "value": _str(value).filter(mask), "raw": _str(raw).filter(mask)}))
     # Non-ASCII values: the scalar parsers decide (every Unicode rule is theirs).

@@ -7,19 +7,38 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def linear_hash(offsets, data, weights, out):
-    """`hashing._numpy_hash64`, a string at a time: the length times the golden ratio plus each byte (+1) times
-    its position's weight (the table's, times 2k + 1 in its k-th repeat), through splitmix64's finaliser
-    (uint64 arithmetic wraps, as numpy's does)."""
+def _mix(x):
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def word_hash(offsets, data, weights, out):
+    """`hashing._numpy_hash64`, a string at a time: the length times the golden ratio plus each 8-byte word
+    (little-endian, the last one zero-padded) through splitmix64's finaliser times its position's weight (the
+    table's, times 2k + 1 in its k-th repeat), all through the finaliser again (uint64 arithmetic wraps, as
+    numpy's does)."""
     golden = np.uint64(0x9E3779B97F4A7C15)
     size = len(weights)
     for i in range(len(out)):
         start, stop = offsets[i], offsets[i + 1]
         h = np.uint64(stop - start) * golden
-        for first in range(start, stop, size):
-            factor = np.uint64(2 * ((first - start) // size) + 1)
-            for p in range(min(size, stop - first)):
-                h += weights[p] * factor * (np.uint64(data[first + p]) + np.uint64(1))
-        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        out[i] = h ^ (h >> np.uint64(31))
+        j, factor = 0, np.uint64(1)  # the word's place in the table, and its repeat's factor
+        first = start
+        while first <= stop - 8:
+            word = (np.uint64(data[first]) | (np.uint64(data[first + 1]) << np.uint64(8))
+                    | (np.uint64(data[first + 2]) << np.uint64(16)) | (np.uint64(data[first + 3]) << np.uint64(24))
+                    | (np.uint64(data[first + 4]) << np.uint64(32)) | (np.uint64(data[first + 5]) << np.uint64(40))
+                    | (np.uint64(data[first + 6]) << np.uint64(48)) | (np.uint64(data[first + 7]) << np.uint64(56)))
+            h += weights[j] * factor * _mix(word)
+            j += 1
+            if j == size:
+                j, factor = 0, factor + np.uint64(2)
+            first += 8
+        if first < stop:
+            word = np.uint64(0)
+            for b in range(stop - first):
+                word |= np.uint64(data[first + b]) << np.uint64(8 * b)
+            h += weights[j] * factor * _mix(word)
+        out[i] = _mix(h)

@@ -63,9 +63,9 @@ def test_the_compiled_hash_is_the_numpy_hash(values, cut):
 
 
 @settings(deadline=None, max_examples=30)
-@given(st.lists(st.tuples(st.integers(0, 3 * hashing.WEIGHTS), st.integers(0, 255)), min_size=1, max_size=6))
+@given(st.lists(st.tuples(st.integers(0, 3 * 8 * hashing.WEIGHTS), st.integers(0, 255)), min_size=1, max_size=6))
 def test_ids_past_the_weight_table_hash_alike_both_ways(shapes):
-    """Past `WEIGHTS` bytes the multipliers repeat (times an odd factor): both paths agree on such lengths."""
+    """Past `WEIGHTS` words the multipliers repeat (times an odd factor): both paths agree on such lengths."""
     array = pa.array([bytes([fill]) * length for length, fill in shapes], pa.binary()).cast(pa.string(), safe=False)
     offsets, data, _ = hashing._buffers(array)
     assert hashing._compiled_hash64(hashing._kernel(), offsets, data).tolist() == \
