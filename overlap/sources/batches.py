@@ -234,7 +234,8 @@ def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str
                 unread.append(((entry, name), why))
             elif data and entry.is_file():
                 found.append((entry, name))
-        names = _by_split(found, split, str(path))
+        by_card = _card_split(path, split, [name for _, name in found])
+        names = _by_split(found, split, str(path)) if by_card is None else [f for f in found if f[1] in by_card]
         refuse_unread([(entry, why) for (entry, name), why in unread if split is None or split_matches(name, split)])
         if not names:
             raise InputError(f"{path}: no data files (.parquet, .jsonl, .json, .csv, optionally .gz/.zst) in "
@@ -260,6 +261,21 @@ def glob_source(pattern: str, split: str | None = None):
 
     files, _, _ = _local_files(pattern, split) or ([], "", "")
     return NamedFiles(origin="local-glob", location=pattern, paths={f.name: Path(f.path) for f in files})
+
+
+def _card_split(folder: Path, split: str | None, names: list[str]) -> set[str] | None:
+    """The files of `split` in a folder laid out like a Hub dataset repo whose README.md has `configs:`, as the
+    Hub picks them (by the card, not by their names: a clone read by names gave another split's rows), or None
+    when no card decides (no split asked, no card or configs, several configs with none the default)."""
+    if split is None:
+        return None
+    card = _read_readme(lambda: (folder / "README.md").read_bytes())
+    configs = (card or {}).get("configs")
+    configs = [c for c in configs if isinstance(c, dict)] if isinstance(configs, list) else []
+    if not configs or (len(configs) > 1 and not any(c.get("default") or c.get("config_name", "default") == "default"
+                                                    for c in configs)):
+        return None
+    return set(choose_files(names, card, None, split, str(folder)))
 
 
 def _by_split(names: list[tuple[Any, str]], split: str | None, where: str) -> list[tuple[Any, str]]:
@@ -517,7 +533,7 @@ class _Projection:
     @property
     def leaf(self) -> str:
         """The parquet column path to read (`extra_info.instance_id`: only that leaf of the struct)."""
-        return ".".join([self.top, *self.path]) if self.path and not any(p.isdigit() for p in self.path) \
+        return ".".join([self.top, *self.path]) if self.path and not any(_index(p) for p in self.path) \
             else self.top
 
     def take(self, table_or_batch) -> Any:
@@ -530,9 +546,17 @@ class _Projection:
         for part in self.path:
             if pa.types.is_struct(array.type):
                 array = pc.struct_field(array, [part])
-            else:
-                array = pc.list_element(array, int(part))
+            else:  # a list too short (or null) has no element there: a null cell, as in a JSON row
+                index = int(part)
+                long_enough = pc.greater(pc.list_value_length(array), index)
+                array = pc.list_element(pc.if_else(long_enough, array, pa.scalar(None, array.type)), index)
         return array
+
+
+def _index(part: str) -> bool:
+    """Whether a dotted-path part is a list index: ASCII digits an int64 holds (`str.isdigit` also takes `²`
+    and `０`, which int() then refuses or reads, and a longer number overflows pyarrow's index)."""
+    return part.isascii() and part.isdigit() and len(part) <= 18
 
 
 def _plan(schema, columns: list[str], optional: set[str], file_name: str) -> list[_Projection | None]:
@@ -556,7 +580,7 @@ def _plan(schema, columns: list[str], optional: set[str], file_name: str) -> lis
             for part in parts[1:]:
                 if pa.types.is_struct(kind) and kind.get_field_index(part) >= 0:
                     kind = kind.field(part).type
-                elif (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and part.isdigit():
+                elif (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and _index(part):
                     kind = kind.value_type
                 else:
                     break

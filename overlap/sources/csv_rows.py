@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -50,14 +51,16 @@ def csv_header(path: str, name: str, filesystem: Any, compression: str | None) -
     """(column names, bytes of the header line) of a CSV file."""
     with open_stream(path, filesystem, compression) as stream:
         head = b""
-        while b"\n" not in head and len(head) <= MAX_HEADER_BYTES:
+        # A line ends at \n or at a lone \r (a classic-Mac export, which pyarrow reads): cut at \n alone, such a
+        # file was all one header line, which the csv module refused (an internal error).
+        while b"\n" not in head and b"\r" not in head and len(head) <= MAX_HEADER_BYTES:
             block = stream.read(1 << 20)
             if not block:
                 break
             head += block
     refuse_binary(head[:4096], name)
-    line = head.split(b"\n", 1)[0]
-    if b"\n" not in head and len(head) > MAX_HEADER_BYTES:
+    line = re.split(b"\r|\n", head, maxsplit=1)[0]
+    if b"\n" not in head and b"\r" not in head and len(head) > MAX_HEADER_BYTES:
         raise InputError(f"{name}: the CSV header line is longer than {MAX_HEADER_BYTES >> 20} MiB; is this a "
                          "CSV file?")
     try:
@@ -76,8 +79,11 @@ def csv_batches(path: str, name: str, filesystem: Any, compression: str | None, 
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    # Only an unquoted empty cell is null: pyarrow's default null spellings (`NA`, `n/a`, `null`, `NaN`, …) are
+    # text as written, as the split's independent check reads them (two `n/a` ids were kept as no ids, and the
+    # check then refused the split as holding a repeated id).
     options = pcsv.ConvertOptions(include_columns=include, column_types={c: pa.string() for c in include},
-                                  strings_can_be_null=True, quoted_strings_can_be_null=False)
+                                  strings_can_be_null=True, quoted_strings_can_be_null=False, null_values=[""])
     block = max(BLOCK_BYTES, 2 * header_bytes + (1 << 20))
     counter = _QuoteCounter(open_stream(path, filesystem, compression))
     try:

@@ -192,6 +192,10 @@ def write_split(result, filtered: FilterResult, out: Path) -> SplitReport:
         for shard, recorded in inputs:
             positions = drops.get(shard.label, set())
             read = write_shard(shard, tmp, positions, keep_listed=False, schema=schema)
+            if read < recorded and shard.kind == "jsonl":  # pyarrow's reader takes `{…}{…}` on one line as
+                # two rows, and a shard copies lines: running again fails again, so say what to change
+                raise InputError(f"{shard.source}: {recorded} rows read from {read} lines; a line holding more "
+                                 "than one JSON object cannot be copied as a row: write one object per line")
             if read != recorded:
                 raise InputError(f"{shard.source}: {read} rows re-read but {recorded} recorded; run the compare "
                                  "again")

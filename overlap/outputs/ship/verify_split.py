@@ -157,6 +157,11 @@ def _lookup(row: Mapping[str, Any], name: str | None) -> Any:
         return row[name]
     value: Any = row
     for part in name.split("."):
+        if isinstance(value, list) and part.isascii() and part.isdigit():
+            # `ids.0` indexes a list (as the reader does; a list too short holds a null there): without it the
+            # check derived no key from such a column and passed every split unseen
+            value = value[int(part)] if int(part) < len(value) else None
+            continue
         if not isinstance(value, Mapping) or part not in value:
             return _MISSING
         value = value[part]
