@@ -10,7 +10,7 @@ import json
 import shutil
 
 import pytest
-from audit_helpers import run_cli
+from audit_helpers import git, run_cli
 from batch_helpers import repo, write_jsonl
 
 from overlap.audit.study import run as study_run
@@ -325,3 +325,26 @@ def test_a_row_repeating_another_is_audited_once_and_counted(tasks, tmp_path):
     doc = run_batch(read_targets(tmp_path / "twice.jsonl"), BatchOptions(jobs=1))
     assert doc["counts"] == {"targets": 2, "ok": 2, "error": 0, "repeated_rows": 2}
     assert "2 rows repeating an earlier row's target" in render_console(doc)
+
+
+def test_a_patch_file_that_is_not_utf8_is_the_reference_of_its_row(tmp_path):
+    """A diff of a Latin-1 source file reaches the worker as escaped lone surrogates (the row's file read with
+    surrogateescape): it was an internal error (UnicodeEncodeError) instead of the reference."""
+    root = tmp_path / "latin1"
+    root.mkdir()
+    git("init", "-q", "-b", "main", ".", cwd=root)
+    (root / "m.py").write_bytes(b"# caf\xe9\ndef f():\n    return 'caf\xe9 au lait, black and bitter'\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "base", cwd=root)
+    base = git("rev-parse", "HEAD", cwd=root).strip()
+    (root / "m.py").write_bytes(b"# caf\xe9\ndef f():\n    return 'caf\xe9 au lait with sugar and milk \xe9\xe9'\n")
+    (tmp_path / "fix.patch").write_bytes(b"--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n # caf\xe9\n def f():\n"
+                                         b"-    return 'caf\xe9 au lait, black and bitter'\n"
+                                         b"+    return 'caf\xe9 au lait with sugar and milk \xe9\xe9'\n")
+    git("commit", "-qam", "fix", cwd=root)
+    git("reset", "-q", "--hard", base, cwd=root)
+    write_jsonl(tmp_path / "t.jsonl", [{"path": "latin1", "instance_id": "lat-1", "base_commit": base,
+                                        "patch": "fix.patch"}])
+    got = by_id(run_batch(read_targets(tmp_path / "t.jsonl"), BatchOptions(jobs=1)))["lat-1"]
+    assert got["status"] == "ok" and got["verdict"] == "leak", got.get("error")
+    assert "F1" in {f["check"] for f in got["findings"]}

@@ -87,6 +87,49 @@ def test_a_damaged_layer_tar_is_refused_naming_the_layer(tmp_path, damage, says)
     assert "\n" not in message and "no git repository" not in message
 
 
+def _pax_layer(pax: dict[str, str]) -> bytes:
+    """BODY, then one file whose PAX header carries ``pax`` (the file's data as declared by the ustar header)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in BODY:
+            info = tarfile.TarInfo(name)
+            info.mtime = 1_700_000_000
+            if data is None:
+                info.type = tarfile.DIRTYPE
+            else:
+                info.size = len(data)
+            t.addfile(info, None if data is None else io.BytesIO(data))
+        info = tarfile.TarInfo("root/late.txt")
+        info.size, info.mtime, info.pax_headers = 5, 1_700_000_000, pax
+        t.addfile(info, io.BytesIO(b"late\n"))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("pax, says", [
+    ({"size": "99999999999999999999"}, "the tar ends inside a member's data at byte"),
+    ({"mtime": "nan"}, "a damaged PAX mtime 'nan' at byte"),
+    ({"mtime": "1e30"}, "a damaged PAX mtime '1e30' at byte"),
+    ({"path": "root/a\0b"}, "a name with a NUL byte at byte"),
+    ({"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "root/s", "GNU.sparse.realsize": "9"},
+     "a damaged extended header at byte"),
+])
+def test_a_pax_header_go_refuses_is_one_line_never_a_hang(tmp_path, pax, says):
+    """A declared size beyond the layer's end made tarfile skip it block by block for ever (it ignores the end
+    of a stream while it skips); a NaN or 1e30 time, a NUL in a name or an unparsable sparse map was an
+    internal error (ValueError, OverflowError). Go's archive/tar refuses each."""
+    image = docker_save(tmp_path / "img.tar", [_pax_layer(pax)])
+    with pytest.raises(InputError) as raised:
+        audit(str(image))
+    message = str(raised.value)
+    assert message.startswith(f"{image}: layer 0 (l0/layer.tar): {says}") and "\n" not in message, message
+
+
+def test_a_pax_time_with_a_fraction_reads(tmp_path):
+    image = docker_save(tmp_path / "img.tar", [_pax_layer({"mtime": "1700000000.25"})])
+    merged = merge(open_image(image, "docker-save"), DEFAULT_LIMITS)
+    assert merged.entries["root/late.txt"].mtime == 1700000000.25
+
+
 def test_two_zero_blocks_end_a_layer_and_what_follows_is_ignored(tmp_path):
     """The runtime stops at the end marker: data after it (tar's padding, a trailer) is no damage."""
     image = docker_save(tmp_path / "img.tar", [tar_of(BODY) + b"trailing bytes after the end"])
@@ -170,6 +213,9 @@ def _rewrite_manifest(root: Path, edit) -> None:
     ("layer-without-digest", "layer 0 of the manifest has no digest"),
     ("layers-is-a-string", "the manifest's layers is not a list of JSON objects"),
     ("history-of-strings", "the image config: history is not a list of JSON objects"),
+    ("env-of-numbers", "the image config: config.Env is not a list of strings"),
+    ("workingdir-a-number", "the image config: config.WorkingDir is not a string"),
+    ("labels-a-list", "the image config: config.Labels is not a JSON object"),
 ])
 def test_a_malformed_oci_layout_is_one_line_naming_the_file(tmp_path, case, says):
     """Each was an internal error (AttributeError, TypeError, KeyError) instead of an input error."""
@@ -187,7 +233,10 @@ def test_a_malformed_oci_layout_is_one_line_naming_the_file(tmp_path, case, says
         _rewrite_manifest(root, lambda m: m.update(layers="nope"))
     else:
         blobs = root / "blobs/sha256"
-        config = json.dumps({"config": {}, "rootfs": {"diff_ids": []}, "history": ["x"]}).encode()
+        config = json.dumps({"config": {"env-of-numbers": {"Env": [1, None]}, "workingdir-a-number": {"WorkingDir": 5},
+                                        "labels-a-list": {"Labels": ["a=b"]}}.get(case, {}),
+                             "rootfs": {"diff_ids": []}, "history": ["x"] if case == "history-of-strings" else []}
+                            ).encode()
         (blobs / hashlib.sha256(config).hexdigest()).write_bytes(config)
         _rewrite_manifest(root, lambda m: m["config"].update(digest="sha256:" + hashlib.sha256(config).hexdigest(),
                                                              size=len(config)))

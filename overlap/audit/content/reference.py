@@ -288,6 +288,15 @@ def test_ids_from_patch(fp: FilePatch) -> list[str]:
     return out
 
 
+def _instance_bytes(text: str, instance, field: str) -> bytes:
+    """A patch held in an instance file as the bytes of the diff: a diff that is not UTF-8 (a Latin-1 source
+    file) reaches it as escaped lone surrogates (``\\udcff``, as a batch writes it), which stand for its bytes."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise InputError(f"--instance {instance}: {field} holds a lone surrogate that stands for no byte") from None
+
+
 def load_reference(*, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None) -> Reference:
     ref = Reference()
     inst: dict = {}
@@ -305,10 +314,10 @@ def load_reference(*, fix=(), tests=(), test_ids=(), fix_commit=None, instance=N
     ref.fix = [_load_source(a, "fix") for a in fix]
     ref.tests = [_load_source(a, "tests") for a in tests]
     if not ref.fix and isinstance(inst.get("patch"), str) and inst["patch"].strip():
-        data = inst["patch"].encode()
+        data = _instance_bytes(inst["patch"], instance, "patch")
         ref.fix = [RefSource("fix", "instance:patch", _sha256(data), parse_patch(data, "--instance patch"))]
     if not ref.tests and isinstance(inst.get("test_patch"), str) and inst["test_patch"].strip():
-        data = inst["test_patch"].encode()
+        data = _instance_bytes(inst["test_patch"], instance, "test_patch")
         ref.tests = [RefSource("tests", "instance:test_patch", _sha256(data),
                                parse_patch(data, "--instance test_patch"))]
     ids = list(test_ids)

@@ -339,6 +339,16 @@ def finish_image(img: Image, source) -> None:
     for part in ("config", "rootfs"):
         if img.config.get(part) is not None:
             _obj(img.config[part], part, where)
+    # the fields the checks read, of the types the runtime needs (a number for WorkingDir, a list for Labels):
+    # one line naming the field, never a traceback
+    run_cfg = img.config.get("config") or {}
+    for key in ("Env", "Cmd", "Entrypoint"):
+        _listed(run_cfg.get(key), str, f"config.{key}", where)
+    if run_cfg.get("Labels") is not None:
+        _obj(run_cfg["Labels"], "config.Labels", where)
+    if not isinstance(run_cfg.get("WorkingDir") or "", str):
+        raise InputError(f"{where}: config.WorkingDir is not a string; the image layout is damaged, save the image "
+                         "again")
     history = [h for h in _listed(img.config.get("history"), dict, "history", where) if not h.get("empty_layer")]
     for layer, h in zip(img.layers, history, strict=False):
         layer.created_by = str(h.get("created_by", ""))
