@@ -350,6 +350,19 @@ def test_platform_selection_in_an_image_index(gitfix, tmp_path):
             audit(str(oci_dir), platform=bad)
 
 
+def test_an_explicit_platform_is_checked_on_an_image_of_one_platform(gitfix):
+    """No index to choose from: the image's config says its platform, and asking for another is refused (the
+    audit would read another platform's files than the one asked for); a malformed --platform is refused."""
+    image = gitfix.path("img-validate-oci.tar")
+    config_platform = audit(image, **gitfix.R)
+    assert config_platform.verdict == "leak"
+    assert audit(image, platform="linux/amd64", **gitfix.R).verdict == "leak"
+    with pytest.raises(InputError, match=r"the image is for linux/amd64, not linux/arm64; leave out --platform"):
+        audit(image, platform="linux/arm64", **gitfix.R)
+    with pytest.raises(InputError, match="give os/architecture"):
+        audit(image, platform="bogus", **gitfix.R)
+
+
 def test_git_findings_name_the_layer_that_wrote_the_file(gitfix, tmp_path):
     """The swb5 ORIG_HEAD written by a later RUN: the G4 finding says which layer wrote it."""
     import shutil

@@ -300,14 +300,32 @@ def platform_of(desc: dict) -> str:
     return "/".join(str(x) for x in (p.get("os"), p.get("architecture"), p.get("variant")) if x)
 
 
-def choose_platform(descs: list[dict], platform: str | None, where: str) -> dict:
-    """The entry of an image index for `platform` (`os/architecture[/variant]`, default linux/amd64; an entry
-    whose platform starts with it, so linux/arm64 takes linux/arm64/v8); without --platform, an index of one
-    entry is that entry. Else one line naming the platforms the index has."""
+def wanted_platform(platform: str | None) -> list[str]:
+    """`--platform` (default linux/amd64) as its parts, or one line saying how to write it."""
     want = (platform or DEFAULT_PLATFORM).split("/")
     if not 2 <= len(want) <= 3 or not all(want):
         raise InputError(f"--platform {platform}: give os/architecture[/variant], e.g. linux/amd64 or "
                          "linux/arm64/v8")
+    return want
+
+
+def check_platform(img: Image, platform: str | None, where: str) -> None:
+    """An image of one platform (no index to choose from) audited for an explicit `--platform`: its config
+    must say that platform, else the audit would read another platform's files than the one asked for."""
+    if platform is None or img.platform is not None:
+        return
+    want = wanted_platform(platform)
+    have = platform_of({"platform": img.config})
+    if have and have.split("/")[:len(want)] != want[:len(have.split("/"))]:
+        raise InputError(f"{where}: the image is for {have}, not {'/'.join(want)}; leave out --platform or give "
+                         f"--platform {have}")
+
+
+def choose_platform(descs: list[dict], platform: str | None, where: str) -> dict:
+    """The entry of an image index for `platform` (`os/architecture[/variant]`, default linux/amd64; an entry
+    whose platform starts with it, so linux/arm64 takes linux/arm64/v8); without --platform, an index of one
+    entry is that entry. Else one line naming the platforms the index has."""
+    want = wanted_platform(platform)
     match = [d for d in descs if platform_of(d).split("/")[:len(want)] == want]
     if not match and platform is None and len(descs) == 1:
         match = descs
@@ -327,6 +345,7 @@ def open_image(path: Path, kind: str, *, image: str | None = None, platform: str
     else:
         img = _oci(source, path, image, platform)
     finish_image(img, source)
+    check_platform(img, platform, str(path))
     return img
 
 

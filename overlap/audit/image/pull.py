@@ -23,6 +23,7 @@ from .archive import (
     JSON_LIMIT,
     Image,
     _oci,
+    check_platform,
     choose_platform,
     finish_image,
     platform_of,
@@ -259,4 +260,5 @@ def open_registry_image(ref: str, *, platform: str | None = None, insecure_regis
     # the reference as given, normalised (not the resolved digest: L9 would read its hex as a commit id)
     img.kind, img.tags, img.platform = "registry", [pulled.ref.canonical()], pulled.platform
     finish_image(img, source)
+    check_platform(img, platform, pulled.ref.given)
     return img, pulled
