@@ -31,6 +31,11 @@ def repo_layout(path: Path, fsroot: Path | None = None) -> tuple[Path | None, Pa
     dotgit = path / ".git"
     if is_dir(dotgit) and _looks_like_gitdir(dotgit):
         return path, dotgit
+    if dotgit.is_symlink():  # `.git` linked to a git folder elsewhere: git follows it, in the image's own tree
+        target = inside(fsroot, "/" + str(dotgit.relative_to(fsroot))) if fsroot is not None \
+            else Path(os.path.realpath(dotgit))
+        if target is not None and is_dir(target) and _looks_like_gitdir(target):
+            return path, target
     if dotgit.is_file() and not dotgit.is_symlink():
         try:
             data = read_regular(dotgit, 4096) or b""
@@ -108,17 +113,41 @@ def detect_kind(path: Path, rootfs: bool) -> str:
 ROOTFS_REPOS = ("/testbed", "/app", "/workspace", "/repo", "/home/*", "/src")
 
 
+MAX_LINK_HOPS = 40  # the kernel's limit on symlinks followed in one path
+
+
 def inside(fsroot: Path, image_path: str) -> Path | None:
-    """An absolute image path as a host path under ``fsroot``, only through real folders (no symlink)."""
+    """An absolute image path as a host path under ``fsroot``, its symlinks followed as the container follows
+    them, inside the image: an absolute target starts again at ``fsroot`` and `..` stops at it (chroot rules),
+    so no link reaches a host file. The result is a real file or folder, never a link (None: no such path, a
+    part that is a file, or a loop)."""
     parts = [x for x in image_path.split("/") if x not in ("", ".")]
-    if ".." in parts:
-        return None
-    cur = fsroot
-    for i, part in enumerate(parts):
-        cur = cur / part
-        if i < len(parts) - 1 and not is_dir(cur):
+    resolved: list[str] = []
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if resolved:
+                resolved.pop()
+            continue
+        cur = fsroot.joinpath(*resolved, part)
+        if cur.is_symlink():
+            hops += 1
+            try:
+                target = os.readlink(cur)
+            except OSError:
+                return None
+            if hops > MAX_LINK_HOPS:
+                return None
+            if target.startswith("/"):
+                resolved = []
+            parts = [x for x in target.split("/") if x not in ("", ".")] + parts
+            continue
+        if parts and not is_dir(cur):
             return None
-    return cur if os.path.lexists(cur) and not cur.is_symlink() else None
+        resolved.append(part)
+    found = fsroot.joinpath(*resolved)
+    return found if os.path.lexists(found) else None
 
 
 def checkout_exists(fsroot: Path | None, checkout: str | None) -> bool:

@@ -149,7 +149,10 @@ def test_hostile_archive_writes_nothing_outside(gitfix, tmp_path):
     assert any("device" in r for r in reasons.values()) and any("fifo" in r for r in reasons.values())
     assert any("hardlink" in r for r in reasons.values())
     assert any(p == "testbed/link/passwd" for p in reasons)  # relocated under the symlink's target, in the map
-    assert {f.key: f.severity for f in t.findings}["G9:/../../../../etc"] == "low"
+    # an alternate climbing past the root is the image's /etc, as git in the container reads it (`/..` is `/`):
+    # an object store holding no object, never the host's folder
+    g9 = next(f for f in t.findings if f.key == "G9:/../../../../etc")
+    assert g9.severity == "info" and g9.evidence["nonbase_objects"] == 0
 
 
 def test_digest_mismatch_is_an_input_error(gitfix, tmp_path):
@@ -301,6 +304,35 @@ def test_rootfs_tar(gitfix, tmp_path):
     assert status["T3"] == status["L8"] == "not_applicable"
     keys = {f.key for f in t.findings}
     assert {"L1:/home/fix.patch", "L7:/root/.bash_history", "F2:tests/test_calc.py"} <= keys
+
+
+@pytest.mark.parametrize("link", ["/srv/real", "srv/real", "../../srv/real"])
+def test_a_symlinked_repository_is_followed_inside_the_image(gitfix, tmp_path, link):
+    """`/testbed` a symlink to the repository (absolute, relative, climbing past the root): found where the
+    container finds it, by chroot rules, never through a host path."""
+    out = tmp_path / "root.tar"
+    with tarfile.open(out, "w") as t:
+        t.add(gitfix.L / "root/testbed", arcname="srv/real")
+        info = tarfile.TarInfo("testbed")
+        info.type, info.linkname = tarfile.SYMTYPE, link
+        t.addfile(info)
+    report = audit(str(out), **gitfix.R)
+    assert report.verdict == "leak" and report.targets[0].repo_path == "/testbed"
+
+
+def test_a_git_folder_linked_from_the_worktree_is_the_repository(gitfix, tmp_path):
+    """`/testbed/.git` a symlink to a git folder elsewhere in the image, as git in the container reads it."""
+    out = tmp_path / "root.tar"
+    root = gitfix.L / "root/testbed"
+    with tarfile.open(out, "w") as t:
+        t.add(root / ".git", arcname="srv/store.git")
+        for child in sorted(root.iterdir()):
+            if child.name != ".git":
+                t.add(child, arcname=f"testbed/{child.name}")
+        info = tarfile.TarInfo("testbed/.git")
+        info.type, info.linkname = tarfile.SYMTYPE, "/srv/store.git"
+        t.addfile(info)
+    assert audit(str(out), **gitfix.R).verdict == "leak"
 
 
 def test_image_input_errors(gitfix, tmp_path):
