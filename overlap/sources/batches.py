@@ -228,6 +228,12 @@ def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str
             name = entry.relative_to(path).as_posix()
             if any(part.startswith(".") for part in entry.relative_to(path).parts):
                 continue
+            if entry.name == "_delta_log" and entry.is_dir():
+                # its parquet files are every version's, removed rows included: reading them all is wrong
+                raise InputError(f"{entry.parent}: a Delta table, whose folder keeps older versions' parquet files "
+                                 "beside the current ones; export its current version to parquet (deltalake: "
+                                 "DeltaTable(PATH).to_pyarrow_table(), then pyarrow.parquet.write_table) and give "
+                                 "that")
             data = is_data_file(entry.name) and not is_metadata(entry.name)
             why = unread_problem(entry, data)
             if why is not None:

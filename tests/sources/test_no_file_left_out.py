@@ -229,3 +229,16 @@ def test_a_card_split_with_no_cached_file_is_an_incomplete_cache():
         choose_files(names, card, None, None, "o/card@abc", cached=True)
     assert choose_files(names, card, None, "test", "o/card@abc", cached=True) == ["data/test-00000-of-00001.parquet"]
     assert choose_files(names, card, None, None, "o/card@abc") == ["data/test-00000-of-00001.parquet"]
+
+
+def test_a_delta_table_is_refused_with_how_to_export_its_current_version(tmp_path):
+    """A Delta table's folder holds every version's parquet files (a removed row's file stays): reading them
+    all would count rows the table no longer has, so the folder is refused, saying how to export it."""
+    table = tmp_path / "table"
+    (table / "_delta_log").mkdir(parents=True)
+    _parquet(table / "part-00000-a.snappy.parquet", _rows(0, 3))
+    _parquet(table / "part-00001-b.snappy.parquet", _rows(0, 2))  # a rewrite of the first file
+    log = table / "_delta_log" / "00000000000000000000.json"
+    log.write_text('{"add": {"path": "part-00000-a.snappy.parquet"}}\n')
+    with pytest.raises(InputError, match=r"table: a Delta table.*to_pyarrow_table"):
+        open_batches(str(table), ["instance_id"])
