@@ -114,10 +114,7 @@ def filter_cmd(
     if push_to_hub:  # refuse a push that cannot succeed before any work is done
         if config:
             splits.check_config_name(config)
-        if Path(train).exists() or any(c in train for c in "*?["):  # a local path or glob: its files are known
-            from ..sources.batches import glob_source
-
-            splits.refuse_mixed_push(list(glob_source(train, split).paths), train)
+        splits.refuse_mixed_push(_file_names(train, split), train)
         api = splits._hub_api(None)
         splits.check_write_access(api, push_to_hub)
 
@@ -183,3 +180,18 @@ def _print_filter(info: dict, verified: str, out: Path, url: str | None, fmt: Fo
     print_records(rows, fmt, title=verified)
     if url:
         typer.echo(f"pull request: {url}", err=True)
+
+
+def _file_names(train: str, split: str | None) -> list[str]:
+    """The names of the files a training set given by path, glob or Hub id is read from (listed, not read);
+    none for a registered name (its layout decides) or a set that cannot be opened (the filter says why)."""
+    from ..errors import InputError
+    from ..sources.batches import open_batches
+    from ..sources.registry import is_registered
+
+    if is_registered(train):
+        return []
+    try:
+        return [f.name for f in open_batches(train, ["_"], split=split, hash_files=False).files]
+    except InputError:
+        return []

@@ -87,6 +87,25 @@ def test_filter_push_of_files_in_two_formats_is_refused_before_any_work(demo_cop
     assert not (tmp_path / "s").exists()
 
 
+def test_filter_push_of_a_hub_set_in_two_formats_is_refused_before_any_work(demo_copy, tmp_path, monkeypatch):
+    """The same for a Hub dataset: its files are listed (here from the Hub cache, offline) before the filter."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from test_sources import _fake_hub_cache
+
+    monkeypatch.setattr(splits, "_hub_api", lambda token: pytest.fail("the Hub was asked"))
+    parquet, jsonl = tmp_path / "a.parquet", tmp_path / "b.jsonl"
+    pq.write_table(pa.table({"id": ["arvo:10055"]}), parquet)
+    jsonl.write_text('{"id": "arvo:1"}\n')
+    _fake_hub_cache(tmp_path / "hub", "me/mixed", "c" * 40, {"data/a.parquet": parquet, "data/b.jsonl": jsonl})
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = run("filter", "me/mixed", "cybergym", *data_args(demo_copy), "--id-column", "id", "--out",
+                 tmp_path / "s", "--push-to-hub", "me/mimo")
+    assert result.exit_code == 2 and "its files mix jsonl and parquet" in result.stderr
+    assert not (tmp_path / "s").exists()
+
+
 def test_filter_push_prints_the_pr_url(demo_copy, tmp_path, monkeypatch, fake_api):
     pushed = []
     monkeypatch.setattr(splits, "_hub_api", lambda token: fake_api)
