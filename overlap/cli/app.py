@@ -8,7 +8,8 @@ Errors are handled once, here, for every command:
 - a usage error (unknown option, bad or out-of-range value, missing argument) is one line too, exit 2
   (`OverlapGroup.main`), never click's three-line box;
 - a broken pipe on stdout (`overlap … | head`) ends quietly with exit 141, as a process killed by SIGPIPE;
-- SIGTERM unwinds like Ctrl-C (temp folders are removed), then exits 143 with one line;
+- SIGTERM unwinds like Ctrl-C (temp folders are removed), then exits 143 with one line; Ctrl-C exits 130 with one
+  line;
 - an unexpected exception (a bug) is one line too, exit 2; `OVERLAP_DEBUG=1` shows its traceback.
 """
 
@@ -50,6 +51,16 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+_INTERRUPTED: list[bool] = []
+
+
+def _on_sigint(signum, frame):
+    # Ctrl-C stays a KeyboardInterrupt (cleanups see it as ever); typer turns it into a silent exit 130, so
+    # the run is marked, and says what happened in one line
+    _INTERRUPTED.append(True)
+    signal.default_int_handler(signum, frame)
+
+
 class _Stdout:
     """sys.stdout while a command runs: an OS error writing it names `stdout` (the error's filename), so it
     is reported as such, whatever wrote it (typer.echo, rich, csv, sys.stdout.write)."""
@@ -86,9 +97,11 @@ class OverlapGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        previous, stdout = None, sys.stdout
+        previous, previous_int, stdout = None, None, sys.stdout
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGTERM, _on_sigterm)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                previous_int = signal.signal(signal.SIGINT, _on_sigint)
         sys.stdout = _Stdout(stdout)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -122,6 +135,10 @@ class OverlapGroup(TyperGroup):
             sys.stdout = stdout
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
+            if previous_int is not None:
+                signal.signal(signal.SIGINT, previous_int)
+        if _INTERRUPTED and code == 130:
+            _error_line("interrupted (Ctrl-C); unfinished output was removed")
         sys.exit(code if isinstance(code, int) else 0)
 
 

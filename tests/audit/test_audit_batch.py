@@ -348,3 +348,49 @@ def test_a_patch_file_that_is_not_utf8_is_the_reference_of_its_row(tmp_path):
     got = by_id(run_batch(read_targets(tmp_path / "t.jsonl"), BatchOptions(jobs=1)))["lat-1"]
     assert got["status"] == "ok" and got["verdict"] == "leak", got.get("error")
     assert "F1" in {f["check"] for f in got["findings"]}
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_batch_leaves_whole_target_files_and_no_temp_files_and_resumes(tasks, tmp_path, sig):
+    """Stopped mid-run (Ctrl-C, or a job scheduler's SIGTERM): one line and a non-zero exit, every target file
+    written is whole JSON, nothing is left in the temp folder, and a re-run audits only what is left and gives
+    the document an uninterrupted run gives."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from audit_helpers import CLI
+
+    rows = [{"path": str(tasks / ("leaky" if i % 2 else "clean")), "set": "s", "instance_id": f"o__t-{i}",
+             "base_commit": git("rev-parse", "HEAD", cwd=tasks / ("leaky" if i % 2 else "clean")).strip(),
+             "patch": str(tasks / "fix.patch")} for i in range(40)]
+    write_jsonl(tmp_path / "many.jsonl", rows)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "COLUMNS": "200"}
+    out = tmp_path / "out"
+    args = [sys.executable, "-c", CLI, "audit", "--targets", str(tmp_path / "many.jsonl"), "--out", str(out),
+            "--format", "json", "--jobs", "1"]
+    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and \
+            len(list((out / "targets").glob("*.json")) if (out / "targets").is_dir() else []) < 3:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the batch ended before it could be interrupted"
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    written = list((out / "targets").glob("*"))
+    assert 3 <= len(written) < 40
+    for path in written:
+        json.loads(path.read_text())  # whole, never cut mid-write
+    assert not (out / "audit.json").exists()
+    assert list(temp.iterdir()) == []
+    done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 or done.returncode in (0, 1), done.stderr
+    clean = subprocess.run([*args[:-4], "--out", str(tmp_path / "fresh"), "--format", "json", "--jobs", "1"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.stdout == clean.stdout and done.returncode == clean.returncode
+    assert list(temp.iterdir()) == []

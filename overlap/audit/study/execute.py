@@ -65,6 +65,7 @@ def audit_target(payload: dict) -> dict:
 
 def _child(payload: dict, out: str) -> None:
     os.setsid()  # its own process group: a timeout kills the audit and the git it started, nothing else
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the parent while it was started
     # every temp file of this audit (its scratch, the fix's files) inside the run's folder, which the parent
     # removes whatever ends the run: a child killed mid-audit cannot clean up after itself
     tempfile.tempdir = os.path.dirname(out)
@@ -74,6 +75,9 @@ def _child(payload: dict, out: str) -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
     os.replace(tmp, out)
+
+
+_STOPS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _kill(proc) -> None:
@@ -98,8 +102,15 @@ def run_local(jobs: Iterable[Job], workers: int, timeout: float, done: Done) -> 
                 out = os.path.join(folder, f"{n}.json")
                 n += 1
                 proc = ctx.Process(target=_child, args=(payload, out), daemon=True)
-                proc.start()
-                running[proc.sentinel] = (key, proc, time.monotonic() + timeout, out)
+                # Ctrl-C or SIGTERM between the start and the bookkeeping would leave a child half-started (it
+                # reads its job from a pipe the parent no longer writes: a traceback) and never killed; held
+                # back until the child is one the `finally` below kills
+                signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+                try:
+                    proc.start()
+                    running[proc.sentinel] = (key, proc, time.monotonic() + timeout, out)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
             now = time.monotonic()
             left = max(0.0, min(d for _, _, d, _ in running.values()) - now)
             ready = wait(list(running), timeout=left)
