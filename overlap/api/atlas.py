@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import __version__
-from ..atlas_model import PAIR_SCHEMA, AtlasEntry, AtlasResult
+from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA, AtlasEntry, AtlasResult
 from ..errors import HubUnavailableError, InputError
 from ..join import duplicates
 from ..model import COUNTED_PAIR_KINDS, Dataset
@@ -182,6 +182,12 @@ def _values(frame: pd.DataFrame, name: str) -> list[Any]:
             for value in frame[name].tolist()]
 
 
+def _schema_order(row: dict[str, Any]) -> dict[str, Any]:
+    """A cell's row in the column order of CELL_SCHEMA: a cached row (JSON, keys sorted) and a joined one are the
+    same dict, so the pages written from them are the same bytes."""
+    return {name: row[name] for name in CELL_SCHEMA.names if name in row}
+
+
 def _entry(name: str, dataset: Dataset | None, fp: str | None, cached: bool) -> AtlasEntry:
     spec = _spec(name)
     revision = (dataset.provenance.revision if dataset is not None else None) or spec.revision
@@ -257,7 +263,7 @@ def _train_cells(train: AtlasEntry, benches: list[AtlasEntry], side: StreamedSid
             cached = {"row": row, "pairs": cell_pairs}
             save_cell(run.folder, key, cached, train.name, bench.name)
             run.recomputed.append((train.name, bench.name))
-        run.rows.append(head | cached["row"])
+        run.rows.append(_schema_order(head | cached["row"]))
         run.pairs[(train.name, bench.name)] = pa.Table.from_pylist(cached["pairs"], schema=PAIR_SCHEMA)
     if side is not None:  # its rows are done with: memory stays one training set's matched rows
         side.release()
@@ -303,7 +309,13 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
         else:
             stage(f"reading {name}")
             dataset, fp, cached = _read(name, data, folder)
+            subsets = parse_selection(name).subsets
+            if subsets:  # a subset is named as one (`cybergym:arvo`), as the matrix names it, never as the whole set
+                dataset.name = dataset.provenance.name = f"{dataset.name}:{','.join(subsets)}"
             entries.append(_entry(name, dataset, fp, cached))
+    named = [e.name for e in entries]
+    if len(set(named)) != len(named):  # their cells, pairs and pages would be told apart by name alone
+        raise InputError(f"the same dataset is named twice ({', '.join(named)}); give distinct datasets")
     ids = RunMapping(data, [e.dataset for e in entries if e.name not in sides])
     if any(e.dataset is not None and e.dataset.has_kind("ossfuzz") for e in entries):
         ids.load()  # a streamed set not yet counted loads it at its first OSS-Fuzz id, if none has before

@@ -12,6 +12,7 @@ name, then a rename); a damaged or missing one is read again.
 from __future__ import annotations
 
 import functools
+import glob
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ from ..errors import InputError
 from ..model import Dataset, FileRecord, Problem, Provenance
 from ..sources.files import sha256_of
 from ..sources.github import cache_root
+from ..sources.local_glob import expand_glob
 from ..sources.registry import get_spec, parse_selection
 
 # Item columns the cells need; texts, patches and crash reports are not cached (the atlas joins ids).
@@ -41,10 +43,13 @@ def cache_folder(cache: str | os.PathLike | None) -> Path:
 
 def _files_digest(path: Path) -> list[tuple[str, str]]:
     """(relative path, sha256) of a local file, or of every file under a local folder (hidden ones too:
-    a dataset's folder holds only what it is read from)."""
+    a dataset's folder holds only what it is read from) or matched by a glob. A link to a file is hashed by
+    what it points to, as the reader reads it through the link (a Hub snapshot folder is all links)."""
     if path.is_file():
         return [(path.name, sha256_of(path))]
-    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    if not path.exists() and glob.has_magic(str(path)):
+        return [(p.as_posix(), sha256_of(p)) for p in expand_glob(str(path)) if p.is_file()]
+    files = sorted(p for p in path.rglob("*") if p.is_file())
     return [(p.relative_to(path).as_posix(), sha256_of(p)) for p in files]
 
 
@@ -54,10 +59,8 @@ def fingerprint(name: str, data: Mapping[str, Path]) -> str | None:
     remote dataset (its content can change under the same name: never cached)."""
     selection = parse_selection(name)
     spec = get_spec(selection.name)
-    local = data.get(spec.name)
-    if local is None and spec.path:
-        base = Path(spec.origin).parent if spec.origin and Path(spec.origin).exists() else Path.cwd()
-        local = (base / spec.path).resolve()
+    # the path the reader reads: a declaration's `path` is already relative to its file (read_declaration_file)
+    local = data.get(spec.name) or (Path(spec.path) if spec.path else None)
     parts: dict[str, Any] = {"tool": __version__, "selection": name, "declaration": spec.declaration or spec.name}
     if local is not None:
         parts["files"] = _files_digest(Path(local))

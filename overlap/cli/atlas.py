@@ -52,8 +52,9 @@ def atlas(
                        engine=engine.value, ray_address=ray_address, workers=workers)
     write_atlas(result, out)
     recomputed = len(result.recomputed)
-    typer.echo(f"atlas: {len(result.cells)} cells, {recomputed} recomputed, {len(result.cells) - recomputed} from "
-               f"the cache; written to {out}", err=True)
+    skipped = sum(1 for cell in result.cells if cell.get("skipped"))  # never joined, so neither of the others
+    typer.echo(f"atlas: {len(result.cells)} cells, {recomputed} recomputed, {len(result.cells) - recomputed - skipped} "
+               f"from the cache{f', {skipped} skipped (own subset)' if skipped else ''}; written to {out}", err=True)
     for train, bench in result.recomputed:
         typer.echo(f"  recomputed {train} × {bench}", err=True)
     if push:

@@ -34,7 +34,10 @@ def check_out(out: Path, command: str, *inputs: str | Path, data: list[str] | No
     """Refuse, before any work, an `--out` that `command` may not write (see `overlap.outputs.atomic`).
     `inputs` are dataset arguments and paths; those that are local files or folders, and every `--data`
     path, may not lie inside `out`."""
-    check_out_folder(out, command, inputs=[*map(str, inputs), *(d.partition("=")[2] for d in data or [])])
+    # a `--data` value with no path is left to parse_data_options, which names it (an empty path is the current
+    # folder, which holds the default --out)
+    paths = [path for d in data or [] if (path := d.partition("=")[2])]
+    check_out_folder(out, command, inputs=[*map(str, inputs), *paths])
 
 
 def output_label(text: str) -> str:

@@ -45,10 +45,22 @@ def _bench_pairs(view: ResultView, name: str) -> pd.DataFrame:
     return view.pairs[view.pairs["bench"].astype(str) == name]
 
 
+# The order a pair's evidence is shown in, then any other column by name: the same whether the pairs are a
+# compare's in memory (in the order its stages added them) or read back from pairs.csv (in its column order),
+# so `overlap report DIR` re-renders the report compare wrote.
+EVIDENCE_ORDER = ("pair_kind", "counted", "fix_relation", "fix_reason", "fix_method", "crash_grade", "crash_reason",
+                  "longest_run", "names_function", "names_file")
+
+
+def _evidence_order(columns) -> list[str]:
+    columns = [c for c in columns if c not in PAIR_COLUMNS]
+    return [c for c in EVIDENCE_ORDER if c in columns] + sorted(c for c in columns if c not in EVIDENCE_ORDER)
+
+
 def evidence_columns(pairs: pd.DataFrame) -> list[str]:
     """Columns later stages added to pairs (fix relation, crash grade, text scores...); the free-text
     `*_reason` columns are left to pairs.csv and the examples (one row per distinct sentence is noise)."""
-    return [c for c in pairs.columns if c not in PAIR_COLUMNS and not c.endswith("_reason")]
+    return [c for c in _evidence_order(pairs.columns) if not c.endswith("_reason")]
 
 
 def evidence_blocks(pairs: pd.DataFrame) -> list[Block]:
@@ -99,7 +111,7 @@ def example_blocks(view: ResultView, bench: dict) -> list[Block]:
     train = view.summary.get("train", {}).get("name", "train")
     chosen = []
     for record in order.head(MAX_EXAMPLES).drop(columns="_t").to_dict(orient="records"):
-        extra = {k: fmt(v) for k, v in record.items() if k not in PAIR_COLUMNS and fmt(v)}
+        extra = {k: fmt(record[k]) for k in _evidence_order(record) if fmt(record[k])}
         rows = _side_by_side(_item_record(view, train, str(record["train_id"])),
                              _item_record(view, str(bench.get("bench")), str(record["bench_id"])))
         chosen.append({"pair": record, "evidence": extra, "rows": rows})

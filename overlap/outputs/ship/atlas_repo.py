@@ -13,6 +13,7 @@ Deterministic: the same inputs give byte-identical files (fixed schemas, no time
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from html import escape
@@ -35,7 +36,11 @@ MAX_PAIRS_SHOWN = 500  # pairs listed on one cell's page (all are in data/pairs.
 
 
 def cell_page(train: str, bench: str) -> str:
-    return f"cells/{safe_name(train)}__{safe_name(bench)}.html"
+    first, second = safe_name(train), safe_name(bench)
+    if "__" in first or "__" in second:  # `x__y` × `z` and `x` × `y__z` would share one page: the pair's hash
+        digest = hashlib.sha256(f"{train}\n{bench}".encode()).hexdigest()[:8]
+        return f"cells/{first}__{second}-{digest}.html"
+    return f"cells/{first}__{second}.html"
 
 
 def _grid(result: AtlasResult) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
