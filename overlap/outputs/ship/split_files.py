@@ -211,23 +211,28 @@ def unified_schema(shards: list[Shard]) -> tuple[pa.Schema | None, list[str]]:
         return pa.unify_schemas([sc for _, sc in schemas], promote_options="permissive"), []
     except (pa.ArrowInvalid, pa.ArrowTypeError, NotImplementedError):
         pass
-    first_seen: dict[str, tuple[Shard, pa.DataType]] = {}
+    # Column by column, so that one column of numbers and text leaves the others to pyarrow's widening (an
+    # all-null shard's null type, int32 → int64): only the columns pyarrow cannot promote become text.
+    first_seen: dict[str, tuple[Shard, pa.Field]] = {}
+    merged: dict[str, pa.Field] = {}
     as_text: list[str] = []
     for shard, schema in schemas:
         for fld in schema:
-            seen = first_seen.setdefault(fld.name, (shard, fld.type))
-            if seen[1] == fld.type or fld.name in as_text:
+            seen = first_seen.setdefault(fld.name, (shard, fld))
+            if fld.name in as_text or merged.setdefault(fld.name, fld).type == fld.type:
                 continue
-            if _scalar(seen[1]) and _scalar(fld.type):
+            try:
+                merged[fld.name] = pa.unify_schemas([pa.schema([merged[fld.name]]), pa.schema([fld])],
+                                                    promote_options="permissive").field(fld.name)
+                continue
+            except (pa.ArrowInvalid, pa.ArrowTypeError, NotImplementedError):
+                pass
+            if _scalar(merged[fld.name].type) and _scalar(fld.type):
                 as_text.append(fld.name)
                 continue
-            raise InputError(f"{shard.label}: column '{fld.name}' is {fld.type} here but {seen[1]} in "
+            raise InputError(f"{shard.label}: column '{fld.name}' is {fld.type} here but {seen[1].type} in "
                              f"{seen[0].label}; make the shards agree on its type, then filter again")
-    fields = []
-    for _, schema in schemas:
-        for fld in schema:
-            if fld.name not in {f.name for f in fields}:
-                fields.append(pa.field(fld.name, pa.string()) if fld.name in as_text else fld)
+    fields = [pa.field(name, pa.string()) if name in as_text else fld for name, fld in merged.items()]
     return pa.schema(fields), sorted(as_text)
 
 
