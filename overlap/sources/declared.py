@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
 from .batches import BatchSource, DataFile
-from .files import FileSource, HubRepo, LocalFolder, SingleFile, read_records, sha256_of
+from .files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, read_records, sha256_of
 from .generic import GenericColumns, assemble, read_generic, scan_keys
 from .json_rows import BAD_LINES
 from .listing import list_files
@@ -196,6 +196,8 @@ def _where(source: FileSource, spec: DatasetSpec) -> Any:
         return source.root
     if isinstance(source, SingleFile):
         return source.path
+    if isinstance(source, NamedFiles) and source.origin == "local-glob":  # `path = "shards/*.parquet"`
+        return source.location
     raise InputError(f"{spec.origin or spec.name}: a declared dataset is read from the Hub or local files, "
                      f"not {source.origin}")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import glob
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import InputError, OverlapError
@@ -44,6 +44,10 @@ def open_source(spec: DatasetSpec, revision: str | None, local: Path | None) -> 
         if local.is_dir():
             return LocalFolder(origin="local-folder", location=str(local), root=local,
                                repo_id=spec.hub_repo, revision=revision), False
+        if not local.exists() and glob.has_magic(str(local)):  # `path = "shards/*.parquet"`: the files it matches
+            from .batches import glob_source
+
+            return glob_source(str(local), spec.split), False
         return SingleFile(origin="local-file", location=str(local), path=local), True
     revision = revision or spec.revision
     if spec.host == "github":
@@ -138,16 +142,23 @@ def streamable_source(text: str, data: dict[str, Path] | None = None) -> Streama
 
 
 def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericColumns) -> Dataset:
-    """A written split of a dataset read by columns, read back with the same columns. The shards are linked
-    under the names of the files they were cut from, so items carry the same `file` labels as the input."""
+    """A written split of a dataset read by columns, read back with the same columns. The shards are linked in
+    the order of the files they were cut from, each under its file's name (in a folder of its own: the names
+    of an absolute glob's files are absolute paths), and the items labelled back with those files' labels."""
+    labels: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="overlap-reread-") as folder:
-        for label, shard in source.shards.items():
+        for number, (label, shard) in enumerate(source.shards.items()):
             if not label:
                 continue  # "" stands for the one file of a single-file input, also listed by its name
-            link = Path(folder, label)
+            name = f"{number:06d}/{PurePosixPath(label).name}"
+            labels[name] = label
+            link = Path(folder, name)
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(Path(shard).resolve())
         again = read_generic(folder, columns, name=dataset.name, allow_empty=True)  # a split may keep no row
+    for frame in (again.items, again.repeats):
+        if "file" in frame:
+            frame["file"] = frame["file"].map(lambda name: labels.get(name, name)).astype(frame["file"].dtype)
     again.source = source
     return again
 

@@ -86,6 +86,32 @@ def test_a_declared_dataset_is_filtered_and_its_split_verified(clean_registry, t
     assert filtered.summary()["kept_rows"] == registered.summary()["kept_rows"] > 0
 
 
+@pytest.mark.parametrize("relative", [True, False])
+def test_a_declared_glob_path_reads_and_filters_the_files_it_matches(clean_registry, tmp_path, relative):
+    """`path = "shards/*.parquet"` (the documented example), relative to the declaration or absolute: every
+    file it matches is read, and the filtered split is written and read back (an absolute glob's files are
+    named by absolute paths)."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(DEMO_ROOT / "mimo-cyber" / "cyber.parquet")
+    (tmp_path / "shards").mkdir()
+    half = rows.num_rows // 2
+    pq.write_table(rows.slice(0, half), tmp_path / "shards" / "a.parquet")
+    pq.write_table(rows.slice(half), tmp_path / "shards" / "b.parquet")
+    place = "shards/*.parquet" if relative else f"{tmp_path}/shards/*.parquet"
+    (tmp_path / "mine.toml").write_text(f'name = "my-shards"\npath = "{place}"\n'
+                                        '[columns]\nid = "extra_info.instance_id"\n')
+    registry.add_declarations([tmp_path / "mine.toml"])
+    data = {name: DEMO_ROOT / name for name in ("cybergym", "arvo")}
+    _, filtered, written = filter_train("my-shards", ["cybergym"], tmp_path / "out", data=data)
+    whole = filter_train("mimo-cyber", ["cybergym"], tmp_path / "reg", data={**data,
+                         "mimo-cyber": DEMO_ROOT / "mimo-cyber"})[1]
+    assert written.verification["rows_matching"] == 0
+    assert filtered.summary()["kept_rows"] == whole.summary()["kept_rows"] > 0
+    assert filtered.summary()["removed_rows"] == whole.summary()["removed_rows"]
+    assert len(list((tmp_path / "out" / "data").rglob("*.parquet"))) == 2
+
+
 def test_a_taken_name_is_refused_naming_both_files(clean_registry, tmp_path):
     declaration = tmp_path / "clash.toml"
     declaration.write_text('name = "cybergym"\npath = "x.jsonl"\n[columns]\nid = "task"\n')
