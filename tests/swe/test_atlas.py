@@ -81,6 +81,20 @@ def test_folder_loads_with_datasets_and_is_deterministic(data, tmp_path, monkeyp
     assert pairs.num_rows == pq.read_table(tmp_path / "a1" / "data" / "pairs.parquet").num_rows > 0
 
 
+def test_an_atlas_without_a_pair_declares_only_the_configs_datasets_loads(data, tmp_path, monkeypatch):
+    """No pair: data/pairs.parquet is there with no rows, but no `pairs` config (`datasets` refuses a parquet
+    file of no rows), and the `cells` config loads."""
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
+    written = write_atlas(atlas(["swe-polybench", "cybergym"], data=data, cache=tmp_path / "c", pool="none"),
+                          tmp_path / "a")
+    assert "data/pairs.parquet" in written and pq.read_table(tmp_path / "a" / "data" / "pairs.parquet").num_rows == 0
+    card = (tmp_path / "a" / "README.md").read_text()
+    assert "config_name: cells" in card and "config_name: pairs" not in card
+    import datasets
+
+    assert datasets.load_dataset(str(tmp_path / "a"), "cells", split="train").num_rows == 2
+
+
 def test_a_changed_dataset_recomputes_only_its_cells(data, tmp_path):
     names = ["mimo-cyber", "cybergym", "swe-rebench-v2", "swe-polybench"]
     first = atlas(names, data=data, cache=tmp_path / "cache", pool="none")

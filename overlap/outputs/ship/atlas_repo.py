@@ -96,14 +96,18 @@ def _cell_text(cell: dict[str, Any] | None) -> str:
 def card_text(result: AtlasResult) -> str:
     """README.md: front matter the Hub and `datasets.load_dataset(folder, "cells")` read, then the card."""
     trains, benches, cells = _grid(result)
+    # an atlas without a pair has an empty pairs file, which `datasets` cannot load as a config (a parquet file
+    # of no rows is refused): the config is declared only when it holds rows, and the card says why
+    has_pairs = result.pairs_table().num_rows > 0
     front = ("---\n"
              f"license: {CARD_LICENSE}\n"
              "pretty_name: overlap atlas\n"
              "tags:\n- contamination\n- benchmark\n- overlap\n"
              "configs:\n"
              "- config_name: cells\n  data_files:\n  - split: train\n    path: data/cells.parquet\n"
-             "- config_name: pairs\n  data_files:\n  - split: train\n    path: data/pairs.parquet\n"
-             "---\n")
+             + ("- config_name: pairs\n  data_files:\n  - split: train\n    path: data/pairs.parquet\n"
+                if has_pairs else "")
+             + "---\n")
     lines = ["# overlap atlas", "",
              "Which training sets and benchmarks contain the same tasks, by source identity (OSS-Fuzz issue, CVE, "
              "fix commit, pull request at its base commit), every dataset against every benchmark. Written by "
@@ -111,7 +115,8 @@ def card_text(result: AtlasResult) -> str:
              "![heatmap](heatmap.svg)", "",
              "Each cell: benchmark items (column) in a counted pair with the dataset (row), and their share. "
              "`data/cells.parquet` has one row per cell (config `cells`), `data/pairs.parquet` every pair "
-             "(config `pairs`), with the kind of each.", "",
+             + ("(config `pairs`), with the kind of each." if has_pairs else
+                "with the kind of each: none here (no config `pairs`: an empty file is no config to load)."), "",
              "| dataset | " + " | ".join(benches) + " |", "|---|" + "---|" * len(benches)]
     for t in trains:
         lines.append(f"| {t} | " + " | ".join(_cell_text(cells.get((t, b))) if b != t else "–" for b in benches)
