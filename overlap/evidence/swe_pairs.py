@@ -11,7 +11,7 @@ dataset). The first row that applies wins:
 | `same_cve` | CVE id | yes |
 | `same_fix_commit` | fix commit | yes |
 | `same_fix` | no id: the same-fix join found the same fix (added by the evidence stage) | yes |
-| `same_pr_same_base` | base commit + PR (`base_pr`) | yes |
+| `same_pr_same_base` | base commit + PR (`base_pr`), or repo + PR with one base a short form of the other | yes |
 | `same_pr_other_base` | canonical repo + PR, both base commits known and different | yes (fix relation reported) |
 | `same_pr_base_unknown` | canonical repo + PR, a side has no base commit | yes |
 | `same_base_identical_fix_no_pr` | base commit, a side has no PR number (SWE-bench Pro), identical fix | yes |
@@ -80,12 +80,16 @@ def _base_kinds(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> list
     kinds = pairs["kinds"].astype(str).str.split(";")
     wanted = (*ID_KINDS, "base_pr", "repo_pr", "base")
     has = {k: kinds.map(lambda ks, k=k: k in ks).to_numpy(dtype=bool) for k in wanted}
-    base_unknown = (pairs["train_id"].map(tf["base_commit"]).isna()
-                    | pairs["bench_id"].map(bf["base_commit"]).isna()).to_numpy(dtype=bool)
+    train_base, bench_base = pairs["train_id"].map(tf["base_commit"]), pairs["bench_id"].map(bf["base_commit"])
+    base_unknown = (train_base.isna() | bench_base.isna()).to_numpy(dtype=bool)
+    # a base written short (`e9afd48`) is the same commit as the full sha it begins: the same base, not another
+    abbreviated = np.array([not unknown and a != b and (a.startswith(b) or b.startswith(a))
+                            for a, b, unknown in zip(train_base.astype(str), bench_base.astype(str), base_unknown,
+                                                     strict=True)], dtype=bool)
     pr_unknown = (pairs["train_id"].map(tf["pr"]).isna() | pairs["bench_id"].map(bf["pr"]).isna()).to_numpy(dtype=bool)
     conditions = [
         *(has[k] for k in ID_KINDS),
-        has["base_pr"],
+        has["base_pr"] | (has["repo_pr"] & abbreviated),
         has["repo_pr"] & base_unknown,
         has["repo_pr"],
         has["base"] & pr_unknown,

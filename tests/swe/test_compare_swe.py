@@ -156,3 +156,20 @@ def test_base_commit_case_does_not_matter(swe_data):
     pairs = result.pairs.set_index("bench_id")
     assert pairs.loc["keras-team__keras-19284", "pair_kind"] == "same_pr_same_base"
     assert A[5].upper() in pairs.loc["keras-team__keras-19284", "bench_raw"]
+
+
+def test_a_base_written_short_is_the_same_base_as_the_full_sha_it_begins():
+    """`e9afd48` and `e9afd48a2e…` name one commit: a pair of one PR at them is at the same base; a base that
+    only shares a few letters, or differs, is another base."""
+    import pandas as pd
+
+    from overlap.evidence.swe_pairs import _base_kinds
+
+    full = "e9afd48a2ea9c7d4e7bb2f1d4f35c9a3b1f0c2d1"
+    train = pd.DataFrame({"base_commit": ["e9afd48", "e9afd49", full, None], "pr": [1, 1, 1, 1]},
+                         index=["short", "other", "same", "none"])
+    bench = pd.DataFrame({"base_commit": [full], "pr": [1]}, index=["b"])
+    pairs = pd.DataFrame({"train_id": ["short", "other", "same", "none"], "bench_id": ["b"] * 4,
+                          "kinds": ["repo_pr;repo_pr_exact", "repo_pr", "repo_pr;base_pr;base", "repo_pr"]})
+    assert _base_kinds(pairs, train, bench) == ["same_pr_same_base", "same_pr_other_base", "same_pr_same_base",
+                                                "same_pr_base_unknown"]
