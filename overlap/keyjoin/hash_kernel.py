@@ -42,3 +42,27 @@ def word_hash(offsets, data, weights, out):
                 word |= np.uint64(data[first + b]) << np.uint64(8 * b)
             h += weights[j] * factor * _mix(word)
         out[i] = _mix(h)
+
+
+@njit(cache=True, nogil=True)
+def shared_hashes(hashes, out):
+    """out[i]: whether another entry of `hashes` equals hashes[i] (`hashing.shared_hashes`'s sort, in one pass
+    over an open-addressing table of twice the entries; its slots are the hashes' low bits, which are random)."""
+    n = len(hashes)
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    keys = np.zeros(size, np.uint64)
+    counts = np.zeros(size, np.int64)
+    slots = np.empty(n, np.int64)
+    for i in range(n):
+        h = hashes[i]
+        s = np.int64(h & mask)
+        while counts[s] and keys[s] != h:
+            s = (s + 1) & (size - 1)
+        keys[s] = h
+        counts[s] += 1
+        slots[i] = s
+    for i in range(n):
+        out[i] = counts[slots[i]] > 1

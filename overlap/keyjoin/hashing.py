@@ -146,3 +146,32 @@ def partition_of(values, partitions: int, chunk: int = 65536) -> np.ndarray:
     for start in range(0, len(values), chunk):
         out[start:start + chunk] = hash64(values.slice(start, chunk)) % np.uint64(partitions)
     return out
+
+
+def shared_hashes(hashes: np.ndarray) -> np.ndarray:
+    """Whether another entry of `hashes` (uint64) equals each one: a compiled pass over a hash table for a
+    large array, else (and where numba cannot run) a sort, its reference (the tests hold the two equal)."""
+    kernel = _shared_kernel() if len(hashes) > COMPILED_FROM else None
+    if kernel is not None:
+        out = np.empty(len(hashes), bool)
+        kernel(np.ascontiguousarray(hashes, np.uint64), out)
+        return out
+    return _sorted_shared(hashes)
+
+
+def _sorted_shared(hashes: np.ndarray) -> np.ndarray:
+    ordered = np.sort(hashes)
+    twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    if not len(twice):
+        return np.zeros(len(hashes), bool)
+    at = np.minimum(np.searchsorted(twice, hashes), len(twice) - 1)
+    return twice[at] == hashes
+
+
+def _shared_kernel():
+    """The compiled table pass, or None (when the string hash's compiled loop is not available either)."""
+    if _kernel() is None:
+        return None
+    from .hash_kernel import shared_hashes as kernel
+
+    return kernel

@@ -56,7 +56,7 @@ from .batch import (
 )
 from .clean import clean_ids, locate
 from .first_rows import FirstRows
-from .hashing import hash64
+from .hashing import hash64, shared_hashes
 from .row_bits import RowBits
 from .spill import RowStore, Spill, in_sorted
 
@@ -239,17 +239,10 @@ def _own_rows(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts, keep: C
     table = pa.concat_tables(held) if len(held) > 1 else held[0] if held else None
     if table is None or not table.num_rows:
         return
-    hashes = table.column("hash").to_numpy()
-    order = np.argsort(hashes)  # which rows share a hash: no order among equal hashes is needed
-    sorted_hashes = hashes[order]
-    own = np.ones(len(order), bool)  # no other row has this row's hash
-    same = sorted_hashes[1:] == sorted_hashes[:-1]
-    own[1:] &= ~same
-    own[:-1] &= ~same
-    firsts.add(*(table.column(c).to_numpy()[order[own]] for c in FACT_COLUMNS))
-    many = order[~own]
-    if len(many):
-        keep(table.take(pa.array(np.sort(many))))
+    own = ~shared_hashes(table.column("hash").to_numpy())  # no other row has this row's hash
+    firsts.add(*(table.column(c).to_numpy()[own] for c in FACT_COLUMNS))
+    if not own.all():
+        keep(table.filter(pa.array(~own)))
 
 
 def _own_rows_counted(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts,
@@ -364,9 +357,7 @@ def _duplicate_keys(state: _State, repeats: RowBits) -> pa.Table:
         rows, hashes = np.concatenate(rows), np.concatenate(hashes)
         if not len(rows):
             continue
-        ordered = np.sort(hashes)
-        twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])  # the hashes held more than once
-        candidates.append(rows[in_sorted(hashes, twice)])
+        candidates.append(rows[shared_hashes(hashes)])  # the rows whose key hash another key has
     rows = np.unique(np.concatenate(candidates)) if candidates else np.zeros(0, np.int64)
     keys = state.key_strings.select(rows)
     # an item is one row, and a row holds a (kind, value) once: its count is the count of items holding it

@@ -72,6 +72,18 @@ def test_ids_past_the_weight_table_hash_alike_both_ways(shapes):
         hashing._numpy_hash64(offsets, data).tolist()
 
 
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 5), max_size=300))
+def test_the_compiled_shared_hash_pass_is_the_sort(values):
+    """Which hashes another entry also has: the compiled table pass (any size here) equals the sort."""
+    from overlap.keyjoin.hash_kernel import shared_hashes
+
+    hashes = np.array(values, np.uint64)
+    out = np.empty(len(hashes), bool)
+    shared_hashes(hashes, out)
+    assert out.tolist() == hashing._sorted_shared(hashes).tolist() == [values.count(v) > 1 for v in values]
+
+
 def test_a_null_slot_that_spans_bytes_hashes_as_empty():
     data = pa.py_buffer(b"abcdef")
     offsets = pa.py_buffer(np.array([0, 3, 6], np.int32))
