@@ -126,3 +126,63 @@ def test_clean_and_contaminated_ids_partition_the_benchmark(result):
     clean, dirty = comp.clean_ids(), comp.contaminated_ids()
     assert len(dirty) == comp.items_matched == 7
     assert sorted(clean + dirty) == sorted(comp.bench.items["item_id"])
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"columns": "extra_info.instance_id"}, "columns: expected a dict"),
+    ({"columns": ["id"]}, "columns: expected a dict"),  # dict(["id"]) would be {'i': 'd'}
+    ({"id_column": 5}, "id_column: expected a column name"),
+    ({"columns": {"id": "extra_info.instance_id", "repo": ["repo"]}}, "repo_column: expected a column name"),
+    ({"ngram_ns": "13"}, "n-gram sizes"),  # never the sizes 1 and 3
+    ({"ngram_ns": None}, "n-gram sizes"),
+    ({"seed": "0"}, "seed: expected a whole number"),
+    ({"workers": "2"}, "workers: expected a whole number"),
+    ({"boilerplate_threshold": "5"}, "boilerplate_threshold: expected a whole number"),
+    ({"mapping": "arvo.csv"}, "mapping: expected an OssFuzzMapping"),
+    ({"pool": 3}, "pool: expected"),
+    ({"reference": 3}, "expected a dataset name or a path, got int"),
+])
+def test_wrongly_typed_arguments_are_input_errors(options, message):
+    train = str(DEMO_ROOT / "mimo-cyber" / "cyber.parquet") if {"columns", "id_column"} & set(options) \
+        else "mimo-cyber"
+    with pytest.raises(InputError, match=re.escape(message)):
+        compare(train, "cybergym", data=demo_data("str"), **{**FAST, **options})
+
+
+def test_a_split_nothing_reads_is_refused():
+    # every dataset is registered: a split would pick no file, and the answer would be the whole set's
+    with pytest.raises(InputError, match="split 'train'"):
+        compare("mimo-cyber", "cybergym", data=demo_data("str"), split="train", **FAST)
+
+
+def test_one_name_or_path_is_one_dataset_in_matrix_atlas_and_load(tmp_path):
+    from overlap.api import matrix
+    from overlap.api.atlas import atlas
+    from overlap.sources.load import load_dataset
+
+    with pytest.raises(InputError, match="at least two benchmarks"):  # not "unknown dataset 'c'"
+        matrix("cybergym", data=demo_data("str"))
+    with pytest.raises(InputError, match="cybergym alone makes no cell"):
+        atlas("cybergym", data=demo_data("str"), cache=tmp_path, pool=None)
+    with pytest.raises(InputError, match="got NoneType"):
+        matrix(None)
+    both = matrix([DEMO_ROOT / "cybergym", "cybergym:arvo"], data=demo_data("str"))
+    assert len(both.datasets) == 2
+    dataset = load_dataset(DEMO_ROOT / "mimo-cyber" / "cyber.parquet")  # a Path, as compare takes one
+    assert len(dataset.items) == 11
+    by_str = load_dataset("cybergym", {"cybergym": str(DEMO_ROOT / "cybergym")})
+    assert by_str.provenance.origin != "hub"
+    with pytest.raises(InputError, match="expected a dict"):
+        load_dataset("cybergym", ["cybergym=./x"])
+
+
+def test_filter_arguments_are_checked_before_anything_is_read(tmp_path):
+    from overlap.api import filter_train
+
+    with pytest.raises(InputError, match="out: expected the folder"):
+        filter_train("mimo-cyber", "cybergym", None, data=demo_data("str"))
+    with pytest.raises(InputError, match="reasons: expected a list"):
+        filter_train("mimo-cyber", "cybergym", tmp_path / "a", data=demo_data("str"), reasons=None)
+    one = filter_train("mimo-cyber", "cybergym", tmp_path / "one", data=demo_data("str"), reasons="id")
+    listed = filter_train("mimo-cyber", "cybergym", tmp_path / "list", data=demo_data("str"), reasons=["id"])
+    assert one.decision.removed.equals(listed.decision.removed) and len(one.decision.removed) == 8

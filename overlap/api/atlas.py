@@ -61,6 +61,13 @@ def _read(name: str, data: dict[str, Path], cache: Path) -> tuple[Dataset, str |
 
 
 def _names(names: list[str] | None) -> list[str]:
+    if isinstance(names, (str, os.PathLike)):  # one name alone is one dataset, never its characters
+        names = [names]
+    if names is not None and not isinstance(names, (list, tuple)):
+        raise InputError(f"names: expected a list of dataset names, got {type(names).__name__}")
+    names = [os.fspath(n) if isinstance(n, os.PathLike) else n for n in names or ()]
+    if not all(isinstance(n, str) for n in names):
+        raise InputError(f"names: expected dataset names (text), got {names!r}")
     if names:
         return list(dict.fromkeys(names))
     return [s.name for s in all_specs() if s.role in ATLAS_ROLES]
@@ -287,6 +294,9 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
     cells).
     """
     data = data_paths(data)
+    for what, value in (("cache", cache), ("pool", pool)):  # a number would fail as a path deep in a stage
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise InputError(f"{what}: expected a name or path (str or Path) or None, got {type(value).__name__}")
     chosen = _names(names)
     if not chosen:
         raise InputError("no datasets to map; name some, or register them (overlap datasets)")

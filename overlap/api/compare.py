@@ -3,6 +3,7 @@ evidence, chance baselines and the text check to the same result."""
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,9 +21,10 @@ from ..progress import stage
 from ..results import BenchComparison, CompareResult
 from ..sources.batches import open_batches
 from ..sources.generic import GenericColumns, read_generic
-from ..sources.load import load_dataset, load_identity
-from ..sources.registry import get_spec, is_registered
+from ..sources.load import data_paths, load_dataset, load_identity
+from ..sources.registry import is_registered
 from ..stats.attach import attach_baselines
+from ..text.api import ngram_sizes
 from ..text.attach import attach_text, text_field
 from ..text.ngram.engines import ENGINES
 from .filtered import FilteredSplit
@@ -42,26 +44,6 @@ def canonical_ossfuzz_ids(datasets: list[Dataset], data: dict[str, Path],
     for dataset in datasets:
         dataset.keys = canonicalize_keys(dataset.keys, mapping)
     return mapping, provenance
-
-
-def data_paths(data: Mapping[str, str | os.PathLike] | None) -> dict[str, Path]:
-    """`data` as {registered name: absolute Path}: names may be aliases, paths str or Path, relative to the
-    current folder or absolute (resolved once, here)."""
-    if not data:
-        return {}
-    if not isinstance(data, Mapping):
-        raise InputError("data: expected a dict {dataset name: local folder or file}, e.g. {'arvo': './ARVO'}")
-    out: dict[str, Path] = {}
-    for name, path in data.items():
-        spec = get_spec(str(name))
-        try:
-            target = Path(path).expanduser().resolve()
-        except TypeError as exc:
-            raise InputError(f"data[{name!r}]: expected a folder or file path, got {type(path).__name__}") from exc
-        if not target.exists():
-            raise InputError(f"data[{name!r}]: {target} does not exist")
-        out[spec.name] = target
-    return out
 
 
 def _label(dataset: Dataset) -> str:
@@ -133,6 +115,24 @@ def _text_pairs(text: Any) -> list[tuple[str, str]] | None:
     return out
 
 
+def _columns_arg(columns: Any) -> dict[str, Any] | None:
+    """`columns` as a dict: a string or a list would be read by `dict()` as pairs of characters."""
+    if columns is None:
+        return None
+    if not isinstance(columns, Mapping):
+        raise InputError(f"columns: expected a dict {{role: column name}}, e.g. {{'id': 'instance_id', 'repo': "
+                         f"'repo'}}, got {type(columns).__name__}")
+    return dict(columns)
+
+
+def _whole(value: Any, what: str, none_ok: bool = False) -> None:
+    """Refuse a count or seed that is no whole number (a text, a boolean), before the stages that use it."""
+    if value is None and none_ok:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"{what}: expected a whole number{' or None' if none_ok else ''}, got {value!r}")
+
+
 def compare(
     train: str | os.PathLike | Dataset,
     benches: str | os.PathLike | Dataset | list[str | os.PathLike | Dataset],
@@ -197,10 +197,22 @@ def compare(
     (train,) = _dataset_args(train, "train")
     benches = _dataset_args(benches, "benches")
     text = _text_pairs(text)
-    ngram_ns = (ngram_ns,) if isinstance(ngram_ns, int) else tuple(ngram_ns)
+    ngram_ns = ngram_sizes(ngram_ns)
+    _whole(seed, "seed")
+    _whole(workers, "workers", none_ok=True)
+    _whole(boilerplate_threshold, "boilerplate_threshold", none_ok=True)
+    if mapping is not None and not isinstance(mapping, OssFuzzMapping):
+        raise InputError(f"mapping: expected an OssFuzzMapping (or None: loaded from 'arvo'), got "
+                         f"{type(mapping).__name__}; to use a mapping file, give data={{'arvo': PATH}}")
+    if pool is not None and not isinstance(pool, (str, os.PathLike)):
+        raise InputError(f"pool: expected 'auto', a pool name or path, or None, got {type(pool).__name__}")
     if not benches:
         raise InputError("give at least one benchmark to compare with")
-    generic = GenericColumns.of(dict(columns or {}), id_column=id_column) if id_column is not None or columns else None
+    columns = _columns_arg(columns)
+    generic = GenericColumns.of(columns or {}, id_column=id_column) if id_column is not None or columns else None
+    if split is not None and generic is None:  # nothing is read by its columns: the split would pick nothing
+        raise InputError(f"split {split!r}: picks the split of a dataset read by its columns (CLI: --id-column; "
+                         "library: id_column=...); a registered dataset's files are declared, so leave it out")
     stage("reading the datasets")
     streamed = stream and _streams(train, generic, reference)
     train_dups = mapping_provenance = None
@@ -344,10 +356,20 @@ def filter_train(
     (`comparison`, `decision`, `report`; it unpacks as those three). `engine`, `ray_address` and `workers`:
     the text scan's, as for `compare`.
     """
+    if not isinstance(out, (str, os.PathLike)):
+        raise InputError(f"out: expected the folder to write the split into (a str or Path), got {type(out).__name__}")
+    if isinstance(reasons, str):  # one reason, as `text` takes one pair: never its characters
+        reasons = [reasons]
+    if not isinstance(reasons, (list, tuple, set, frozenset)):
+        raise InputError(f"reasons: expected a list of drop reasons, e.g. ['id', 'dup'], got "
+                         f"{type(reasons).__name__}")
+    if not all(isinstance(r, str) for r in reasons):
+        raise InputError(f"reasons: expected drop reasons as text, e.g. ['id', 'dup'], got {list(reasons)!r}")
     asked = check_reasons(reasons)
     ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))
+    columns = _columns_arg(columns)
     if id_column is not None:
-        columns = {**dict(columns or {}), "id": id_column}
+        columns = {**(columns or {}), "id": id_column}
     columns, text = with_text_column(columns, _text_pairs(text))
     options: dict[str, Any] = {
         "pool": None,  # chance baselines do not decide what a filter drops

@@ -21,7 +21,7 @@ from ..model import PAIR_KINDS, Dataset
 from ..results import MatrixResult
 from ..sources.load import load_dataset
 from ..sources.registry import get_spec, parse_selection
-from .compare import canonical_ossfuzz_ids, data_paths
+from .compare import _dataset_args, canonical_ossfuzz_ids, data_paths
 
 MATRIX_PAIR_COLUMNS = ("a", "b", "a_id", "b_id", "kinds", "match_type", "a_raw", "b_raw")
 
@@ -85,10 +85,11 @@ def matrix(benches: list[str | Dataset], *, data: dict[str, Path] | None = None)
     pair kinds by their own keys (`overlap.evidence.swe_pairs.classify_pairs`); the shares count counted kinds
     only, of every scheme.
     """
+    benches = _dataset_args(benches, "benches")  # one name alone is one benchmark, never its characters
     if len(benches) < 2:
         raise InputError("give at least two benchmarks to compare with each other")
     data = data_paths(data)
-    datasets = _load_all(list(benches), data)
+    datasets = _load_all(benches, data)
     _, mapping_provenance = canonical_ossfuzz_ids(datasets, data)
     frames, cells, couples = [], [], []
     shared: dict[tuple[str, str], list[str]] = {}

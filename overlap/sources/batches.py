@@ -394,9 +394,12 @@ def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, spli
                                         cache_dir=_hub_cache_dir(), local_files_only=True))
     except Exception:
         why = hub_net.down_hint(down) if down else "HF_HUB_OFFLINE is set"
+        cached = _cached_revisions(repo_id)
+        other = (f", or read a revision it holds ({', '.join(f'{repo_id}@{c}' for c in cached[:3])}"
+                 f"{' …' if len(cached) > 3 else ''})") if cached else ""
         raise HubUnavailableError(
             f"{repo_id}@{revision or 'main'}: no snapshot of this revision is in the Hub cache, and {why}; run "
-            "once with internet (it fills the cache), or give a local file or folder") from None
+            f"once with internet (it fills the cache){other}, or give a local file or folder") from None
     sha = folder.name
     names = snapshot_names(folder)
     readme_path = folder / "README.md"
@@ -410,6 +413,18 @@ def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, spli
         blob = Path(os.path.realpath(local)).name
         files.append(DataFile(str(local), name, blob if re.fullmatch(r"[0-9a-f]{64}", blob) else None))
     return HubFiles(repo_id, sha, files, None, "hub-cache", str(folder))
+
+
+def _cached_revisions(repo_id: str) -> list[str]:
+    """The commits the Hub cache holds a snapshot of for `repo_id` (a revision asked for by a name the cache has
+    no ref for may be one of them, downloaded by its sha)."""
+    from huggingface_hub import constants
+
+    folder = Path(_hub_cache_dir() or constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}" / "snapshots"
+    try:
+        return sorted(p.name for p in folder.iterdir() if p.is_dir() and HEX40.match(p.name))
+    except OSError:
+        return []
 
 
 def _read_readme(read) -> dict | None:
@@ -472,6 +487,12 @@ def choose_files(names: list[str], card: dict | None, config: str | None, split:
         if split is not None:
             chosen = _by_split([(n, n) for n in chosen], split, where)
             chosen = [n for n, _ in chosen]
+    if not chosen and cached and not data:  # a snapshot of the card alone: its data was never downloaded
+        raise HubUnavailableError(
+            f"{where}: the Hub cache holds no data file of this dataset (.parquet, .jsonl, .json, .csv; only "
+            f"{', '.join(names[:3]) or 'nothing'}{' …' if len(names) > 3 else ''}), so a part of the repo was "
+            "downloaded; run once with internet (without HF_HUB_OFFLINE) to download it, or give a local file or "
+            "folder")
     if not chosen:
         raise InputError(f"{where}: no data files (.parquet, .jsonl, .json, .csv) for "
                          f"{'config ' + config if config else 'this dataset'}{' split ' + split if split else ''}")

@@ -78,6 +78,10 @@ class GenericColumns:
         unknown = sorted(set(values) - known)
         if unknown:
             raise InputError(f"unknown column option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        for name, value in values.items():  # a number or list here would fail deep in the reader, unnamed
+            if name not in ("id_fills_blanks", "item_fields") and value is not None and not isinstance(value, str):
+                option = "id_scheme" if name == "scheme" else f"{name}_column"
+                raise InputError(f"{option}: expected a column name (text), got {type(value).__name__} {value!r}")
         if not values.get("id"):
             raise InputError("name the id column (CLI: --id-column NAME; dotted for nested fields: "
                              "extra_info.instance_id)")

@@ -4,7 +4,9 @@ its adapter."""
 from __future__ import annotations
 
 import glob
+import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -89,9 +91,28 @@ def _declared_path(spec: DatasetSpec) -> Path | None:
     return Path(spec.path)
 
 
+def data_paths(data: Any) -> dict[str, Path]:
+    """`data` as {registered name: absolute Path}: names may be aliases, paths str or Path, relative to the
+    current folder or absolute (resolved once, here). A library caller's alias key or str path would otherwise
+    be passed over without a word (the Hub read instead of the local folder) or fail deep in the reader."""
+    if not data:
+        return {}
+    if not isinstance(data, Mapping):
+        raise InputError("data: expected a dict {dataset name: local folder or file}, e.g. {'arvo': './ARVO'}")
+    out: dict[str, Path] = {}
+    for name, path in data.items():
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputError(f"data[{name!r}]: expected a folder or file path, got {type(path).__name__}")
+        target = Path(path).expanduser().resolve()
+        if not target.exists():
+            raise InputError(f"data[{name!r}]: {target} does not exist")
+        out[get_spec(str(name)).name] = target
+    return out
+
+
 def load_dataset(text: str, data: dict[str, Path] | None = None) -> Dataset:
     """Load a dataset named by `text` (see `parse_selection`), honouring `--data` overrides."""
-    data = data or {}
+    data = data_paths(data)
     selection: Selection = parse_selection(text)
     if selection.path is not None:
         spec = _detect(selection.path)

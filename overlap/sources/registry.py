@@ -11,6 +11,7 @@ like the repo, or at a single file.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from importlib.resources import files as package_files
@@ -154,6 +155,10 @@ def selection_label(text: str) -> str:
 
 def parse_selection(text: str) -> Selection:
     """Parse `NAME[@REV][:SUBSET,...]` (also `NAME:SUBSET@REV`) or a local path."""
+    if isinstance(text, os.PathLike):
+        text = os.fspath(text)
+    if not isinstance(text, str):  # a library caller's None or number: said here, not as a failed `.strip`
+        raise InputError(f"expected a dataset name or a path, got {type(text).__name__}")
     text = text.strip()
     if not text:
         raise InputError("empty dataset name; run `overlap datasets` to list the known ones")

@@ -8,7 +8,9 @@ Both sides need an ``item_id`` column and their text column.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +34,18 @@ from .text_result import BOILERPLATE_COLUMNS, FLAG_COLUMNS, RUN_COLUMNS, TextRes
 from .tokenize import TOKENIZERS
 
 __all__ = ["TextResult", "text_check", "DEFAULT_NS", "DEFAULT_BOILERPLATE_THRESHOLD"]
+
+
+def ngram_sizes(ns: Any) -> tuple[int, ...]:
+    """`ns` (one size or a list of them) as positive whole sizes, in the order given. A text, a boolean or a
+    fraction is refused rather than converted: `int` over the text "13" would scan 1- and 3-grams."""
+    if isinstance(ns, numbers.Integral) and not isinstance(ns, bool):
+        ns = (ns,)
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, (Sequence, set, frozenset, np.ndarray)):
+        raise InputError(f"n-gram sizes: expected a whole number or a list of them (e.g. (13, 8)), got {ns!r}")
+    if len(ns) == 0 or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1 for n in ns):
+        raise InputError(f"n-gram sizes must be positive integers, got {ns!r}")
+    return tuple(int(n) for n in ns)
 
 
 def text_check(
@@ -75,15 +89,15 @@ def text_check(
     engine: "local" (this machine) or "ray" (a Ray Dataset and an actor pool; ``pip install 'overlap[ray]'``).
     ray_address: the Ray cluster to attach to (default ``RAY_ADDRESS``, else a local Ray is started).
     """
-    if boilerplate_threshold is not None and boilerplate_threshold < 2:
-        raise InputError("boilerplate threshold must be at least 2 bench items (or None to turn it off)")
+    if boilerplate_threshold is not None and (isinstance(boilerplate_threshold, bool) or not isinstance(
+            boilerplate_threshold, numbers.Integral) or boilerplate_threshold < 2):
+        raise InputError("boilerplate threshold must be at least 2 bench items (or None to turn it off), got "
+                         f"{boilerplate_threshold!r}")
     if isinstance(tokenizer, str) and tokenizer not in TOKENIZERS:
         raise InputError(f"unknown tokenizer '{tokenizer}' (choose {', '.join(TOKENIZERS)})")
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' (choose {', '.join(ENGINES)})")
-    ns = tuple(sorted({int(n) for n in ns}, reverse=True))
-    if not ns or min(ns) < 1:
-        raise InputError("n-gram sizes must be positive integers")
+    ns = tuple(sorted(set(ngram_sizes(ns)), reverse=True))
     train_cells, bench_cells = CellCounts(train_field), CellCounts(bench_field)
     btable = bench_table(bench, id_col, bench_field, {bench_field: bench_cells})
     bench_ids = btable.column(id_col).cast(pa.string()).to_pylist()

@@ -192,3 +192,20 @@ def test_hub_cache_offline(tmp_path, monkeypatch):
     assert prov.files[0].path == "data/train-00000-of-00001.parquet" and len(prov.files[0].sha256) == 64
     with pytest.raises(HubUnavailableError, match="no snapshot of this revision is in the Hub cache"):
         open_batches("me/other", ["n"])
+
+
+def test_hub_cache_says_which_revisions_it_holds_and_when_it_holds_no_data(tmp_path, monkeypatch):
+    cache = tmp_path / "hubcache"
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    data = pa.BufferOutputStream()
+    pq.write_table(_table(), data)
+    # downloaded by sha only: no ref names main, and which snapshot is meant is the user's to say
+    make_hub_cache(cache, "me/bysha", {"train.parquet": data.getvalue().to_pybytes()}, "b" * 40, refs=())
+    with pytest.raises(HubUnavailableError, match=f"read a revision it holds \\(me/bysha@{'b' * 40}\\)"):
+        open_batches("me/bysha", ["n"])
+    assert len(_read(f"me/bysha@{'b' * 40}", ["n"])["n"]) == 25
+    # the card alone was downloaded: a partial download to fill, not a dataset without data
+    make_hub_cache(cache, "me/cardonly", {"README.md": b"---\nlicense: mit\n---\n"}, SHA)
+    with pytest.raises(HubUnavailableError, match="holds no data file of this dataset .*README.md.*run once with"):
+        open_batches("me/cardonly", ["n"])

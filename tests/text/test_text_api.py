@@ -5,9 +5,12 @@ import json
 import pandas as pd
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from overlap.errors import InputError
 from overlap.text import TextResult, text_check
+from overlap.text.api import ngram_sizes
 
 
 def w(prefix, k, start=0):
@@ -153,3 +156,17 @@ def test_unknown_tokenizer_is_an_input_error():
         text_check(train_frame(), bench_frame(), "prompt", "description", tokenizer="bpe")
     res = text_check(train_frame(), bench_frame(), "prompt", "description", tokenizer="identifiers", workers=None)
     assert res.tokenizer == "identifiers" and res.flagged(13) == {"t0", "t1", "t4"}
+
+
+@given(st.one_of(st.text(min_size=1, max_size=4), st.booleans(), st.floats(), st.none(),
+                 st.lists(st.one_of(st.text(max_size=3), st.booleans(), st.integers(max_value=0)), min_size=1,
+                          max_size=3)))
+def test_ngram_sizes_never_convert_what_is_not_a_size(ns):
+    # int("13") per character would scan 1- and 3-grams, int(True) 1-grams: a wrong check, silently
+    with pytest.raises(InputError, match="n-gram sizes"):
+        ngram_sizes(ns)
+
+
+@given(st.one_of(st.integers(1, 64), st.lists(st.integers(1, 64), min_size=1, max_size=4)))
+def test_ngram_sizes_keep_every_size(ns):
+    assert ngram_sizes(ns) == ((ns,) if isinstance(ns, int) else tuple(ns))
