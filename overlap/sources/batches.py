@@ -38,9 +38,9 @@ from ..errors import HubUnavailableError, InputError
 from ..model import FileRecord, Provenance
 from . import hub_net
 from .csv_rows import csv_batches, csv_header
-from .files import net_errors
+from .files import HEX40, net_errors
 from .folder_contents import is_metadata, refuse_unread, unread_problem
-from .hub_cache import check_snapshot, snapshot_names
+from .hub_cache import cached_revisions, check_snapshot, snapshot_names
 from .json_rows import ABSENT, exact_numbers, json_python
 from .local_glob import expand_glob
 from .streams import open_stream, refuse_binary, sniff
@@ -48,7 +48,6 @@ from .streams import open_stream, refuse_binary, sniff
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?::(?P<config>[\w.-]+))?(?:@(?P<revision>[^\s@:]+))?$")
-HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _JSON_BLOCK = 16 << 20  # pyarrow's JSON reader needs a whole line in one block; longer lines fall back
 
 
@@ -394,7 +393,7 @@ def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, spli
                                         cache_dir=_hub_cache_dir(), local_files_only=True))
     except Exception:
         why = hub_net.down_hint(down) if down else "HF_HUB_OFFLINE is set"
-        cached = _cached_revisions(repo_id)
+        cached = cached_revisions(_hub_cache_dir(), repo_id)
         other = (f", or read a revision it holds ({', '.join(f'{repo_id}@{c}' for c in cached[:3])}"
                  f"{' …' if len(cached) > 3 else ''})") if cached else ""
         raise HubUnavailableError(
@@ -413,18 +412,6 @@ def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, spli
         blob = Path(os.path.realpath(local)).name
         files.append(DataFile(str(local), name, blob if re.fullmatch(r"[0-9a-f]{64}", blob) else None))
     return HubFiles(repo_id, sha, files, None, "hub-cache", str(folder))
-
-
-def _cached_revisions(repo_id: str) -> list[str]:
-    """The commits the Hub cache holds a snapshot of for `repo_id` (a revision asked for by a name the cache has
-    no ref for may be one of them, downloaded by its sha)."""
-    from huggingface_hub import constants
-
-    folder = Path(_hub_cache_dir() or constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}" / "snapshots"
-    try:
-        return sorted(p.name for p in folder.iterdir() if p.is_dir() and HEX40.match(p.name))
-    except OSError:
-        return []
 
 
 def _read_readme(read) -> dict | None:

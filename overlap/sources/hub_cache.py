@@ -14,10 +14,24 @@ from pathlib import Path
 
 from ..errors import HubUnavailableError
 from ..words import plural, verb
+from .files import HEX40
 
 # `train-00000-of-00002.parquet`, `data/test-00001-of-00004-5b3c1a.parquet` (older conversions add a hash): the
 # Hub's five-digit numbering, index and total of one width; a name like `pass-1-of-5.jsonl` is no shard set
 _SHARD = re.compile(r"^(?P<head>.*?)(?P<index>\d{5,})-of-(?P<total>\d{5,})(?P<tail>[^/]*)$")
+
+
+def cached_revisions(cache_dir: str | None, repo_id: str) -> list[str]:
+    """The commits the Hub cache (`cache_dir`, default huggingface_hub's) holds a snapshot of for the dataset
+    `repo_id`: a revision asked for by a name the cache has no ref for may be one of them, downloaded by sha."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    folder = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="dataset")
+    try:
+        return sorted(p.name for p in (folder / "snapshots").iterdir() if p.is_dir() and HEX40.match(p.name))
+    except OSError:
+        return []
 
 
 def snapshot_names(folder: Path) -> list[str]:

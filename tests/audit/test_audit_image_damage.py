@@ -21,13 +21,16 @@ from overlap.audit.image.layers import materialise, merge
 from overlap.errors import InputError
 
 
-def tar_of(entries) -> bytes:
-    """A layer tar: (name, data) for files, (name, "->target") for symlinks, (name, None) for folders."""
+def tar_of(entries, fmt: int = tarfile.GNU_FORMAT) -> bytes:
+    """A layer tar: (name, data) for files, (name, "->target") for symlinks, (name, None) for folders; a file
+    may carry a third item, its PAX headers (written in `fmt`, then PAX)."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as t:
-        for name, data in entries:
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
+        for name, data, *pax in entries:
             info = tarfile.TarInfo(name)
             info.mtime = 1_700_000_000
+            if pax:
+                info.pax_headers = pax[0]
             if data is None:
                 info.type, info.mode = tarfile.DIRTYPE, 0o755
                 t.addfile(info)
@@ -89,20 +92,7 @@ def test_a_damaged_layer_tar_is_refused_naming_the_layer(tmp_path, damage, says)
 
 def _pax_layer(pax: dict[str, str]) -> bytes:
     """BODY, then one file whose PAX header carries ``pax`` (the file's data as declared by the ustar header)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
-        for name, data in BODY:
-            info = tarfile.TarInfo(name)
-            info.mtime = 1_700_000_000
-            if data is None:
-                info.type = tarfile.DIRTYPE
-            else:
-                info.size = len(data)
-            t.addfile(info, None if data is None else io.BytesIO(data))
-        info = tarfile.TarInfo("root/late.txt")
-        info.size, info.mtime, info.pax_headers = 5, 1_700_000_000, pax
-        t.addfile(info, io.BytesIO(b"late\n"))
-    return buf.getvalue()
+    return tar_of([*BODY, ("root/late.txt", b"late\n", pax)], fmt=tarfile.PAX_FORMAT)
 
 
 @pytest.mark.parametrize("pax, says", [

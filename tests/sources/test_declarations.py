@@ -73,15 +73,23 @@ def test_a_user_declaration_adds_a_benchmark_without_code(clean_registry, tmp_pa
     assert mine.benches[0].name == "my-cyber"
 
 
-def test_a_declared_dataset_is_filtered_and_its_split_verified(clean_registry, tmp_path):
-    """The kept split of a [columns] dataset is read back through its declaration and matches nothing."""
-    (tmp_path / "mine.toml").write_text(f'name = "my-mimo"\npath = "{DEMO_ROOT / "mimo-cyber" / "cyber.parquet"}"\n'
+def _filtered_beside_registered(tmp_path: Path, name: str, place) -> tuple:
+    """(filter result, written split) of the mimo-cyber rows declared as `name` at `place` by their id column,
+    and the registered mimo-cyber's filter result, each against the demo CyberGym."""
+    (tmp_path / "mine.toml").write_text(f'name = "{name}"\npath = "{place}"\n'
                                         '[columns]\nid = "extra_info.instance_id"\n')
     registry.add_declarations([tmp_path / "mine.toml"])
-    data = {name: DEMO_ROOT / name for name in ("cybergym", "arvo")}
-    _, filtered, written = filter_train("my-mimo", ["cybergym"], tmp_path / "out", data=data)
-    registered = filter_train("mimo-cyber", ["cybergym"], tmp_path / "reg", data={**data,
-                              "mimo-cyber": DEMO_ROOT / "mimo-cyber"})[1]
+    data = {n: DEMO_ROOT / n for n in ("cybergym", "arvo")}
+    _, filtered, written = filter_train(name, ["cybergym"], tmp_path / "out", data=data)
+    registered = filter_train("mimo-cyber", ["cybergym"], tmp_path / "reg",
+                              data={**data, "mimo-cyber": DEMO_ROOT / "mimo-cyber"})[1]
+    return filtered, written, registered
+
+
+def test_a_declared_dataset_is_filtered_and_its_split_verified(clean_registry, tmp_path):
+    """The kept split of a [columns] dataset is read back through its declaration and matches nothing."""
+    filtered, written, registered = _filtered_beside_registered(tmp_path, "my-mimo",
+                                                                DEMO_ROOT / "mimo-cyber" / "cyber.parquet")
     assert written.verification["rows_matching"] == 0
     assert filtered.summary()["kept_rows"] == registered.summary()["kept_rows"] > 0
 
@@ -99,13 +107,7 @@ def test_a_declared_glob_path_reads_and_filters_the_files_it_matches(clean_regis
     pq.write_table(rows.slice(0, half), tmp_path / "shards" / "a.parquet")
     pq.write_table(rows.slice(half), tmp_path / "shards" / "b.parquet")
     place = "shards/*.parquet" if relative else f"{tmp_path}/shards/*.parquet"
-    (tmp_path / "mine.toml").write_text(f'name = "my-shards"\npath = "{place}"\n'
-                                        '[columns]\nid = "extra_info.instance_id"\n')
-    registry.add_declarations([tmp_path / "mine.toml"])
-    data = {name: DEMO_ROOT / name for name in ("cybergym", "arvo")}
-    _, filtered, written = filter_train("my-shards", ["cybergym"], tmp_path / "out", data=data)
-    whole = filter_train("mimo-cyber", ["cybergym"], tmp_path / "reg", data={**data,
-                         "mimo-cyber": DEMO_ROOT / "mimo-cyber"})[1]
+    filtered, written, whole = _filtered_beside_registered(tmp_path, "my-shards", place)
     assert written.verification["rows_matching"] == 0
     assert filtered.summary()["kept_rows"] == whole.summary()["kept_rows"] > 0
     assert filtered.summary()["removed_rows"] == whole.summary()["removed_rows"]
