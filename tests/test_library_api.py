@@ -186,3 +186,11 @@ def test_filter_arguments_are_checked_before_anything_is_read(tmp_path):
     one = filter_train("mimo-cyber", "cybergym", tmp_path / "one", data=demo_data("str"), reasons="id")
     listed = filter_train("mimo-cyber", "cybergym", tmp_path / "list", data=demo_data("str"), reasons=["id"])
     assert one.decision.removed.equals(listed.decision.removed) and len(one.decision.removed) == 8
+
+
+def test_a_missing_training_file_is_named_before_a_benchmark_is_fetched(tmp_path, monkeypatch):
+    """A typo in the training path says so, not that a benchmark could not be downloaded (nothing is fetched)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    with pytest.raises(InputError, match=r"missing\.parquet: no such file, folder or glob"):
+        compare(str(tmp_path / "missing.parquet"), ["cybergym"], id_column="id")

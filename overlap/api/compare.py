@@ -217,6 +217,9 @@ def compare(
     streamed = stream and _streams(train, generic, reference)
     train_dups = mapping_provenance = None
     if streamed:
+        # The training set is found before anything is read or fetched for the others: a wrong path says so,
+        # not that a benchmark or the mapping could not be downloaded (nothing is read or hashed here).
+        open_batches(train, [generic.id], split=split, hash_files=False)
         bench_ds = _read_datasets([train, *benches], data, generic, split, skip_first=True)
         stage("joining ids")
         train_ds, train_dups, mapping, mapping_provenance = _streamed_train(train, generic, split, bench_ds, data,
@@ -289,9 +292,6 @@ def _streamed_train(train: str, columns: GenericColumns, split: str | None, benc
         loaded.append(provenance)
         return found
 
-    # The training set is found before anything is fetched for it: a wrong path says so, not that the mapping
-    # could not be downloaded (nothing is read or hashed here).
-    open_batches(train, [columns.id], split=split, hash_files=False)
     if mapping is None and any((b.keys["kind"] == "ossfuzz").any() for b in benches):
         mapping = load()
     for bench in benches if mapping is not None else ():
