@@ -132,6 +132,9 @@ class Recognition:
     keys: Any
     report: RecognitionReport
     recogniser: Any
+    # (each row's PR number, canonical repo) as its PR keys carry them (null: no such key), so a reader need
+    # not parse them back out of the key strings; None when the scalar parsers made keys
+    pr_fields: tuple[Any, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -366,8 +369,8 @@ def _github_pr(values, open_rows, context, forced):
         if pa.types.is_floating(context["pr"].type):
             junk = pc.and_(junk, pc.invert(pc.fill_null(pc.is_nan(context["pr"]), True)))
         numbers = pc.if_else(junk, pa.scalar(None, pa.int64()), pc.coalesce(cell, numbers))
-    base = context.get("base")
-    return taken, pr_key_parts(taken, repo, numbers, base)
+    parts, pr, canonical = _pr_keys_and_fields(taken, repo, numbers, context.get("base"))
+    return taken, parts, {"pr": pr, "repo": canonical}
 
 
 RECOGNISERS: dict[str, Recogniser] = {
@@ -476,6 +479,13 @@ def _joined(left: Any, right: Any) -> Any:
 def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[tuple[Any, str, Any, Any]]:
     """(mask, kind, value, raw) of the PR keys of each row in `rows` (`github.pr_keys`, column-wise):
     `repo` as written (null: none), `numbers` int64 PR (null: none), `base` the base-commit column."""
+    return _pr_keys_and_fields(rows, repo, numbers, base)[0]
+
+
+def _pr_keys_and_fields(rows: Any, repo: Any, numbers: Any, base: Any | None) -> tuple[list, Any, Any]:
+    """(`pr_key_parts`, each row's PR number and canonical repo as its keys carry them): the PR number of a row
+    with a `repo_pr_exact` or `base_pr` key, the repo of a row with a `repo_pr` key (null elsewhere), what a
+    reader would otherwise parse back out of the key strings."""
     parts = []
     number_text = _str(numbers)
     has_pr = pc.and_(rows, pc.is_valid(numbers))
@@ -493,7 +503,11 @@ def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[t
         both = pc.fill_null(pc.and_(has_base, pc.is_valid(numbers)), False)
         parts.append((both, "base_pr", _joined(sha, number_text), _joined(raw_sha, number_text)))
         parts.append((has_base, "base", sha, raw_sha))
-    return parts
+        carried = pc.or_(with_repo, both)
+    else:
+        carried = with_repo
+    none = pa.scalar(None, pa.string())
+    return parts, pc.if_else(carried, numbers, pa.scalar(None, pa.int64())), pc.if_else(with_repo, canonical, none)
 
 
 def _scalar_fill(result: Any, rows: Any, values: Any, parse: Callable[[Any], Any], out_type: Any) -> Any:
@@ -581,6 +595,7 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     pieces = []
     open_rows = pc.fill_null(open_rows, False).to_numpy(zero_copy_only=False).copy()
     taken_by = np.full(length, -1, np.int64)  # per row, the index in `chosen` of the recogniser that took it
+    carried: list[tuple[np.ndarray, dict[str, Any]]] = []  # (rows, what a recogniser's keys carry for them)
     for index, (recogniser, forced) in enumerate(chosen):
         # Each recogniser sees only the values no earlier one took (and none once every value is taken).
         open_at = np.flatnonzero(open_rows)
@@ -592,11 +607,12 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
                 continue
         rows = pa.array(open_at)
         if len(open_at) == length:
-            taken, parts = recogniser.extract(text, pa.array(open_rows), context, forced)
+            taken, parts, *fields = recogniser.extract(text, pa.array(open_rows), context, forced)
         else:
             sub_context = {k: v.take(rows) for k, v in context.items()}
-            taken, parts = recogniser.extract(text.take(rows), pa.repeat(pa.scalar(True), len(open_at)),
-                                              sub_context, forced)
+            taken, parts, *fields = recogniser.extract(text.take(rows), pa.repeat(pa.scalar(True), len(open_at)),
+                                                       sub_context, forced)
+        carried += [(open_at, f) for f in fields]
         taken = pc.fill_null(taken, False).to_numpy(zero_copy_only=False)
         count = int(taken.sum())
         if count:
@@ -619,7 +635,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     names = pa.array([recogniser.name for recogniser, _ in chosen], pa.string())
     by_row = names.take(pa.array(taken_by, mask=taken_by < 0)) if len(chosen) else pa.nulls(length, pa.string())
     scalar_rows = pc.and_(pc.invert(missing), pc.invert(ascii_rows))
-    if pc.any(scalar_rows).as_py():
+    scalar = pc.any(scalar_rows).as_py()
+    if scalar:
         by_row_list = by_row.to_pylist()
         extra = {"row": [], "kind": [], "value": [], "raw": []}
         context_lists = {k: (v.to_pylist() if hasattr(v, "to_pylist") else list(v)) for k, v in context.items()
@@ -654,4 +671,29 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     # Keys in recogniser order, each recogniser's in row order: deterministic without a sort, which would copy
     # every key string once more (a fifth of a 250k-row scan).
     keys = pa.concat_tables(pieces) if pieces else schema.empty_table()
-    return Recognition(keys=keys, report=report, recogniser=by_row)
+    return Recognition(keys=keys, report=report, recogniser=by_row,
+                       pr_fields=None if scalar else _placed_fields(carried, length))
+
+
+def _placed_fields(carried: list[tuple[np.ndarray, dict[str, Any]]], length: int) -> tuple[Any, Any]:
+    """(PR number, repo) per row of a `length`-row batch, from what each recogniser's keys carry for its open
+    rows (a row is taken by one recogniser: the others carry null for it)."""
+    if len(carried) == 1 and len(carried[0][0]) == length:
+        return carried[0][1]["pr"], carried[0][1]["repo"]
+    number, has_number = np.zeros(length, np.int64), np.zeros(length, bool)
+    where = np.full(length, -1, np.int64)
+    repos = []
+    start = 0
+    for rows, fields in carried:
+        pr = fields["pr"]
+        held = pc.is_valid(pr).to_numpy(zero_copy_only=False)
+        number[rows[held]] = pc.fill_null(pr, 0).to_numpy(zero_copy_only=False)[held]
+        has_number[rows[held]] = True
+        repo = fields["repo"]
+        named = pc.is_valid(repo).to_numpy(zero_copy_only=False)
+        where[rows[named]] = start + np.flatnonzero(named)
+        repos.append(repo)
+        start += len(repo)
+    repo = pa.concat_arrays(repos) if repos else pa.nulls(0, pa.string())
+    return (pa.array(number, pa.int64(), mask=~has_number),
+            repo.take(pa.array(where, mask=where < 0)) if len(repo) else pa.nulls(length, pa.string()))

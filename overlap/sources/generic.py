@@ -248,7 +248,10 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     item_ids = item_ids_of(ids, written if spec.repo and spec.pr else None, numbers)
     # The PR and repo of a row: its columns' cells where they have one, else what its id says
     # (`owner__repo-N`, `owner/repo#N`, …), as the keys were made.
-    pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n, want_repo=not spec.project)
+    if recognition.pr_fields is not None and spec.id_fills_blanks:
+        pr_of_keys, repo_of_keys = recognition.pr_fields
+    else:  # keys were dropped (a blank repo or PR cell) or parsed one by one: read back from what is left
+        pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n, want_repo=not spec.project)
     numbers = pc.coalesce(numbers, pr_of_keys)
     if spec.pr:  # a PR cell that is there but not a number gives no PR (counted), not the id's
         junk = pc.and_(pc.is_valid(id_strings(column(spec.pr))), pc.is_null(cell_numbers))

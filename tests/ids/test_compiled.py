@@ -130,3 +130,27 @@ def test_reading_each_rows_pr_and_repo_from_its_keys_is_arrows(drawn, want_repo)
     got = generic._from_pr_keys(table, n, want_repo=want_repo)
     assert got[0].to_pylist() == want[0].to_pylist()
     assert (got[1].to_pylist() if want_repo else got[1]) == (want[1].to_pylist() if want_repo else want[1])
+
+
+CELLS = st.one_of(st.none(), NAME, DIGITS, st.sampled_from(["Owner/Name", " a/b ", "django/django", "", "12",
+                                                            "abc1234", "ABCDEF1234567"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ARRAYS, st.sampled_from([None, "ossfuzz", "github_pr"]), st.lists(st.sampled_from(["repo", "pr", "base"]),
+                                                                         unique=True, max_size=3),
+       st.lists(st.tuples(CELLS, CELLS, CELLS), min_size=50, max_size=50), st.booleans())
+def test_the_pr_and_repo_a_recognition_carries_are_what_its_keys_say(drawn, scheme, named, cells, compiled_loops):
+    """What a reader takes from `Recognition.pr_fields` is what it would parse back out of the keys (the
+    reference, `generic._pr_from_keys` and `_repo_from_keys`), whichever recognisers took which rows."""
+    values = _array(drawn)
+    context = {name: pa.array([row[i] for row in cells[:len(values)]], pa.string())
+               for i, name in enumerate(("repo", "pr", "base")) if name in named}
+    run = recognise.recognise if compiled_loops else (lambda *a, **k: arrow_path(recognise.recognise, *a, **k))
+    got = run(values, scheme=scheme, context=context)
+    if got.pr_fields is None:  # only when a scalar parser made keys
+        assert not all(v is None or v.isascii() for v in values.to_pylist())
+        return
+    pr, repo = got.pr_fields
+    assert pr.to_pylist() == generic._pr_from_keys(got.keys, len(values)).to_pylist()
+    assert repo.to_pylist() == generic._repo_from_keys(got.keys, len(values)).to_pylist()
