@@ -47,22 +47,25 @@ def word_hash(offsets, data, weights, out):
 @njit(cache=True, nogil=True)
 def shared_hashes(hashes, out):
     """out[i]: whether another entry of `hashes` equals hashes[i] (`hashing.shared_hashes`'s sort, in one pass
-    over an open-addressing table of twice the entries; its slots are the hashes' low bits, which are random)."""
+    over an open-addressing table of twice the entries). Its slots are the hashes' high bits: a spill partition
+    holds the hashes of one remainder, so their low bits are all the same and would crowd one slot in 64."""
     n = len(hashes)
-    size = 1
+    size, bits = 1, 0
     while size < 2 * n:
         size *= 2
-    mask = np.uint64(size - 1)
+        bits += 1
+    shift = np.uint64(64 - bits) if bits else np.uint64(63)
     keys = np.zeros(size, np.uint64)
-    counts = np.zeros(size, np.int64)
+    counts = np.zeros(size, np.uint8)  # 0, 1, or 2 for more than one: a small table stays in cache
     slots = np.empty(n, np.int64)
     for i in range(n):
         h = hashes[i]
-        s = np.int64(h & mask)
+        s = np.int64(h >> shift) if bits else np.int64(0)
         while counts[s] and keys[s] != h:
             s = (s + 1) & (size - 1)
         keys[s] = h
-        counts[s] += 1
+        if counts[s] < 2:
+            counts[s] += 1
         slots[i] = s
     for i in range(n):
         out[i] = counts[slots[i]] > 1

@@ -73,9 +73,11 @@ def test_ids_past_the_weight_table_hash_alike_both_ways(shapes):
 
 
 @settings(deadline=None)
-@given(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 5), max_size=300))
+@given(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 5) | st.integers(0, 7).map(lambda v: (2**64 - 1) - v)
+                | st.integers(0, 2**20 - 1).map(lambda v: v << 44 | 5), max_size=300))
 def test_the_compiled_shared_hash_pass_is_the_sort(values):
-    """Which hashes another entry also has: the compiled table pass (any size here) equals the sort."""
+    """Which hashes another entry also has: the compiled table pass (any size here) equals the sort, for hashes
+    that differ in their low bits only, their high bits only (one spill partition's), or not at all."""
     from overlap.keyjoin.hash_kernel import shared_hashes
 
     hashes = np.array(values, np.uint64)
