@@ -45,6 +45,7 @@ from .batch import (
     FACT_SCHEMA,
     ID_STRING_SCHEMA,
     KEY_STRING_SCHEMA,
+    KIND_CODES,
     PRESENT_COLUMNS,
     PROBLEM_SCHEMA,
     TASK_KEY_SCHEMA,
@@ -370,7 +371,7 @@ def _duplicate_keys(state: _State, repeats: RowBits) -> pa.Table:
     at = pc.index_in(keys.column("row"), value_set=ids.column("row"))
     project = _project_names(state, ids.column("project").take(at).to_numpy(zero_copy_only=False))
     item_ids = ids.column("item_id").take(at)
-    return pa.table({"kind": keys.column("kind"), "value": keys.column("value"),
+    return pa.table({"kind": KIND_CODES.take(keys.column("kind")), "value": keys.column("value"),
                      "raw": pc.coalesce(keys.column("raw"), keys.column("value")), "item_id": item_ids,
                      "row": keys.column("row"), "project": project})
 

