@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -24,16 +25,25 @@ MAX_HEADER_BYTES = 16 << 20
 
 
 class _QuoteCounter:
-    """A read-only stream that counts the quote characters read through it."""
+    """A read-only stream that counts the quote characters read through it and checks that its bytes are
+    UTF-8: pyarrow checks only the columns it converts, so a file read for its id column alone would pass
+    with a latin-1 byte in another column, which the filter (copying whole records) then refuses."""
 
     def __init__(self, stream) -> None:
         self._stream = stream
         self.quotes = 0
         self.closed = False
+        self.utf8 = True
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
 
     def read(self, nbytes: int = -1) -> bytes:
         data = self._stream.read(nbytes)
         self.quotes += data.count(b'"')
+        if self.utf8:
+            try:
+                self._decoder.decode(data, final=not data)
+            except UnicodeDecodeError:
+                self.utf8 = False
         return data
 
     def close(self) -> None:
@@ -90,7 +100,13 @@ def csv_batches(path: str, name: str, filesystem: Any, compression: str | None, 
         reader = pcsv.open_csv(pa.PythonFile(counter, mode="r"), read_options=pcsv.ReadOptions(block_size=block),
                                convert_options=options)
         for batch in reader:
+            if not counter.utf8:
+                break
             yield convert(batch)
+        if not counter.utf8:  # never a silent stop: the rest of the file would be lost
+            found = first_bad_line(path, filesystem, compression)
+            raise not_utf8(name, *found) if found is not None else InputError(
+                f"{name}: not UTF-8 text; re-encode the file as UTF-8")
     except pa.ArrowInvalid as exc:
         if "utf8" in str(exc).lower().replace("-", ""):
             found = first_bad_line(path, filesystem, compression)

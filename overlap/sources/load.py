@@ -176,7 +176,14 @@ def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericCo
             link = Path(folder, name)
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(Path(shard).resolve())
-        again = read_generic(folder, columns, name=dataset.name, allow_empty=True)  # a split may keep no row
+        try:
+            again = read_generic(folder, columns, name=dataset.name, allow_empty=True)  # a split may keep no row
+        except InputError as exc:
+            # The links' folder is a temporary one: a message must name the user's file, not `000000/<name>`.
+            message = str(exc)
+            for name in sorted(labels, key=len, reverse=True):
+                message = message.replace(str(Path(folder, name)), labels[name]).replace(name, labels[name])
+            raise InputError(message) from None
     for frame in (again.items, again.repeats):
         if "file" in frame:
             frame["file"] = frame["file"].map(lambda name: labels.get(name, name)).astype(frame["file"].dtype)
