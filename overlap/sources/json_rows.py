@@ -176,6 +176,13 @@ def json_python(data_file, columns, optional, batch_rows, filesystem, compressio
                 seen.add(column)
                 if isinstance(value, float) and value != value:
                     value = None  # `NaN` (pandas writes its missing cells so): no cell, as `values.id_text` reads it
+                elif isinstance(value, (list, dict)) and column not in optional:
+                    # An id cell that is a list or an object is refused whatever the rows around it hold: beside
+                    # text it would become its JSON text, and a CVE inside it would match as an id.
+                    what, part = ("a list", "0") if isinstance(value, list) else ("an object", "<field>")
+                    raise InputError(f"{data_file.name}: line {line_no}: column '{column}' holds {what} here, not "
+                                     "an id; name a field of text or whole numbers (a part of it by its path, e.g. "
+                                     f"'{column}.{part}')")
             values[column].append(value)
         if len(values[columns[0]]) >= batch_rows:
             _check_seen(data_file, columns, optional, seen, keys)
