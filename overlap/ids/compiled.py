@@ -45,6 +45,8 @@ def _smoke(module) -> None:
     number, head = by_row_after_last(keys, np.array([1, 0, 0]), np.array([True, False, False]),
                                      np.array([True, False, False]), "#", 2, module)
     assert number.to_pylist() == [None, 12] and head.to_pylist() == [None, "owner/name"]
+    numbers, keys = numbered_keys(repo, pa.array(["012", None, "0"]), module)
+    assert numbers.to_pylist() == [12, None, None] and keys.to_pylist() == ["owner/name#12", None, None]
 
 
 def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -124,3 +126,18 @@ def by_row_after_last(values: pa.Array, rows: np.ndarray, number_from: np.ndarra
     has_head = np.zeros(n, bool)
     has_head[rows[head_from]] = True
     return pa.array(number, pa.int64(), mask=~has_number), _strings(head_offsets, head_data, has_head)
+
+
+def numbered_keys(repo: pa.Array, digits: pa.Array, module) -> tuple[pa.Array, pa.Array] | None:
+    """(PR numbers as `recognise._numbers` reads `digits`, null where none; the keys `repo#N`, null where the
+    repo or the number is); None when some digits are too long for int64 (the caller's Arrow path)."""
+    repo_offsets, repo_data, repo_valid = string_buffers(repo)
+    digit_offsets, digit_data, digit_valid = string_buffers(digits)
+    n = len(digit_valid)
+    number, has_number = np.zeros(n, np.int64), np.empty(n, bool)
+    room = max(int(repo_offsets[-1] - repo_offsets[0] + digit_offsets[-1] - digit_offsets[0]) + n, 1)
+    key_offsets, key_data = np.empty(n + 1, np.int64), np.empty(room, np.uint8)
+    if module.numbered_keys(repo_offsets, repo_data, repo_valid, digit_offsets, digit_data, digit_valid, number,
+                            has_number, key_offsets, key_data) < 0:
+        return None
+    return pa.array(number, pa.int64(), mask=~has_number), _strings(key_offsets, key_data, has_number & repo_valid)

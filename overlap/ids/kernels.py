@@ -164,3 +164,46 @@ def by_row_after_last(offsets, data, rows, number_from, head_from, separator, n,
                 at += 1
     head_offsets[n] = at
     return 0
+
+
+@njit(cache=True, nogil=True)
+def numbered_keys(repo_offsets, repo_data, repo_valid, digit_offsets, digit_data, digit_valid, number,
+                  has_number, key_offsets, key_data):
+    """Per pair of a repo and its PR digits: the PR number where the digits are there (`recognise._numbers`: 1
+    to 18 digits, not zero) and, where the repo is there too, the key `repo#N` with N in its decimal form (no
+    leading zeros), written as Arrow string buffers (an empty slot elsewhere). Returns -1 when some digits are
+    too long for int64 or not digits (the caller's reference path reads those), else 0."""
+    at = 0
+    for i in range(len(digit_valid)):
+        key_offsets[i] = at
+        has_number[i] = False
+        if not digit_valid[i]:
+            continue
+        start, stop = digit_offsets[i], digit_offsets[i + 1]
+        if stop - start > 18:
+            return -1
+        value = 0
+        first = -1  # the first digit that is not a leading zero
+        for q in range(start, stop):
+            b = digit_data[q]
+            if b < 48 or b > 57:
+                return -1
+            if first < 0 and b != 48:
+                first = q
+            value = value * 10 + (b - 48)
+        if value == 0:
+            continue
+        number[i] = value
+        has_number[i] = True
+        if not repo_valid[i]:
+            continue
+        for q in range(repo_offsets[i], repo_offsets[i + 1]):
+            key_data[at] = repo_data[q]
+            at += 1
+        key_data[at] = 35  # "#"
+        at += 1
+        for q in range(first, stop):
+            key_data[at] = digit_data[q]
+            at += 1
+    key_offsets[len(digit_valid)] = at
+    return 0

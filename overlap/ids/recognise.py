@@ -352,10 +352,18 @@ def _github_pr(values, open_rows, context, forced):
         if found_digits.null_count < len(found_digits):
             repo = pc.coalesce(repo, found_repo)
             digits = pc.coalesce(digits, found_digits)
-    numbers = _numbers(digits, MAX_PR)
-    long = _long_digits(digits)
-    numbers = _scalar_fill(numbers, long, values, lambda v: (parse_instance_id(v) or (None, None, None))[2],
-                           pa.int64())
+    exact = None
+    module = compiled.kernels(len(values))
+    if module is not None and context.get("repo") is None and context.get("pr") is None:
+        # one pass from the repo and digits to the numbers and the `repo#N` keys (None: digits too long)
+        numbered = compiled.numbered_keys(repo, digits, module)
+        if numbered is not None:
+            numbers, exact = numbered
+    if exact is None:
+        numbers = _numbers(digits, MAX_PR)
+        long = _long_digits(digits)
+        numbers = _scalar_fill(numbers, long, values, lambda v: (parse_instance_id(v) or (None, None, None))[2],
+                               pa.int64())
     taken = pc.and_(open_rows, pc.is_valid(numbers))
     # A repo or PR column gives the row's repo and PR where its cell has one; a null cell falls back to what
     # the row's own id says (never to no key at all).
@@ -369,7 +377,7 @@ def _github_pr(values, open_rows, context, forced):
         if pa.types.is_floating(context["pr"].type):
             junk = pc.and_(junk, pc.invert(pc.fill_null(pc.is_nan(context["pr"]), True)))
         numbers = pc.if_else(junk, pa.scalar(None, pa.int64()), pc.coalesce(cell, numbers))
-    parts, pr, canonical = _pr_keys_and_fields(taken, repo, numbers, context.get("base"))
+    parts, pr, canonical = _pr_keys_and_fields(taken, repo, numbers, context.get("base"), exact)
     return taken, parts, {"pr": pr, "repo": canonical}
 
 
@@ -482,19 +490,24 @@ def pr_key_parts(rows: Any, repo: Any, numbers: Any, base: Any | None) -> list[t
     return _pr_keys_and_fields(rows, repo, numbers, base)[0]
 
 
-def _pr_keys_and_fields(rows: Any, repo: Any, numbers: Any, base: Any | None) -> tuple[list, Any, Any]:
+def _pr_keys_and_fields(rows: Any, repo: Any, numbers: Any, base: Any | None,
+                        exact: Any = None) -> tuple[list, Any, Any]:
     """(`pr_key_parts`, each row's PR number and canonical repo as its keys carry them): the PR number of a row
     with a `repo_pr_exact` or `base_pr` key, the repo of a row with a `repo_pr` key (null elsewhere), what a
-    reader would otherwise parse back out of the key strings."""
+    reader would otherwise parse back out of the key strings. `exact`: the `repo#N` values, when made already."""
     parts = []
-    number_text = _str(numbers)
+    number_text = None
     has_pr = pc.and_(rows, pc.is_valid(numbers))
     written = repo
     canonical = canonical_repos(written)
     with_repo = pc.fill_null(pc.and_(has_pr, pc.is_valid(canonical)), False)
-    exact = _joined(written, number_text)
+    if exact is None:
+        number_text = _str(numbers)
+        exact = _joined(written, number_text)
     # most repos are written canonically: their repo_pr value is the exact one, not joined again
     renamed = pc.any(pc.not_equal(canonical, written)).as_py()
+    if renamed or base is not None:
+        number_text = _str(numbers) if number_text is None else number_text
     parts.append((with_repo, "repo_pr", _joined(canonical, number_text) if renamed else exact, exact))
     parts.append((with_repo, "repo_pr_exact", exact, exact))
     if base is not None:

@@ -154,3 +154,21 @@ def test_the_pr_and_repo_a_recognition_carries_are_what_its_keys_say(drawn, sche
     pr, repo = got.pr_fields
     assert pr.to_pylist() == generic._pr_from_keys(got.keys, len(values)).to_pylist()
     assert repo.to_pylist() == generic._repo_from_keys(got.keys, len(values)).to_pylist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), NAME),
+                          st.one_of(st.none(), st.text("0123456789", min_size=1, max_size=22),
+                                    st.sampled_from(["0", "000", "007", "x1"]))), max_size=40))
+def test_numbering_pr_keys_in_one_pass_is_arrows(pairs):
+    """The PR numbers and `repo#N` keys of the one-pass loop are `_numbers` and `_joined` of the Arrow path,
+    and digits too long for int64 (or not digits) hand the batch back to it (no form gives empty digits)."""
+    repo = pa.array([r for r, _ in pairs], pa.string())
+    digits = pa.array([d for _, d in pairs], pa.string())
+    got = compiled.numbered_keys(repo, digits, compiled.kernels(len(pairs)))
+    if any(d is not None and (len(d) > 18 or not d.isdigit()) for _, d in pairs):
+        assert got is None
+        return
+    numbers = recognise._numbers(digits, recognise.MAX_PR)
+    assert got[0].to_pylist() == numbers.to_pylist()
+    assert got[1].to_pylist() == arrow_path(recognise._joined, repo, numbers.cast(pa.string())).to_pylist()
