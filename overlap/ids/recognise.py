@@ -635,15 +635,24 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
             counted.example = counted.example or _example(str(values[first].as_py()))
             taken_by[open_at[taken]] = index
             open_rows[open_at[taken]] = False
+        # A PR's repo_pr and repo_pr_exact keys are often one array under one mask: filtered once, the two pieces
+        # hold the same array (and the join hashes it once).
+        chosen_by: dict[tuple[int, int], tuple[Any, int]] = {}
+        picked: dict[tuple[int, int], Any] = {}
         for mask, kind, value, raw in parts:
-            mask = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)
-            found = pc.sum(mask).as_py() or 0
-            if found == len(mask):  # every row has the key (a column of one scheme): nothing to copy out
-                pieces.append(pa.table({"row": rows, "kind": pa.repeat(pa.scalar(kind), found), "value": _str(value),
-                                        "raw": _str(raw)}))
-            elif found:
-                pieces.append(pa.table({"row": rows.filter(mask), "kind": pa.repeat(pa.scalar(kind), found),
-                                        "value": _str(value).filter(mask), "raw": _str(raw).filter(mask)}))
+            if (id(mask), id(value)) not in chosen_by:
+                held = pc.fill_null(pc.and_(mask, pc.is_valid(value)), False)
+                chosen_by[id(mask), id(value)] = held, pc.sum(held).as_py() or 0
+            held, found = chosen_by[id(mask), id(value)]
+            if not found:
+                continue
+            for array in (value, raw):
+                if (id(held), id(array)) not in picked:
+                    picked[id(held), id(array)] = _str(array) if found == len(held) else _str(array).filter(held)
+            if (id(held), -1) not in picked:  # the rows: all of them when every row has the key
+                picked[id(held), -1] = rows if found == len(held) else rows.filter(held)
+            pieces.append(pa.table({"row": picked[id(held), -1], "kind": pa.repeat(pa.scalar(kind), found),
+                                    "value": picked[id(held), id(value)], "raw": picked[id(held), id(raw)]}))
     # Non-ASCII values: the scalar parsers decide (every Unicode rule is theirs).
     names = pa.array([recogniser.name for recogniser, _ in chosen], pa.string())
     by_row = names.take(pa.array(taken_by, mask=taken_by < 0)) if len(chosen) else pa.nulls(length, pa.string())

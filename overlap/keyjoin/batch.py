@@ -83,12 +83,13 @@ class HashTable:
         return self.slots[(hashes & self.mask).astype(np.int64)]
 
 
-def _among(strings, hashes: np.ndarray, wanted: pa.Array, table: HashTable) -> np.ndarray:
-    """Whether each of `strings` (hashed: `hashes`) is one of `wanted` (its hashes' `table`)."""
+def _among(strings, hashes: np.ndarray, wanted: pa.Array, table: HashTable, at: np.ndarray | None = None) -> np.ndarray:
+    """Whether each of `strings` (hashed: `hashes`; or, given `at`, each of `strings` at those positions) is
+    one of `wanted` (its hashes' `table`)."""
     out = table.may_hold(hashes)
     if out.any():
         candidates = np.flatnonzero(out)
-        found = pc.is_in(strings.take(pa.array(candidates)), value_set=wanted)
+        found = pc.is_in(strings.take(pa.array(candidates if at is None else at[candidates])), value_set=wanted)
         out[candidates] = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
     return out
 
@@ -168,12 +169,14 @@ class BatchJoin:
             at = int(np.argmin(valid))
             first_missing = (items.column("file")[at].as_py(), int(items.column("file_row")[at].as_py()))
         code, copies = _kind_codes(keys.column("kind"))
+        value_hashes = _chunk_hashes(keys.column("value"))
         keys = keys.combine_chunks()
         local = keys.column("row").to_numpy() - base
         if missing and len(local):
             keep = valid[local]
             if not keep.all():  # a row without an id has keys only from its repo, PR or base cells
                 keys, local, code = keys.filter(pa.array(keep)), local[keep], code[keep]
+                value_hashes = value_hashes[keep]
         oss = code == OSSFUZZ
         if oss.any():  # made canonical on the OSS-Fuzz keys alone (a few in a mix of PR ids)
             at = pa.array(np.flatnonzero(oss))
@@ -181,15 +184,18 @@ class BatchJoin:
             canonical = self._canonical(_one_chunk(keys.column("raw")).take(at))
             changed = pc.fill_null(pc.not_equal(canonical, value.take(at)), True).to_numpy(zero_copy_only=False)
             if changed.any():
-                keys = keys.set_column(2, "value", _placed(value, at.to_numpy()[changed],
-                                                           canonical.filter(pa.array(changed))))
+                renamed = canonical.filter(pa.array(changed))
+                keys = keys.set_column(2, "value", _placed(value, at.to_numpy()[changed], renamed))
+                value_hashes[at.to_numpy()[changed]] = hash64(renamed)
         if copies:
-            keys, local, code = _first_copies(keys, local, code)
+            kept = _first_copies(keys, local, code)
+            if kept is not None:
+                keys, local, code = keys.filter(pa.array(kept)), local[kept], code[kept]
+                value_hashes = value_hashes[kept]
         projects = self._project_codes(items.column("project"))
         bits, problem_rows = _problems(items, valid)
         facts = _facts(items, ids, valid, local, code, projects, bits)
         task = np.isin(code, TASK_CODES)
-        value_hashes = hash64(keys.column("value"))
         task_keys, key_strings = _task_keys(keys, code, task, value_hashes[task])
         id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects,
                                "base_commit": items.column("base_commit")}, schema=ID_STRING_SCHEMA)
@@ -201,13 +207,13 @@ class BatchJoin:
         hit = _among(keys.column("value"), value_hashes, self.bench.values, self.bench.value_hashes)
         if task.any() and len(self.bench.raws):
             at = np.flatnonzero(task)
-            raws = keys.column("raw").take(pa.array(at))
+            raws = _one_chunk(keys.column("raw"))
             # most raw values are their value again (key_strings keeps a raw only where it differs): hashed once
             differ = key_strings.column("raw").is_valid().to_numpy(zero_copy_only=False)
             raw_hashes = value_hashes[at]
             if differ.any():
-                raw_hashes[differ] = hash64(raws.filter(pa.array(differ)))
-            hit[at] |= _among(raws, raw_hashes, self.bench.raws, self.bench.raw_hashes)
+                raw_hashes[differ] = hash64(raws.take(pa.array(at[differ])))
+            hit[at] |= _among(raws, raw_hashes, self.bench.raws, self.bench.raw_hashes, at)
         matched_rows = np.unique(local[hit])
         matched_items = items.take(pa.array(matched_rows, pa.int64()))
         matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
@@ -266,22 +272,38 @@ def _task_keys(keys: pa.Table, code: np.ndarray, task: np.ndarray, value_hashes:
                      schema=KEY_STRING_SCHEMA))
 
 
-def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray):
-    """Each (row, kind, value, raw) once, in scan order (`model.make_keys` keeps the first copy): only keys
-    whose (row, kind) repeats can be copies, so the four-column comparison runs on those alone."""
+def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray) -> np.ndarray | None:
+    """Which keys to keep so that each (row, kind, value, raw) is there once, in scan order (`model.make_keys`
+    keeps the first copy); None: all. Only keys whose (row, kind) repeats can be copies, so the four-column
+    comparison runs on those alone."""
     if len(code) < 2:
-        return keys, local, code
+        return None
     pair = local * (len(KEY_KINDS) + 1) + code
     shared = pd.Series(pair).duplicated(keep=False).to_numpy()
     if not shared.any():
-        return keys, local, code
+        return None
     subset = keys.filter(pa.array(shared)).select(["row", "kind", "value", "raw"]).to_pandas()
     repeated = subset.duplicated().to_numpy()
     if not repeated.any():
-        return keys, local, code
+        return None
     keep = np.ones(len(code), bool)
     keep[np.flatnonzero(shared)[repeated]] = False
-    return keys.filter(pa.array(keep)), local[keep], code[keep]
+    return keep
+
+
+def _chunk_hashes(column) -> np.ndarray:
+    """`hash64` of each value of a chunked column, a chunk at a time; a chunk that is the very array of an
+    earlier one (same buffers, offset and length: a `repo_pr` key whose value is its exact key's) is hashed
+    once."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    done: dict[tuple, np.ndarray] = {}
+    parts = []
+    for chunk in chunks:
+        same = (chunk.offset, len(chunk), tuple(0 if b is None else b.address for b in chunk.buffers()))
+        if same not in done:
+            done[same] = hash64(chunk)
+        parts.append(done[same])
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
 
 def _problems(items: pa.Table, valid: np.ndarray) -> tuple[np.ndarray, pa.Table]:

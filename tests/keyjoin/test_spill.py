@@ -171,3 +171,17 @@ def test_packed_kind_counts_add_up_per_kind(rows):
     packed = np.array([sum(count << (8 * k) for k, count in enumerate(row)) for row in rows], np.uint64)
     want = {kind: sum(row[k] for row in rows) for k, kind in enumerate(KEY_KINDS)}
     assert unpack_kinds(packed) == {kind: total for kind, total in want.items() if total}
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.one_of(st.none(), st.text(max_size=12)), max_size=20), min_size=1, max_size=5),
+       st.lists(st.integers(0, 4), max_size=8))
+def test_a_chunked_key_column_hashes_as_its_values(chunks, repeats):
+    """Chunks hashed one at a time, a chunk that is the very array of an earlier one hashed once: the hashes
+    are those of the values, whatever the chunks."""
+    from overlap.keyjoin.batch import _chunk_hashes
+
+    arrays = [pa.array(c, pa.string()) for c in chunks]
+    arrays += [arrays[i % len(arrays)] for i in repeats]  # the same arrays again, as a PR's two key kinds are
+    column = pa.chunked_array(arrays, pa.string())
+    assert _chunk_hashes(column).tolist() == hash64(column.combine_chunks()).tolist()
