@@ -64,15 +64,22 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def literal_bits(values: pa.Array, needles: tuple[str, ...], module) -> np.ndarray:
     """Per value, bit k set when the value, ASCII letters lowered, holds needles[k] (lowercase; at most 16)."""
+    return literal_bits_and_flags(values, needles, module)[0]
+
+
+def literal_bits_and_flags(values: pa.Array, needles: tuple[str, ...], module) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
+    """(`literal_bits`, whether each value has a byte past ASCII, whether its first or last byte is a space,
+    a control byte or past ASCII: one that trimming whitespace might change), in one pass over the bytes."""
     offsets, data, valid = string_buffers(values)
     encoded = [n.encode() for n in needles]
     joined = np.frombuffer(b"".join(encoded), np.uint8)
     starts = np.cumsum([0] + [len(e) for e in encoded]).astype(np.int64)
     first = np.zeros(256, bool)
     first[[e[0] for e in encoded]] = True
-    out = np.empty(len(valid), np.uint16)
-    module.literal_bits(offsets, data, valid, joined, starts, first, out)
-    return out
+    out, flags = np.empty(len(valid), np.uint16), np.empty(len(valid), np.uint8)
+    module.literal_bits(offsets, data, valid, joined, starts, first, out, flags)
+    return out, (flags & 1) != 0, (flags & 2) != 0
 
 
 def _strings(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> pa.Array:

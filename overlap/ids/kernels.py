@@ -9,17 +9,24 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def literal_bits(offsets, data, valid, needles, needle_offsets, starts_a_needle, out):
+def literal_bits(offsets, data, valid, needles, needle_offsets, starts_a_needle, out, flags):
     """out[i]: bit k set when value i, ASCII letters lowered (`pc.ascii_lower`), holds needle k (lowercase
     bytes, `needles[needle_offsets[k]:needle_offsets[k + 1]]`) as a substring; 0 for a null value. One pass
-    over the bytes: only a byte that starts some needle (`starts_a_needle`) is looked at further."""
+    over the bytes: only a byte that starts some needle (`starts_a_needle`) is looked at further. flags[i]:
+    bit 0 when the value has a byte past ASCII, bit 1 when its first or last byte is a space, a control byte
+    or past ASCII (trimming might change it); 0 for a null value."""
     for i in range(len(out)):
         out[i] = 0
+        flags[i] = 0
         if not valid[i]:
             continue
         start, stop = offsets[i], offsets[i + 1]
+        if stop > start and (data[start] <= 32 or data[start] >= 127 or data[stop - 1] <= 32 or data[stop - 1] >= 127):
+            flags[i] = 2
         for p in range(start, stop):
             b = data[p]
+            if b >= 128:
+                flags[i] |= 1
             if 65 <= b <= 90:
                 b += 32
             if not starts_a_needle[b]:

@@ -583,22 +583,31 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     length = len(values)
-    text = pc.utf8_trim_whitespace(id_strings(values))
-    blank = pc.fill_null(pc.equal(pc.utf8_length(text), 0), True)
-    original_missing = pc.is_null(values)
-    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-        missing = blank
-    elif pa.types.is_floating(values.type):
-        # a number cell that is no whole number (NaN, how pandas writes a missing cell; a fraction; inf) is no
-        # id, as the side's items count it
-        missing = pc.is_null(text)
-    else:
-        missing = original_missing
-    ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
     module = compiled.kernels(length)
-    literal_bits = None
-    if module is not None:
-        literal_bits = compiled.literal_bits(text, LITERALS, module)
+    text = literal_bits = None
+    if module is not None and pa.types.is_string(values.type):
+        # one pass over the bytes: the literals, which values are ASCII, and whether any value might be trimmed
+        bits, wide, edge = compiled.literal_bits_and_flags(values, LITERALS, module)
+        if not edge.any():  # nothing to trim: the values are the text, a blank one is empty or null
+            text, literal_bits = values, bits
+            valid = values.is_valid().to_numpy(zero_copy_only=False)
+            offsets = compiled.string_buffers(values)[0]
+            missing = pa.array(~valid | (offsets[1:] == offsets[:-1]))
+            ascii_rows = pa.array(~wide)
+    if text is None:
+        text = pc.utf8_trim_whitespace(id_strings(values))
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            missing = pc.fill_null(pc.equal(pc.utf8_length(text), 0), True)  # blank
+        elif pa.types.is_floating(values.type):
+            # a number cell that is no whole number (NaN, how pandas writes a missing cell; a fraction; inf) is no
+            # id, as the side's items count it
+            missing = pc.is_null(text)
+        else:
+            missing = pc.is_null(values)
+        ascii_rows = pc.fill_null(pc.string_is_ascii(text), True)
+        if module is not None:
+            literal_bits = compiled.literal_bits(text, LITERALS, module)
+    if literal_bits is not None:
         context = {**context, "_literals": pa.array(literal_bits)}
     open_rows = pc.and_(pc.invert(missing), ascii_rows)
     open_rows = pc.and_(open_rows, pc.is_valid(text))

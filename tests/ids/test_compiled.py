@@ -6,6 +6,7 @@ from __future__ import annotations
 from unittest import mock
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -172,3 +173,16 @@ def test_numbering_pr_keys_in_one_pass_is_arrows(pairs):
     numbers = recognise._numbers(digits, recognise.MAX_PR)
     assert got[0].to_pylist() == numbers.to_pylist()
     assert got[1].to_pylist() == arrow_path(recognise._joined, repo, numbers.cast(pa.string())).to_pylist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARRAYS)
+def test_the_byte_flags_are_arrows(drawn):
+    """A value flagged as not ASCII is one Arrow calls not ASCII, and a value not flagged as trimmable is one
+    Arrow's whitespace trim leaves as it is (the one-pass preparation relies on both)."""
+    values = _array(drawn)
+    _, wide, edge = compiled.literal_bits_and_flags(values, recognise.LITERALS, compiled.kernels(len(values)))
+    assert (~wide).tolist() == pc.fill_null(pc.string_is_ascii(values), True).to_pylist()
+    trimmed = pc.utf8_trim_whitespace(values).to_pylist()
+    assert all(after == before for after, before, flagged in zip(trimmed, values.to_pylist(), edge, strict=True)
+               if not flagged)
