@@ -70,6 +70,19 @@ def cut(text: str, n: int = 200) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _base_unknown(repo: GitRepo) -> str | None:
+    """Why the base cannot be known, or None: `HEAD` names a branch without a commit (an unborn branch) while
+    the store holds commits. Audited against no base, every commit of the task's own history would count as
+    beyond it (a false `leak`), so the checks that need the base do not run."""
+    head = repo.head
+    if repo.base is not None or head is None or not head.symref:
+        return None
+    if not any(r.oid and repo.has(r.oid) for r in repo.refs.values()):
+        return None  # a store with no commit at all (`git init` only): nothing is beyond any base
+    return (f"HEAD names {head.symref}, a branch without a commit, so the base is unknown; give --base REV "
+            "(the task's base commit)")
+
+
 def capped(items: list, limit: int) -> dict[str, Any]:
     return {"total": len(items), "truncated": len(items) > limit, "items": items[:limit]}
 
@@ -153,14 +166,19 @@ class Ctx:
                 try:
                     rpaths = self.reference.paths if not self.nested_depth else set()
                     repo.load(self.base_arg, rpaths)
-                    self._repo = repo
-                    self._prepare_reference(repo)
+                    self._base_unknown = _base_unknown(repo) if not self.nested_depth and self.base_arg is None \
+                        else None
+                    if self._base_unknown is None:
+                        self._repo = repo
+                        self._prepare_reference(repo)
                 except RepoBlocked as exc:
                     self._repo_error = str(exc)
                     self._blocked_repo = repo
                 except GitError as exc:
                     self._repo_error = exc.reason
                     self._blocked_repo = repo
+        if getattr(self, "_base_unknown", None):
+            raise Incomplete(self._base_unknown)
         if self._repo is None:
             err = self._repo_error or ""
             raise Incomplete(err if err.startswith("git not run:") else f"git cannot read the repository: {err}")

@@ -35,7 +35,7 @@ from .image.layers import _in_git, materialise, merge
 from .image.reference import is_registry_ref
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
-from .tree import is_dir
+from .tree import TooLarge, is_dir, read_regular
 
 
 @dataclass(frozen=True)
@@ -331,6 +331,10 @@ def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str |
     else:
         repos = discover_repos(p)
         if not repos:
+            broken = _broken_dotgit(p)
+            if broken:
+                raise InputError(f"no git repository found in {given} ({broken}); give the folder that holds the "
+                                 "repository's git data")
             raise no_repository(given, "folder")
         if single:
             raise InputError(f"{given}: holds {len(repos)} repositories; --base, --fix, --tests and --instance "
@@ -340,6 +344,34 @@ def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str |
 
 
 IMAGE_KINDS = ("docker-save", "oci-layout", "rootfs-tar")
+
+
+def _broken_dotgit(folder: Path) -> str | None:
+    """Why a `.git` that is there is no repository (a `gitdir:` file or a symlink to a folder that is gone, a
+    loop), or None: "no .git" would send the user looking for the wrong thing."""
+    dotgit = folder / ".git"
+    try:
+        mode = os.lstat(dotgit).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            link = os.readlink(dotgit)
+        except OSError:
+            return None
+        return f".git is a symlink to {cut(link, 120)!r}, which is no git folder or loops"
+    if stat.S_ISREG(mode):
+        try:
+            data = read_regular(dotgit, 4096) or b""
+        except TooLarge:
+            data = b""
+        if not data.startswith(b"gitdir:"):
+            return ".git is a file without a 'gitdir:' line"
+        line = data[7:].strip().decode("utf-8", "backslashreplace")
+        return f".git is a gitdir: file naming {cut(line, 120)!r}, which is no git folder: moved or deleted"
+    if stat.S_ISDIR(mode):
+        return ".git is no git folder: it needs a HEAD file and objects/ and refs/ folders"
+    return None
 
 
 def no_repository(given: str, what: str) -> InputError:

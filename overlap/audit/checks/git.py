@@ -231,6 +231,8 @@ def check_g7(ctx: Ctx) -> list[Finding]:
         raise Incomplete("split index: entries of the shared index are not merged by this version")
     head_tree: dict[str, str] = {}
     head = repo.head.oid if repo.head else None
+    if not (head and repo.has(head)):
+        head = repo.base  # HEAD on a branch without a commit: the index is compared with the given base
     if head and repo.has(head):
         res = repo.runner.run(["ls-tree", "-r", "-z", head], git_dir=repo.gitdir)
         for rec in res.stdout.split(b"\0"):

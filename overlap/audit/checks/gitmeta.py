@@ -9,7 +9,7 @@ from ...words import plural
 from ..context import Ctx, Incomplete, NotApplicable, capped, cut, iso, short
 from ..git import binary as gb
 from ..git import files as gf
-from ..model import Finding, worst
+from ..model import SEVERITY_RANK, Finding, worst
 from ..tree import list_dir
 
 
@@ -146,9 +146,17 @@ def check_g11(ctx: Ctx) -> list[Finding]:
     grafts = repo.parse(gf.parse_grafts, "info/grafts", common=True)
     if grafts:
         where = ctx.gp("info/grafts")
-        out.append(ctx.finding("G11", "info/grafts", "medium", "hygiene", f"{plural(len(grafts), 'graft line')}", where,
-                               capped([{"commit": c, "parents": p} for c, p in grafts], ctx.max_items),
-                               f"cat {ctx.q(where)}"))
+        # a graft line hands its parents to the agent's `git log` (the audit reads history without grafts):
+        # it is graded, like a replace ref, by the content those parents make reachable
+        # (never below medium, what any graft line was before)
+        rows = [{"commit": c, "parents": p, "severity": worst([*(ctx.grade_oid(x) for x in p), "medium"])}
+                for c, p in grafts]
+        sev = worst(r["severity"] for r in rows)
+        out.append(ctx.finding("G11", "info/grafts", sev, "hygiene" if sev == "medium" else "content",
+                               f"{plural(len(grafts), 'graft line')}", where,
+                               capped(sorted(rows, key=lambda r: SEVERITY_RANK[r["severity"]]), ctx.max_items),
+                               f"cat {ctx.q(where)}",
+                               hint="the audit reads history without grafts; the agent's git does not"))
     shallow = repo.parse(gf.parse_shallow, "shallow", common=True)
     if shallow:
         where = ctx.gp("shallow")

@@ -29,10 +29,10 @@ from ..content.matchers import (
     nodeids_in,
     stripped_lines,
 )
-from ..content.reference import reverse_applies
+from ..content.reference import blob_id, reverse_applies
 from ..context import Ctx, Incomplete, NotApplicable, cut
 from ..model import Finding, worst
-from ..tree import TooLarge, list_dir, read_regular
+from ..tree import TooLarge, list_dir, read_regular, walk
 from .caches import Caches, cache_kind
 from .compiled import Compiled
 from .fixed import worktree_link
@@ -162,8 +162,37 @@ class _Scan(Compiled, Caches, Large):
             if (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(data[:HEAD_BYTES])) and self.archive(fe, shown):
                 continue
             self.file(fe.rel, shown, wt, data)
+        self.git_folder()
         self.bytecode()
         self.names()
+
+    def git_folder(self) -> None:
+        """The git folder's own text files, outside ``objects/``, read for the reference's hunks: the fix left
+        in ``.git/rebase-apply/patch``, ``MERGE_MSG`` or ``.git/notes.txt`` is read by ``cat`` like any file.
+        Only a match is reported (L1 patch text, F3 near copy): git's files hold diffs of past commits too, and
+        what git itself means by them is G4's."""
+        ctx = self.ctx
+        folder = ctx.gitdir or ctx.origin_gitdir
+        if not self.hunks or folder is None:
+            return
+        fixed = {ff.blob for ff in self.ref.fixed}
+        hexlen = ctx._repo.hexlen if ctx._repo is not None else 40
+        for fe in walk(folder, skip_dir=lambda rel, name: rel == "objects"):
+            if not stat.S_ISREG(fe.st.st_mode) or fe.st.st_size > ctx.limits["scan_file_bytes"]:
+                continue
+            try:
+                data = read_regular(fe.path, ctx.limits["scan_file_bytes"])
+            except TooLarge:
+                continue
+            if not data or b"\0" in data[:8192]:
+                continue
+            text, shown, name = data.decode("utf-8", "replace"), ctx.gp(fe.rel), posixpath.basename(fe.rel)
+            if name.endswith(PATCH_SUFFIXES) or looks_like_diff(text):
+                hits = self.patch_match(text)
+                if hits:
+                    self.patch_graded(shown, name, hits, [], text)
+            if blob_id(data, hexlen) not in fixed:  # an exact copy is F1's
+                self.near_copy(shown, text)
 
     def names(self) -> None:
         """L9 on top-level folder names of a root filesystem and on the audited path's own name."""

@@ -297,6 +297,10 @@ def _instance_bytes(text: str, instance, field: str) -> bytes:
         raise InputError(f"--instance {instance}: {field} holds a lone surrogate that stands for no byte") from None
 
 
+def _json_type(value) -> str:
+    return {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(type(value), "value")
+
+
 def load_reference(*, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None) -> Reference:
     ref = Reference()
     inst: dict = {}
@@ -309,7 +313,16 @@ def load_reference(*, fix=(), tests=(), test_ids=(), fix_commit=None, instance=N
             raise InputError(f"--instance {instance}: not a JSON object ({exc})") from None
         if not isinstance(inst, dict):
             raise InputError(f"--instance {instance}: expected one JSON object with SWE-bench fields")
-        ref.instance_id = inst.get("instance_id")
+        # a field of the wrong type is refused by name: a patch given as a list would otherwise be dropped and
+        # the audit run without a reference, and a numeric base would reach git as no revision at all
+        for field in ("base_commit", "patch", "test_patch", "fix_commit"):
+            if inst.get(field) is not None and not isinstance(inst[field], str):
+                raise InputError(f"--instance {instance}: {field} is a JSON {_json_type(inst[field])}, expected a "
+                                 "string")
+        if inst.get("instance_id") is not None and not isinstance(inst["instance_id"], (str, int)):
+            raise InputError(f"--instance {instance}: instance_id is a JSON {_json_type(inst['instance_id'])}, "
+                             "expected a string")
+        ref.instance_id = None if inst.get("instance_id") is None else str(inst["instance_id"])
         ref.instance_base = inst.get("base_commit")
     ref.fix = [_load_source(a, "fix") for a in fix]
     ref.tests = [_load_source(a, "tests") for a in tests]
@@ -385,12 +398,22 @@ def _apply_one(fp: FilePatch, ff: FixedFile, base_blob, runner: GitRunner, scrat
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(old)
     patch_file = work.parent / f"scratch-{k}.patch"
-    patch_file.write_bytes(fp.text)
+    texts = [fp.text]
+    lines = [x for x in fp.text.splitlines(keepends=True) if x.strip()]
+    if lines and all(x.endswith(b"\r\n") for x in lines) and b"\r" not in (old or b""):
+        # a patch saved with CRLF line ends (a Windows editor, a web form) for a file without them: git apply
+        # refuses it as it is, and the file the patch means is the one with the CRs dropped
+        texts.append(fp.text.replace(b"\r\n", b"\n"))
     try:
-        runner.run(["apply", "--whitespace=nowarn", str(patch_file)], cwd=work)
-    except GitError as exc:
-        ff.status, ff.reason = "incomplete", f"patch does not apply to B at {fp.new_path}: {exc.reason}"
-        return
+        for n, text in enumerate(texts):
+            patch_file.write_bytes(text)
+            try:
+                runner.run(["apply", "--whitespace=nowarn", str(patch_file)], cwd=work)
+                break
+            except GitError as exc:
+                if n == len(texts) - 1:
+                    ff.status, ff.reason = "incomplete", f"patch does not apply to B at {fp.new_path}: {exc.reason}"
+                    return
     finally:
         patch_file.unlink(missing_ok=True)
     result = work / fp.new_path

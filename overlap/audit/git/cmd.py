@@ -40,6 +40,10 @@ HARDEN_ENV: dict[str, str] = {
     "GIT_CONFIG_GLOBAL": "/dev/null",
     "GIT_ATTR_NOSYSTEM": "1",
     "GIT_NO_REPLACE_OBJECTS": "1",
+    # info/grafts rewrites parents like a replace ref does: without this a graft could splice a fix
+    # commit into the base history and hide it from every non-base check. A path below /dev/null can never
+    # exist (git then reads no graft file and says nothing; an existing empty file makes it print a hint)
+    "GIT_GRAFT_FILE": "/dev/null/no-grafts",
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_PAGER": "cat",

@@ -363,7 +363,9 @@ class GitRepo(EntryPoints, ObjectReader):
     def object_dirs(self) -> list[tuple[str, Path]]:
         """(storage prefix, objects folder): the repo's own, then alternates (chained, depth <= 5)."""
         out = [("", self.common / "objects")]
-        seen = {str(self.common / "objects")}
+        # compared resolved: a relative line that leads back to a store already listed ("../../.git/objects")
+        # spells a new path at every hop and would otherwise be listed again down to the depth limit
+        seen = {os.path.realpath(self.common / "objects")}
         queue = [(self.common / "objects", 0)]
         self.alternates = []
         while queue:
@@ -378,8 +380,8 @@ class GitRepo(EntryPoints, ObjectReader):
                 shown = self.alt_names.get(line, line)  # image mode: the path as the image names it
                 label = "objects/info/alternates" if depth == 0 else "alternates of " + shown
                 self.alternates.append((label, shown, p if ok else None))
-                if ok and str(p) not in seen and depth < 5:
-                    seen.add(str(p))
+                if ok and os.path.realpath(p) not in seen and depth < 5:
+                    seen.add(os.path.realpath(p))
                     out.append((f"alternate:{shown}", p))
                     queue.append((p, depth + 1))
         return out

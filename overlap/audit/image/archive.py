@@ -430,6 +430,13 @@ def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
         descs = [d for d in descs if image in (ref_name(d), d.get("digest"))]
     if not descs:
         raise InputError(f"{path}: no image {image!r} in index.json" if image else f"{path}: index.json is empty")
+    chosen_platform = None
+    if len(descs) > 1 and all(isinstance(d.get("platform"), dict) for d in descs) \
+            and len({ref_name(d) for d in descs}) == 1:
+        # index.json is itself an image index: entries of one image that differ only by platform (as a
+        # multi-platform export writes them) are chosen by --platform, as the entries of a nested index are
+        descs = [choose_platform(descs, platform, str(path))]
+        chosen_platform = platform_of(descs[0]) or None
     if len(descs) > 1:
         names = [ref_name(d) or d.get("digest") for d in descs]
         raise InputError(f"{path}: holds {len(descs)} images; choose one with --image ({', '.join(map(str, names))})")
@@ -437,7 +444,6 @@ def _oci(source, path: Path, image: str | None, platform: str | None) -> Image:
     annotations = dict(_obj(desc.get("annotations") or {}, "the manifest descriptor's annotations", path))
     doc = _obj(_json(source, _blob(desc["digest"]), str(path), desc["digest"]), f"manifest {desc['digest'][:19]}…",
                path)
-    chosen_platform = None
     if desc.get("mediaType") in INDEX_TYPES or doc.get("manifests"):
         plats = _listed(doc.get("manifests"), dict, "the image index's manifests", path)
         desc = choose_platform(plats, platform, str(path))

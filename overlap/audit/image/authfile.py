@@ -72,26 +72,34 @@ def lookup(ref: RegistryRef) -> tuple[tuple[str, str] | None, str | None]:
         data = _read(path)
         if not data:
             continue
+        # a file that cannot be read as one, or an entry for this registry without a usable `auth`, is said in
+        # the 401 message: "no credentials" would send the user to log in again rather than to the file
         try:
             doc = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            note = note or f"{path} is not valid JSON (not read)"
             continue
         if not isinstance(doc, dict):
+            note = note or f"{path} is not a JSON object (not read)"
             continue
         auths = doc.get("auths") if isinstance(doc.get("auths"), dict) else {}
-        best, best_len = None, -1
+        best, best_len, broken = None, -1, None
         for key, entry in auths.items():
-            if not isinstance(entry, dict) or not isinstance(key, str):
+            if not isinstance(key, str):
                 continue
             k = _norm_key(key)
             if (wanted == k or wanted.startswith(k + "/")) and len(k) > best_len:
-                creds = _decode(entry)
+                creds = _decode(entry) if isinstance(entry, dict) else None
                 if creds is not None:
                     best, best_len = creds, len(k)
+                elif not isinstance(entry, dict) or entry.get("auth"):  # `{}` is what a login through a helper writes
+                    broken = key
         if best is not None:
             return best, None
         helpers = doc.get("credHelpers") if isinstance(doc.get("credHelpers"), dict) else {}
         helper = helpers.get(ref.host) or doc.get("credsStore")
         if isinstance(helper, str) and helper and note is None:
             note = f"{path} keeps credentials in the helper docker-credential-{helper}, which overlap does not run"
+        if broken is not None and note is None:
+            note = f"{path}: the entry {broken!r} has no base64 user:password in 'auth' (not used)"
     return None, note

@@ -87,7 +87,8 @@ def parse_ref(given: str) -> RegistryRef:
     first, sep, remainder = name.partition("/")
     if sep and ("." in first or ":" in first or first == "localhost" or first.startswith("[")):
         host, path = first, remainder
-        if not _HOST.fullmatch(host):
+        port = host.rpartition(":")[2] if not host.endswith("]") else ""
+        if not _HOST.fullmatch(host) or (port.isdigit() and not 0 < int(port) < 65536):
             raise bad(f"bad registry host {host!r}")
     else:
         host, path = DOCKER_HUB, name

@@ -159,9 +159,13 @@ class Client:
                 redirects += 1
                 if redirects > MAX_REDIRECTS:
                     raise self.fail(f"{what}: more than {MAX_REDIRECTS} redirects", "the registry is misconfigured")
-                nxt = urllib.parse.urljoin(url, location)
-                scheme = urllib.parse.urlsplit(nxt).scheme
-                host = (urllib.parse.urlsplit(nxt).hostname or "").lower()
+                try:  # a Location that is no URL ("http://[::1") is the registry's fault, said in one line
+                    nxt = urllib.parse.urljoin(url, location)
+                    scheme = urllib.parse.urlsplit(nxt).scheme
+                    host = (urllib.parse.urlsplit(nxt).hostname or "").lower()
+                except ValueError:
+                    raise self.fail(f"{what}: redirected to a malformed address {location[:120]!r}",
+                                    "the registry is misconfigured") from None
                 plain_ok = is_loopback(host) or host in self.insecure
                 if scheme not in ("http", "https") or (scheme == "http" and here.scheme == "https" and not plain_ok):
                     raise self.fail(f"{what}: redirected to {nxt[:120]}", "only HTTPS redirects are followed")
@@ -205,8 +209,12 @@ class Client:
             raise self._status_error(401, what)
         if scheme != "bearer" or not params.get("realm"):
             raise self.fail(f"{what}: HTTP 401 with an unsupported challenge {header[:80]!r}")
-        realm = urllib.parse.urlsplit(params["realm"])
-        host = (realm.hostname or "").lower()
+        try:
+            realm = urllib.parse.urlsplit(params["realm"])
+            host = (realm.hostname or "").lower()
+        except ValueError:
+            raise self.fail(f"{what}: the token service address {params['realm'][:120]!r} is malformed",
+                            "the registry is misconfigured") from None
         if realm.scheme not in ("http", "https") or (
                 realm.scheme == "http" and not (is_loopback(host) or host in self.insecure)):
             raise self.fail(f"{what}: the token service {params['realm'][:120]} is not HTTPS",

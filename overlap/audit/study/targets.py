@@ -56,6 +56,10 @@ class BatchTarget:
         data = {"v": 1, "tool": __version__, "set": self.set, "kind": self.kind, "target": self.target,
                 "instance_id": self.instance_id, "repo_path": self.repo_path, "options": options,
                 **self.reference()}
+        if self.error is not None:
+            # rows that cannot be used share an empty target: without their reason (which names the row) every
+            # bad row after the first would count as a repeat of it and its own reason would never be shown
+            data["error"] = self.error
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
@@ -106,6 +110,11 @@ def target_of(row: dict, folder: Path, default_set: str, where: str) -> BatchTar
     """One row as a target; a row that cannot be used keeps its reason in ``error``."""
     if not isinstance(row, dict):
         return BatchTarget(default_set, "", "path", error=f"{where}: not an object")
+    if None in row:  # csv.DictReader keeps the cells past the header's last column under None
+        extra = row[None]
+        return BatchTarget(default_set, "", "path",
+                           error=f"{where}: {len(row) - 1 + len(extra)} cells, the header has {len(row) - 1} "
+                                 "(quote a cell that holds a comma)")
     image, path = _cell(row, "image"), _cell(row, "path")
     fields = {k: _cell(row, k) for k in ("instance_id", "base_commit", "fix_commit", "repo_path")}
     set_name = _cell(row, "set") or default_set
@@ -143,6 +152,10 @@ def read_rows(path: Path) -> list[dict]:
             rows = list(csv.DictReader(text.splitlines(keepends=True)))
         except csv.Error as exc:
             raise InputError(f"--targets {path}: malformed CSV ({exc})") from None
+        header = next(csv.reader(text.splitlines(keepends=True)), [])
+        repeated = sorted({h for h in header if header.count(h) > 1})
+        if repeated:  # the reader would keep only the last cell of a repeated column, silently
+            raise InputError(f"--targets {path}: column {repeated[0]!r} appears twice in the header; keep one")
         if rows and not ({"image", "path"} & set(rows[0])):
             raise InputError(f"--targets {path}: no image or path column (columns: {', '.join(COLUMNS)})")
         return rows
