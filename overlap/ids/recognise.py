@@ -627,23 +627,27 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
             wanted = sum(1 << LITERALS.index(literal) for literal in recogniser.literals)
             if not (literal_bits[open_at] & wanted).any():
                 continue
-        rows = pa.array(open_at)
-        if len(open_at) == length:
+        if 2 * len(open_at) >= length:
+            # most rows open: the whole batch with the open ones marked (a recogniser takes open rows only),
+            # not a copy of most of its strings
+            positions = open_at if len(open_at) == length else np.arange(length)
             taken, parts, *fields = recogniser.extract(text, pa.array(open_rows), context, forced)
         else:
-            sub_context = {k: v.take(rows) for k, v in context.items()}
-            taken, parts, *fields = recogniser.extract(text.take(rows), pa.repeat(pa.scalar(True), len(open_at)),
-                                                       sub_context, forced)
-        carried += [(open_at, f) for f in fields]
-        taken = pc.fill_null(taken, False).to_numpy(zero_copy_only=False)
+            positions = open_at
+            sub_context = {k: v.take(pa.array(open_at)) for k, v in context.items()}
+            taken, parts, *fields = recogniser.extract(text.take(pa.array(open_at)),
+                                                       pa.repeat(pa.scalar(True), len(open_at)), sub_context, forced)
+        rows = pa.array(positions)
+        carried += [(positions, f) for f in fields]
+        taken = pc.fill_null(taken, False).to_numpy(zero_copy_only=False) & open_rows[positions]
         count = int(taken.sum())
         if count:
-            first = int(open_at[np.argmax(taken)])
+            first = int(positions[np.argmax(taken)])
             counted = report.taken.setdefault(recogniser.name, RecogniserCount())
             counted.count += count
             counted.example = counted.example or _example(str(values[first].as_py()))
-            taken_by[open_at[taken]] = index
-            open_rows[open_at[taken]] = False
+            taken_by[positions[taken]] = index
+            open_rows[positions[taken]] = False
         # A PR's repo_pr and repo_pr_exact keys are often one array under one mask: filtered once, the two pieces
         # hold the same array (and the join hashes it once).
         chosen_by: dict[tuple[int, int], tuple[Any, int]] = {}
