@@ -30,6 +30,7 @@ from .hashing import hash64
 KIND_CODES = pa.array(KEY_KINDS, pa.string())
 OSSFUZZ = KEY_KINDS.index("ossfuzz")
 TASK_CODES = [KEY_KINDS.index(k) for k in TASK_KINDS]
+IS_TASK = np.isin(np.arange(len(KEY_KINDS) + 1), TASK_CODES)  # by kind code (the last: a kind not in KEY_KINDS)
 # Bits of `present`: which item columns a row has a value in (a column no item has is left out of Items).
 PRESENT_COLUMNS = ("project", "repo", "pr", "base_commit")
 UNRECOGNISED_BIT = len(PRESENT_COLUMNS)  # and whether no id scheme took the row's id
@@ -195,7 +196,7 @@ class BatchJoin:
         projects = self._project_codes(items.column("project"))
         bits, problem_rows = _problems(items, valid)
         facts = _facts(items, ids, valid, local, code, projects, bits)
-        task = np.isin(code, TASK_CODES)
+        task = IS_TASK[code]
         task_keys, key_strings = _task_keys(keys, code, task, value_hashes[task])
         id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects,
                                "base_commit": items.column("base_commit")}, schema=ID_STRING_SCHEMA)
@@ -216,7 +217,9 @@ class BatchJoin:
             hit[at] |= _among(raws, raw_hashes, self.bench.raws, self.bench.raw_hashes, at)
         matched_rows = np.unique(local[hit])
         matched_items = items.take(pa.array(matched_rows, pa.int64()))
-        matched_keys = keys.filter(pa.array(np.isin(local, matched_rows)))
+        matched = np.zeros(n, bool)
+        matched[matched_rows] = True
+        matched_keys = keys.filter(pa.array(matched[local]))
         return BatchPart(n, missing, first_missing, facts, task_keys, id_strings, key_strings, problem_rows, ossfuzz,
                          matched_items, matched_keys)
 

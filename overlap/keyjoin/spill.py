@@ -68,7 +68,7 @@ class Spill:
         self._parts, self._buffered = [], 0
         where = partition_of(table.column(self.column), self.partitions).astype(np.int16)
         order = np.argsort(where, kind="stable")  # a radix sort on 16-bit keys
-        bounds = np.searchsorted(where[order], np.arange(self.partitions + 1))
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(where, minlength=self.partitions))])
         # one record batch in partition order, written a slice per partition (a slice is a view, not a copy)
         ordered = pa.record_batch([column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
                                    for column in table.cast(self.schema).columns], schema=self.schema)
