@@ -69,3 +69,18 @@ def shared_hashes(hashes, out):
         slots[i] = s
     for i in range(n):
         out[i] = counts[slots[i]] > 1
+
+
+@njit(cache=True, nogil=True)
+def set_bits(bits, rows):
+    """Sets bit r % 8 of byte r // 8 of `bits` for each r of `rows` (any order, repeats allowed; every byte
+    there already); returns how many of them were not set before (`row_bits.RowBits.add`'s count)."""
+    added = 0
+    for i in range(len(rows)):
+        r = rows[i]
+        mask = np.uint8(1) << np.uint8(r & 7)
+        byte = r >> 3
+        if not bits[byte] & mask:
+            bits[byte] |= mask
+            added += 1
+    return added
