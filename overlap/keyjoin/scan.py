@@ -235,7 +235,7 @@ def _own_rows(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts, keep: C
         size += piece.num_rows
         if size > bound:
             del held
-            _own_rows_counted(pieces, firsts, keep)
+            _own_rows_counted(pieces, firsts, keep, bound)
             return
     table = pa.concat_tables(held) if len(held) > 1 else held[0] if held else None
     if table is None or not table.num_rows:
@@ -247,13 +247,26 @@ def _own_rows(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts, keep: C
 
 
 def _own_rows_counted(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts,
-                      keep: Callable[[pa.Table], None]) -> None:
-    """`_own_rows` of a partition too large to hold: what it holds is its distinct hashes and their counts."""
+                      keep: Callable[[pa.Table], None], bound: int) -> None:
+    """`_own_rows` of a partition too large to hold: what it holds is its distinct hashes and their counts,
+    and up to `bound` more of each piece's before they are merged in (a merge per piece would sort the
+    partition's distinct hashes once per piece: at 100M rows, ~100 pieces of 15k against 1.5M, minutes)."""
     distinct, counts = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    waiting: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def merged() -> tuple[np.ndarray, np.ndarray]:
+        hashes = np.concatenate([distinct, *(h for h, _ in waiting)])
+        times = np.concatenate([counts, *(c for _, c in waiting)])
+        found, where = np.unique(hashes, return_inverse=True)
+        return found, np.bincount(where, weights=times, minlength=len(found)).astype(np.int64)
+
     for piece in pieces():
-        found, times = np.unique(piece.column("hash").to_numpy(), return_counts=True)
-        distinct, where = np.unique(np.concatenate([distinct, found]), return_inverse=True)
-        counts = np.bincount(where, weights=np.concatenate([counts, times]), minlength=len(distinct)).astype(np.int64)
+        waiting.append(np.unique(piece.column("hash").to_numpy(), return_counts=True))
+        if sum(len(h) for h, _ in waiting) >= bound:
+            distinct, counts = merged()
+            waiting = []
+    if waiting:
+        distinct, counts = merged()
     for piece in pieces():
         own = counts[np.searchsorted(distinct, piece.column("hash").to_numpy())] == 1
         firsts.add(*(piece.column(c).to_numpy()[own] for c in FACT_COLUMNS))
