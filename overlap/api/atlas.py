@@ -35,7 +35,7 @@ from ..join import duplicates
 from ..model import COUNTED_PAIR_KINDS, Dataset
 from ..progress import stage
 from ..sources.load import StreamableSource, load_dataset, load_pool, streamable_source
-from ..sources.registry import all_specs, get_spec, parse_selection
+from ..sources.registry import all_specs, get_spec, is_known, parse_selection
 from ..stats.wiring import cyber_baselines
 from .atlas_cache import cache_folder, fingerprint, load_cell, load_keys, save_cell, save_keys
 from .atlas_stream import RunMapping, StreamedSide
@@ -60,7 +60,8 @@ def _read(name: str, data: dict[str, Path], cache: Path) -> tuple[Dataset, str |
     return dataset, fp, False
 
 
-def _names(names: list[str] | None) -> list[str]:
+def atlas_names(names: list[str] | None) -> list[str]:
+    """The datasets of an atlas: `names` (each a registered name, never a path), or every registered one."""
     if isinstance(names, (str, os.PathLike)):  # one name alone is one dataset, never its characters
         names = [names]
     if names is not None and not isinstance(names, (list, tuple)):
@@ -68,9 +69,29 @@ def _names(names: list[str] | None) -> list[str]:
     names = [os.fspath(n) if isinstance(n, os.PathLike) else n for n in names or ()]
     if not all(isinstance(n, str) for n in names):
         raise InputError(f"names: expected dataset names (text), got {names!r}")
+    for name in names:
+        # a path that is no registered name (a folder named like one, e.g. ./cybergym, is that dataset) would be
+        # looked up by its file name
+        if parse_selection(name).path is not None and not is_known(name.split("@")[0].split(":")[0]):
+            raise InputError(f"{name}: a local file or folder; the atlas maps datasets by name: declare it in a "
+                             "--registry file (name, role, path and [columns] id), or point a registered name at "
+                             f"it with --data NAME={name}")
     if names:
         return list(dict.fromkeys(names))
     return [s.name for s in all_specs() if s.role in ATLAS_ROLES]
+
+
+def check_pool(pool: str | os.PathLike | None) -> None:
+    """A `pool` that can name nothing, said before any dataset is read: empty, or a path that does not exist and
+    no registered name."""
+    if pool is None or not isinstance(pool, (str, os.PathLike)) or os.fspath(pool) in ("auto", "none"):
+        return
+    text = os.fspath(pool)
+    if not text.strip():
+        raise InputError("pool: empty; give auto, none, a pool name (arvo-meta, arvo-projects) or a path to one")
+    if not Path(text).exists() and not is_known(text):
+        raise InputError(f"pool {text}: no such file or folder, and no registered pool; give auto, none, "
+                         "arvo-meta, arvo-projects, a folder laid out like ARVO-Meta or a file with columns id,project")
 
 
 def _spec(name: str):
@@ -297,7 +318,8 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
     for what, value in (("cache", cache), ("pool", pool)):  # a number would fail as a path deep in a stage
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise InputError(f"{what}: expected a name or path (str or Path) or None, got {type(value).__name__}")
-    chosen = _names(names)
+    check_pool(pool)
+    chosen = atlas_names(names)
     if not chosen:
         raise InputError("no datasets to map; name some, or register them (overlap datasets)")
     if not any(_spec(n).role == "benchmark" for n in chosen):

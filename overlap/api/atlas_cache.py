@@ -16,8 +16,10 @@ import glob
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,13 @@ import pyarrow as pa
 
 from .. import __version__
 from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA
-from ..errors import InputError
+from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
 from ..sources.files import sha256_of
 from ..sources.github import cache_root
 from ..sources.local_glob import expand_glob
 from ..sources.registry import get_spec, parse_selection
+from ..sources.spec import DatasetSpec
 
 # Item columns the cells need; texts, patches and crash reports are not cached (the atlas joins ids).
 _CACHED_ITEM_COLUMNS = ("item_id", "row", "file", "file_row", "subset", "project", "repo", "base_commit", "pr")
@@ -48,27 +51,54 @@ def _files_digest(path: Path) -> list[tuple[str, str]]:
     if path.is_file():
         return [(path.name, sha256_of(path))]
     if not path.exists() and glob.has_magic(str(path)):
-        return [(p.as_posix(), sha256_of(p)) for p in expand_glob(str(path)) if p.is_file()]
-    files = sorted(p for p in path.rglob("*") if p.is_file())
-    return [(p.relative_to(path).as_posix(), sha256_of(p)) for p in files]
+        return [(p.as_posix(), _digest(p)) for p in expand_glob(str(path)) if not p.is_dir()]
+    entries = sorted(p for p in path.rglob("*") if not p.is_dir())
+    return [(p.relative_to(path).as_posix(), _digest(p)) for p in entries]
+
+
+def _digest(path: Path) -> str:
+    """A regular file's sha256; anything else (a link to nothing, a FIFO, a socket) by what it is, never
+    opened: the reader refuses such an entry, so it must change the fingerprint and miss the cache, or a folder
+    the reader would refuse is served the cells of the same folder without it."""
+    if path.is_file():
+        return sha256_of(path)
+    if path.is_symlink():
+        return f"link to nothing: {os.readlink(path)}"
+    return "not a regular file"
+
+
+# A pin is a full commit sha: a branch or tag (`main`, `v1`) moves, and a short sha is a prefix the Hub may
+# resolve to another commit once one more shares it, so neither names one content.
+_PINNED = re.compile(r"[0-9a-f]{40}", re.ASCII)
 
 
 def fingerprint(name: str, data: Mapping[str, Path]) -> str | None:
     """What a dataset's keys depend on, hashed: its declaration and either the sha256 of every local file it
-    is read from (`-d NAME=PATH` or a declared path) or its pinned Hub/GitHub revision. None for an unpinned
-    remote dataset (its content can change under the same name: never cached)."""
+    is read from (`-d NAME=PATH` or a declared path) or its pinned Hub/GitHub revision (a full 40-hex sha). None
+    for an unpinned remote dataset, a branch, tag or short sha included (its content can change under the same
+    name: never cached)."""
     selection = parse_selection(name)
     spec = get_spec(selection.name)
-    # the path the reader reads: a declaration's `path` is already relative to its file (read_declaration_file)
-    local = data.get(spec.name) or (Path(spec.path) if spec.path else None)
-    parts: dict[str, Any] = {"tool": __version__, "selection": name, "declaration": spec.declaration or spec.name}
+    # the path the reader reads (`load_dataset`): a name that is also a local file or folder is that path; a
+    # declaration's `path` is already relative to its file (read_declaration_file)
+    local = selection.path or data.get(spec.name) or (Path(spec.path) if spec.path else None)
+    parts: dict[str, Any] = {"tool": __version__, "selection": name, "declaration": _declared(spec)}
     if local is not None:
         parts["files"] = _files_digest(Path(local))
-    elif selection.revision or spec.revision:
+    elif _PINNED.fullmatch((selection.revision or spec.revision or "").lower()):
         parts["remote"] = [spec.host, spec.hub_repo, selection.revision or spec.revision]
     else:
         return None
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _declared(spec: DatasetSpec) -> Any:
+    """The fields of one declaration, not the text of its file: a file of several `[[dataset]]` tables changes
+    as a whole when one of them is bumped, and only that dataset's cells are to be made again. Its `path` is
+    left to the files' digest (the same files reached through another spelling of the path are the same data)."""
+    fields = {f.name: getattr(spec, f.name) for f in dataclass_fields(spec)
+              if f.name not in ("declaration", "origin", "builtin", "path")}
+    return json.loads(json.dumps(fields, sort_keys=True, default=str))  # a TOML date is its text
 
 
 def _provenance(record: dict[str, Any]) -> Provenance:
@@ -119,8 +149,11 @@ def load_keys(folder: Path) -> Dataset | None:
         keys = pd.read_parquet(folder / "keys.parquet")
     except (OSError, ValueError):
         return None  # not cached, or a damaged entry: read the dataset again
-    return Dataset(meta["name"], items, keys, _provenance(meta["provenance"]),
-                   [Problem(**p) for p in meta["problems"]])
+    try:  # an entry of another shape (edited, another version's) is damaged too, never an error of the run
+        return Dataset(meta["name"], items, keys, _provenance(meta["provenance"]),
+                       [Problem(**p) for p in meta["problems"]])
+    except (OverlapError, KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 @_cache_write

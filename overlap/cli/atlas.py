@@ -11,6 +11,58 @@ from .options import DataOption, Engine, EngineOption, RayAddressOption, Registr
 from .shared import check_out
 
 
+def declared_inputs(names: list[str] | None, data: list[str] | None, pool: str = "none") -> list[str]:
+    """The local places the atlas reads that no argument names: a declared dataset's `path` (its glob's
+    folder) and a `--pool` path. `--out` may not lie inside them either: its files would be read as the
+    dataset's rows on the next run. A name that is not known is left to the run, which says so."""
+    import glob as globbing
+
+    from ..api.atlas import ATLAS_ROLES
+    from ..errors import OverlapError
+    from ..sources.registry import all_specs, get_spec, parse_selection
+
+    overridden = {value.partition("=")[0].lower() for value in data or []}
+    specs = [] if names else [s for s in all_specs() if s.role in ATLAS_ROLES]
+    for name in names or ():
+        try:
+            selection = parse_selection(name)
+            if selection.path is None:  # a path given as the name is among the inputs already
+                specs.append(get_spec(selection.name))
+        except OverlapError:
+            continue
+    paths = [s.path for s in specs if s.path and s.name.lower() not in overridden]
+    places = []
+    for path in paths:
+        if globbing.has_magic(path) and not Path(path).exists():  # the folder the pattern is matched in
+            parts = Path(path).parts
+            path = str(Path(*parts[:next(i for i, p in enumerate(parts) if globbing.has_magic(p))]) or ".")
+        places.append(path)
+    if pool.strip() and pool not in ("auto", "none") and Path(pool).exists():
+        places.append(pool)
+    return places
+
+
+def _check_cache(cache: Path | None, out: Path, inputs: list[str]) -> None:
+    """A `--cache` that is a file, inside `--out` or inside an input folder is refused before any work: `--out`
+    is replaced whole when the atlas is written, so the cache would be lost (or, on a first run, `--out` would
+    hold files no atlas wrote); in a dataset's folder its files would be read as the dataset's rows."""
+    if cache is None:
+        return
+    from ..errors import InputError
+
+    if Path(cache).exists() and not Path(cache).is_dir():
+        raise InputError(f"--cache {cache}: is a file, not a folder; choose another --cache folder")
+    resolved, folder = Path(cache).resolve(), Path(out).resolve()
+    if resolved == folder or folder in resolved.parents:
+        raise InputError(f"--cache {cache}: is inside --out {out}, which is replaced whole when the atlas is "
+                         "written; keep the cache somewhere else")
+    for item in inputs:
+        place = Path(item)
+        if place.is_dir() and (resolved == place.resolve() or place.resolve() in resolved.parents):
+            raise InputError(f"--cache {cache}: is inside the input folder {item}, whose files are read as the "
+                             "dataset's rows; keep the cache somewhere else")
+
+
 def atlas(
     names: Annotated[list[str] | None, typer.Argument(
         help="Datasets to map (names from `overlap datasets`); default: every registered training set, "
@@ -44,10 +96,19 @@ def atlas(
     -d mimo-cyber=./mimo -d cybergym=./cybergym --pool none --out try/atlas
     """
     from ..api.atlas import atlas as run_atlas  # imported here: keeps `overlap --help` fast
-    from ..outputs.ship.atlas_repo import push_atlas, write_atlas
+    from ..api.atlas import atlas_names, check_pool
+    from ..outputs.ship.atlas_repo import check_push_target, push_atlas, write_atlas
     from ..sources.load import parse_data_options
 
-    check_out(out, "atlas", *(names or []), data=data)
+    if create_pr and push is None:  # else the switch would be dropped silently
+        raise typer.BadParameter("--create-pr needs --push OWNER/NAME", param_hint="--create-pr")
+    check_pool(pool)
+    atlas_names(names)  # a name that is empty or a path is said as such, not as an --out inside "." or the path
+    inputs = [*(names or []), *declared_inputs(names, data, pool)]
+    check_out(out, "atlas", *inputs, data=data)
+    _check_cache(cache, out, [*inputs, *(path for d in data or [] if (path := d.partition("=")[2]))])
+    # a push that cannot succeed (an id the Hub refuses, no token, no write access) is refused before any work
+    api = check_push_target(push) if push is not None else None
     result = run_atlas(names or None, data=parse_data_options(data), cache=cache, pool=pool, text=text,
                        engine=engine.value, ray_address=ray_address, workers=workers)
     write_atlas(result, out)
@@ -57,5 +118,5 @@ def atlas(
                f"from the cache{f', {skipped} skipped (own subset)' if skipped else ''}; written to {out}", err=True)
     for train, bench in result.recomputed:
         typer.echo(f"  recomputed {train} × {bench}", err=True)
-    if push:
-        typer.echo(f"pushed: {push_atlas(out, push, create_pr=create_pr)}", err=True)
+    if push is not None:
+        typer.echo(f"pushed: {push_atlas(out, push, create_pr=create_pr, api=api)}", err=True)

@@ -43,7 +43,9 @@ def card(
     """
     from ..outputs.report.result_view import load_result
     from ..outputs.ship.cards import card_update, push_card, read_card  # imported here: keeps `overlap --help` fast
+    from .report import refuse_atlas
 
+    refuse_atlas(result_dir, "card")
     view = load_result(result_dir, command="card")
     if not push:
         out = out or Path(result_dir) / "card"

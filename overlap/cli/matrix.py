@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from ..errors import OverlapError
+from .atlas import declared_inputs
 from .options import FORMAT_METAVAR, DataOption, Format, RegistryOption, out_option
 from .shared import check_out, stdout_console
 
@@ -40,7 +41,11 @@ def matrix(
         from ..sources.load import parse_data_options
 
         if out is not None:
-            check_out(out, "matrix", *benches, data=data)
+            from ..sources.registry import parse_selection
+
+            for bench in benches:  # an empty name said as such, not as an --out inside "."
+                parse_selection(bench)
+            check_out(out, "matrix", *benches, *declared_inputs(benches, data), data=data)
         result = run_matrix(benches, data=parse_data_options(data))
         if out is not None:
             write_matrix_report(result, out)

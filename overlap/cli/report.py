@@ -15,6 +15,14 @@ from .options import Format, FormatOption, out_option
 from .shared import ResultDir, check_out, print_files
 
 
+def refuse_atlas(folder: Path, command: str) -> None:
+    """An atlas folder named as a compare result: said as what it is (else: "not an overlap result folder")."""
+    if folder_owner(folder) == "atlas":
+        raise InputError(f"{folder}: an atlas folder (written by `overlap atlas`); its report.html and card are "
+                         "written by `overlap atlas` itself: run it again to re-render them (its cells come from the "
+                         f"cache). `overlap {command}` reads a folder written by `overlap compare --out`")
+
+
 def report(
     result_dir: ResultDir,
     out: Annotated[Path | None, out_option("Folder for report.md and report.html [default: RESULT_DIR].")
@@ -29,6 +37,7 @@ def report(
     from ..outputs.report.result_folders import write_reports  # imported here: keeps `overlap --help` fast
     from ..outputs.report.result_view import load_result
 
+    refuse_atlas(result_dir, "report")
     view = load_result(result_dir)
     target = Path(out or result_dir)
     in_place = target.resolve() == Path(result_dir).resolve()

@@ -28,12 +28,31 @@ _ALIASES: dict[str, str] = {}
 _BUILTIN_READ: list[bool] = []  # non-empty once the built-in declarations are registered
 
 
+def _same_declaration(a: str, b: str) -> bool:
+    """Whether two origins are one declaration: the same text, or one file spelt two ways (`reg.toml` and its
+    absolute path, a link to it) at the same `[[dataset]]` position."""
+    if a == b:
+        return True
+    (file_a, _, table_a), (file_b, _, table_b) = a.partition(" [[dataset]] "), b.partition(" [[dataset]] ")
+    try:
+        return table_a == table_b and os.path.samefile(file_a, file_b)
+    except (OSError, ValueError):  # a built-in's bare file name, an entry point's description
+        return False
+
+
 def register(spec: DatasetSpec) -> DatasetSpec:
-    for name in (spec.name, *spec.aliases):
-        key = name.lower()
-        if key in _ALIASES and (_ALIASES[key] != spec.name or _REGISTRY[spec.name].origin != spec.origin):
+    keys = [name.lower() for name in (spec.name, *spec.aliases)]
+    repeated = next((name for i, name in enumerate((spec.name, *spec.aliases)) if keys.index(name.lower()) < i), None)
+    if repeated is not None:  # `aliases = ["x", "X"]`, or the name again: one name given twice, said as such
+        raise InputError(f"{spec.origin or spec.name}: dataset name {repeated!r} is given twice in one declaration "
+                         "(names and aliases are compared without case); remove the repeat")
+    for name in (spec.name, *spec.aliases):  # every name checked before any is taken: a refused declaration
+        key = name.lower()                       # leaves no name behind that leads nowhere
+        if key in _ALIASES and (_ALIASES[key] != spec.name or spec.name not in _REGISTRY
+                                or not _same_declaration(_REGISTRY[spec.name].origin, spec.origin)):
             raise InputError(f"{spec.origin or spec.name}: dataset name {name!r} is already declared by "
                              f"{_REGISTRY[_ALIASES[key]].origin or _ALIASES[key]}; choose another name")
+    for key in keys:
         _ALIASES[key] = spec.name
     if spec.hub_repo:
         _ALIASES.setdefault(spec.hub_repo.lower(), spec.name)
@@ -85,10 +104,18 @@ def declarations_at(path: Path) -> list[DatasetSpec]:
         found = sorted(path.glob("*.toml"))
         if not found:
             raise InputError(f"{path}: a folder with no .toml declaration in it")
-        return [s for f in found for s in read_declaration_file(f)]
+        return [s for f in found for s in _declared_in(f)]
     if not path.is_file():
         raise InputError(f"{path}: no such declaration file (a TOML file, or a folder of them)")
-    return read_declaration_file(path)
+    return _declared_in(path)
+
+
+def _declared_in(path: Path) -> list[DatasetSpec]:
+    specs = read_declaration_file(path)
+    if not specs:  # `dataset = []`: else its names are unknown later, with no word of this file
+        raise InputError(f"{path}: declares no dataset (its [[dataset]] list is empty); add a [[dataset]] table "
+                         "with name, path or repo, and [columns] id")
+    return specs
 
 
 def add_declarations(paths: list[Path] | list[str]) -> list[DatasetSpec]:

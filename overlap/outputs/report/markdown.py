@@ -11,9 +11,16 @@ from .assemble import build_report
 from .cell_text import title_of
 from .sections import ResultView, fmt
 
+# Characters of data that Markdown would read as markup: a table's column break, raw HTML (an id or a text
+# holding `<script>` or `</td>` would be rendered, not shown) and a link's `](` (`[x](javascript:…)`). Each is
+# backslash-escaped (shown as itself by every CommonMark reader), the backslash too.
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\|<>"})
+
 
 def _md_cell(value: Any) -> str:
-    return fmt(value).replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    """A value of the data as Markdown text: shown as written, never read as markup."""
+    text = fmt(value).translate(_MD_ESCAPES).replace("](", "\\](")
+    return text.replace("\r", "").replace("\n", "<br>")
 
 
 def render_markdown(view: ResultView) -> str:

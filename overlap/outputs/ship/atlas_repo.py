@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import warnings
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,10 @@ import pyarrow.parquet as pq
 
 from ... import __version__
 from ...atlas_model import AtlasResult
-from ...errors import OverlapError
+from ...errors import InputError, OverlapError
 from ...jsonout import dumps_json
 from ..atomic import atomic_folder
-from ..published import safe_name
+from ..published import public_provenance, safe_name, scrub_paths
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name tests replace
 
@@ -50,6 +51,15 @@ def _grid(result: AtlasResult) -> tuple[list[str], list[str], dict[tuple[str, st
     return trains, benches, cells
 
 
+HEATMAP_LABEL = 40  # characters of a name on the heatmap's axes (the table below it names each in full)
+
+
+def _label(name: str) -> str:
+    """A name as an axis label: a longer one is cut, else the margins it needs leave no room for the plot and
+    every other label is clipped."""
+    return name if len(name) <= HEATMAP_LABEL else name[:HEATMAP_LABEL - 1] + "…"
+
+
 def heatmap_svg(result: AtlasResult) -> str:
     """The share of each benchmark (column) matched by each dataset (row), as SVG text."""
     import matplotlib
@@ -68,8 +78,8 @@ def heatmap_svg(result: AtlasResult) -> str:
     with matplotlib.rc_context({"svg.hashsalt": "overlap", "svg.fonttype": "none", "font.size": 9}):
         fig, ax = plt.subplots(figsize=(max(4.0, 2.2 + 1.1 * len(benches)), 1.4 + 0.45 * len(trains)))
         image = ax.imshow(np.ma.masked_invalid(shares), cmap="Reds", vmin=0, vmax=1, aspect="auto")
-        ax.set_xticks(range(len(benches)), benches, rotation=30, ha="right")
-        ax.set_yticks(range(len(trains)), trains)
+        ax.set_xticks(range(len(benches)), [_label(b) for b in benches], rotation=30, ha="right")
+        ax.set_yticks(range(len(trains)), [_label(t) for t in trains])
         for i, t in enumerate(trains):
             for j, b in enumerate(benches):
                 cell = cells.get((t, b))
@@ -78,7 +88,9 @@ def heatmap_svg(result: AtlasResult) -> str:
                 ax.text(j, i, text, ha="center", va="center", fontsize=7)
         ax.set_xlabel("benchmark: share of its items matched")
         fig.colorbar(image, ax=ax, fraction=0.04)
-        fig.tight_layout()
+        with warnings.catch_warnings():  # long names leave no room for the margins: drawn as they are, quietly
+            warnings.simplefilter("ignore", UserWarning)
+            fig.tight_layout()
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
         plt.close(fig)
@@ -124,7 +136,8 @@ def card_text(result: AtlasResult) -> str:
     lines += ["", "## Provenance", "",
               "| dataset | role | repo | revision | files (sha256) |", "|---|---|---|---|---|"]
     for prov in result.provenance():
-        files = "<br>".join(f"`{escape(f['path'])}` {f['sha256'][:12]}" for f in prov["files"]) or "–"
+        files = "<br>".join(f"`{escape(f['path'])}` {f['sha256'][:12]}"
+                            for f in public_provenance({"files": prov["files"]})["files"]) or "–"
         lines.append(f"| {prov['name']} | {prov['role']} | {prov['repo'] or '–'} | {prov['revision'] or '–'} | "
                      f"{files} |")
     lines += ["", "## License", "",
@@ -172,6 +185,17 @@ def cell_html(result: AtlasResult, cell: dict[str, Any]) -> str:
                       + "".join(f"<th>{c}</th>" for c in columns) + f"</tr>{listed}</table>{more}")
 
 
+def public_summary(result: AtlasResult) -> dict[str, Any]:
+    """atlas.json: the run's summary without a local path (the folder is made to be pushed): each dataset's
+    files by name, the mapping's provenance as published provenance is, and any other path by its last part."""
+    summary = result.summary()
+    for dataset in summary["datasets"]:
+        dataset["files"] = public_provenance({"files": dataset["files"]})["files"]
+    if summary.get("mapping") is not None:
+        summary["mapping"] = public_provenance(summary["mapping"])
+    return scrub_paths(summary)
+
+
 def write_atlas(result: AtlasResult, out: Path) -> list[str]:
     """Write the atlas folder `out` atomically; returns the files written (relative, sorted)."""
     with atomic_folder(Path(out), command="atlas") as tmp:
@@ -187,9 +211,26 @@ def write_atlas(result: AtlasResult, out: Path) -> list[str]:
         for cell in result.cells:
             if not cell.get("skipped"):
                 (tmp / cell_page(cell["train"], cell["bench"])).write_text(cell_html(result, cell), encoding="utf-8")
-        (tmp / "atlas.json").write_text(dumps_json(result.summary()), encoding="utf-8")
+        (tmp / "atlas.json").write_text(dumps_json(public_summary(result)), encoding="utf-8")
         written = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file())
     return written
+
+
+def check_push_target(repo_id: str, *, token: str | None = None, api=None):
+    """The Hub API to push the atlas with, once `repo_id` is known to be a repo id the token may write to:
+    checked before the atlas is made, so a push that cannot succeed costs no work. An id the Hub cannot take
+    (`a/b/c`, `not a repo`, empty) is one line naming it."""
+    from huggingface_hub.errors import HFValidationError  # imported here: heavy, needed only to publish
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        raise InputError(f"--push {repo_id!r}: not a Hub dataset repo id; give OWNER/NAME (letters, digits, '-', "
+                         "'_' and '.')") from None
+    api = api or _hub_api(token)
+    check_write_access(api, repo_id)
+    return api
 
 
 def push_atlas(folder: Path, repo_id: str, *, create_pr: bool = False, token: str | None = None,
@@ -198,8 +239,7 @@ def push_atlas(folder: Path, repo_id: str, *, create_pr: bool = False, token: st
     `create_pr`). Refused before anything is sent without a token with write access."""
     from huggingface_hub import errors as hf_errors  # imported here: heavy, needed only to publish
 
-    api = api or _hub_api(token)
-    check_write_access(api, repo_id)
+    api = check_push_target(repo_id, token=token, api=api)
     summary = json.loads((Path(folder) / "atlas.json").read_text(encoding="utf-8"))
     message = f"overlap atlas: {summary['cells']} cells ({len(summary['recomputed'])} recomputed)"
     try:
@@ -207,4 +247,8 @@ def push_atlas(folder: Path, repo_id: str, *, create_pr: bool = False, token: st
                                  commit_message=message, create_pr=create_pr, ignore_patterns=[".overlap-output"])
     except hf_errors.HfHubHTTPError as exc:
         raise OverlapError(f"{repo_id}: upload refused ({http_status(exc)}); check write access") from None
+    except OSError as exc:  # the connection dropped (requests' errors are OSErrors), a file went away mid-upload
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise OverlapError(f"{repo_id}: the upload failed ({reason}); the atlas is written in {folder}: run the "
+                           "command again to push it (its cells come from the cache)") from None
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", "") or info)
