@@ -63,7 +63,8 @@ def _detect(path: Path) -> DatasetSpec:
     specs = [s for s in all_specs() if s.is_dataset]
     if path.is_dir():
         for spec in specs:
-            if all((path / f).is_file() for f in spec.files.values()):
+            # a [columns] declaration names no files: it is read by its own path, never detected in a folder
+            if spec.files and all((path / f).is_file() for f in spec.files.values()):
                 return spec
         raise InputError(f"{path}: not laid out like any registered dataset; say which dataset it holds "
                          f"(CLI: --data NAME={path}; library: data={{NAME: path}})")

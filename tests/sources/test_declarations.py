@@ -228,3 +228,16 @@ def test_cli_registry_and_show(tmp_path):
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "nope.toml" in missing.stderr
     unknown = run_cli("datasets", "--show", "no-such-set", cwd=tmp_path)
     assert unknown.returncode == 2 and "known datasets: " in unknown.stderr
+
+
+def test_a_bare_folder_is_not_taken_for_a_declared_columns_dataset(clean_registry, tmp_path):
+    """A [columns] declaration lists no files, so every folder "had" them all: a folder of other rows was
+    read as the first such declaration, silently. It is now not laid out like any dataset, as before."""
+    rows = demo_bench_rows(tmp_path)
+    (tmp_path / "mine.toml").write_text(f'name = "my-cyber"\npath = "{rows.name}"\n[columns]\nid = "task"\n')
+    registry.add_declarations([tmp_path / "mine.toml"])
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "rows.jsonl").write_text('{"task": "arvo:1"}\n')
+    with pytest.raises(InputError, match="not laid out like any registered dataset"):
+        compare(str(other), ["my-cyber"], pool=None, evidence=False)
