@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import InputError
+from ..sources.generic import text_field as item_text_field
 from ..sources.later_columns import ensure_columns, iter_lazy_batches, lazy_columns
 from ..sources.registry import get_spec, is_known
 from .api import DEFAULT_BOILERPLATE_THRESHOLD, text_check
@@ -28,6 +29,11 @@ def default_field(dataset) -> str | None:
         chosen = get_spec(adapter).extra.get("text_field")
         if chosen and chosen in fields:
             return chosen
+    columns = getattr(dataset, "generic_columns", None)
+    if columns is not None and columns.text:  # read by its columns: the text column it names is its text
+        declared = item_text_field(columns.text)
+        if declared in fields:
+            return declared
     return next((f for f in PREFERRED_FIELDS if f in fields), None)
 
 

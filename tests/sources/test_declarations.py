@@ -241,3 +241,16 @@ def test_a_bare_folder_is_not_taken_for_a_declared_columns_dataset(clean_registr
     (other / "rows.jsonl").write_text('{"task": "arvo:1"}\n')
     with pytest.raises(InputError, match="not laid out like any registered dataset"):
         compare(str(other), ["my-cyber"], pool=None, evidence=False)
+
+
+def test_a_declared_text_column_is_the_datasets_default_text(clean_registry, tmp_path):
+    """`text = "about"` in a [columns] declaration is the text its evidence reads by default (it was ignored
+    unless named again with --text, so text evidence said the dataset had no text field)."""
+    from overlap.sources.load import load_dataset
+    from overlap.text.attach import default_field
+
+    rows = demo_bench_rows(tmp_path)
+    (tmp_path / "mine.toml").write_text(f'name = "my-cyber"\npath = "{rows.name}"\n[columns]\nid = "task"\n'
+                                        'text = "about"\n')
+    registry.add_declarations([tmp_path / "mine.toml"])
+    assert default_field(load_dataset("my-cyber")) == "text_about"
