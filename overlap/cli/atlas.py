@@ -8,35 +8,17 @@ from typing import Annotated
 import typer
 
 from .options import DataOption, Engine, EngineOption, RayAddressOption, RegistryOption, WorkersOption, out_option
-from .shared import check_out
+from .shared import check_out, declared_places
 
 
 def declared_inputs(names: list[str] | None, data: list[str] | None, pool: str = "none") -> list[str]:
-    """The local places the atlas reads that no argument names: a declared dataset's `path` (its glob's
-    folder) and a `--pool` path. `--out` may not lie inside them either: its files would be read as the
-    dataset's rows on the next run. A name that is not known is left to the run, which says so."""
-    import glob as globbing
-
+    """The local places the atlas reads that no argument names: every atlas dataset's declared `path` when no
+    name is given (a named one's is `check_out`'s) and a `--pool` path. `--out` may not lie inside them: its
+    files would be read as the dataset's rows on the next run."""
     from ..api.atlas import ATLAS_ROLES
-    from ..errors import OverlapError
-    from ..sources.registry import all_specs, get_spec, parse_selection
+    from ..sources.registry import all_specs
 
-    overridden = {value.partition("=")[0].lower() for value in data or []}
-    specs = [] if names else [s for s in all_specs() if s.role in ATLAS_ROLES]
-    for name in names or ():
-        try:
-            selection = parse_selection(name)
-            if selection.path is None:  # a path given as the name is among the inputs already
-                specs.append(get_spec(selection.name))
-        except OverlapError:
-            continue
-    paths = [s.path for s in specs if s.path and s.name.lower() not in overridden]
-    places = []
-    for path in paths:
-        if globbing.has_magic(path) and not Path(path).exists():  # the folder the pattern is matched in
-            parts = Path(path).parts
-            path = str(Path(*parts[:next(i for i, p in enumerate(parts) if globbing.has_magic(p))]) or ".")
-        places.append(path)
+    places = [] if names else declared_places([s.name for s in all_specs() if s.role in ATLAS_ROLES], data)
     if pool.strip() and pool not in ("auto", "none") and Path(pool).exists():
         places.append(pool)
     return places
@@ -104,7 +86,7 @@ def atlas(
         raise typer.BadParameter("--create-pr needs --push OWNER/NAME", param_hint="--create-pr")
     check_pool(pool)
     atlas_names(names)  # a name that is empty or a path is said as such, not as an --out inside "." or the path
-    inputs = [*(names or []), *declared_inputs(names, data, pool)]
+    inputs = [*(names or []), *declared_inputs(names, data, pool), *declared_places(names or [], data)]
     check_out(out, "atlas", *inputs, data=data)
     _check_cache(cache, out, [*inputs, *(path for d in data or [] if (path := d.partition("=")[2]))])
     # a push that cannot succeed (an id the Hub refuses, no token, no write access) is refused before any work

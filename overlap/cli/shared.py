@@ -37,7 +37,37 @@ def check_out(out: Path, command: str, *inputs: str | Path, data: list[str] | No
     # a `--data` value with no path is left to parse_data_options, which names it (an empty path is the current
     # folder, which holds the default --out)
     paths = [path for d in data or [] if (path := d.partition("=")[2])]
-    check_out_folder(out, command, inputs=[*map(str, inputs), *paths])
+    named = [str(i) for i in inputs if str(i).strip() and not Path(str(i)).exists()]
+    check_out_folder(out, command, inputs=[*map(str, inputs), *paths, *declared_places(named, data)])
+
+
+def declared_places(names: list[str], data: list[str] | None) -> list[str]:
+    """The local places that the dataset names among `names` are read from by their declaration (`path`; a
+    glob's folder), unless `--data` gives them: `--out` inside one would be read as the dataset's rows on the
+    next run. A name that is not known is left to the run, which says so."""
+    if not names:
+        return []
+    import glob as globbing
+
+    from ..errors import OverlapError
+    from ..sources.registry import get_spec, parse_selection  # imported here: reads the declarations
+
+    given = {value.partition("=")[0].lower() for value in data or []}
+    places = []
+    for name in names:
+        try:
+            selection = parse_selection(name)
+            spec = get_spec(selection.name) if selection.path is None else None
+        except OverlapError:
+            continue
+        if spec is None or not spec.path or spec.name.lower() in given:
+            continue
+        path = spec.path
+        if globbing.has_magic(path) and not Path(path).exists():  # the folder the pattern is matched in
+            parts = Path(path).parts
+            path = str(Path(*parts[:next(i for i, p in enumerate(parts) if globbing.has_magic(p))]) or ".")
+        places.append(path)
+    return places
 
 
 def output_label(text: str) -> str:

@@ -165,3 +165,23 @@ def test_a_cache_inside_an_input_folder_is_refused_before_any_work(declared, tmp
     done = _cli(tmp_path, *extra, "--cache", str(folder / "cache"), "--out", str(tmp_path / "atlas"))
     assert done.exit_code == 2 and "is inside the input folder" in done.output, done.output
     assert not (folder / "cache").exists() and not (tmp_path / "atlas").exists()
+
+
+@pytest.mark.parametrize("command", ["compare", "filter"])
+def test_compare_and_filter_out_inside_a_declared_path_is_refused(tmp_path, command):
+    """Every command that writes --out treats a named dataset's declared folder as an input (one check)."""
+    from typer.testing import CliRunner
+
+    from overlap.cli import app
+
+    _jsonl(tmp_path / "train" / "t.jsonl", ["arvo:10055"])
+    _jsonl(tmp_path / "bench" / "b.jsonl", ["arvo:10055"])
+    (tmp_path / "reg.toml").write_text(
+        '[[dataset]]\nname = "sweep-train"\nrole = "training"\npath = "train"\ncolumns = {id = "id"}\n\n'
+        '[[dataset]]\nname = "sweep-bench"\nrole = "benchmark"\npath = "bench"\ncolumns = {id = "id"}\n',
+        encoding="utf-8")
+    out = tmp_path / "bench" / "out"
+    done = CliRunner().invoke(app, [command, "sweep-train", "sweep-bench", "--registry", str(tmp_path / "reg.toml"),
+                                    "-d", f"arvo={DEMO / 'arvo'}", "--out", str(out)])
+    assert done.exit_code == 2 and "is inside the input folder" in done.output, done.output
+    assert not out.exists()
