@@ -136,6 +136,10 @@ def _columns_defaults(table: dict[str, Any], origin: str) -> dict[str, Any]:
         raise InputError(f"{origin}: unknown column role {unknown[0]!r}; use {', '.join(COLUMN_ROLES)}")
     if "id" not in columns:
         raise InputError(f"{origin}: columns needs id = \"<the id column>\" (dotted for nested fields)")
+    empty = next((role for role, column in columns.items() if isinstance(column, str) and not column.strip()), None)
+    if empty:
+        raise InputError(f"{origin}: columns.{empty} is empty; name its column"
+                         + ("" if empty == "id" else " or leave it out"))
     if columns.get("scheme", LABEL) not in (*SCHEMES, LABEL):
         raise InputError(f"{origin}: columns.scheme {columns['scheme']!r}; use one of {', '.join(SCHEMES)} (or "
                          f"{LABEL}: the id only names the row)")
@@ -152,6 +156,9 @@ def spec_from_table(table: dict[str, Any], origin: str, text: str = "") -> Datas
     if not isinstance(table, dict):
         raise InputError(f"{origin}: a declaration is a table of fields, not a {_kind(table)}")
     _check_types(table, origin)
+    for key, example in _EXAMPLES.items():  # an empty value would be read as none given (`revision = ""`: main)
+        if isinstance(table.get(key), str) and not table[key].strip():
+            raise InputError(f"{origin}: {key} is empty; give one (e.g. {key} = \"{example}\") or leave the field out")
     if "name" in table and "columns" in table:
         table = _columns_defaults(table, origin)
     missing = [k for k in _REQUIRED if k not in table]

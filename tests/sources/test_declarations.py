@@ -130,6 +130,11 @@ def test_a_taken_name_is_refused_naming_both_files(clean_registry, tmp_path):
     ('name = "a b"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
     ('name = "../up"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
     ('name = "a"\npath = "x"\n[columns]\nid = "t"\nscheme = "oss-fuzz"\n', "scheme 'oss-fuzz'; use one of ossfuzz"),
+    # an empty value is refused, not read as none given (`revision = ""` was read as the main branch)
+    ('name = "a"\npath = "x"\nrevision = ""\n[columns]\nid = "t"\n', "revision is empty"),
+    ('name = "a"\npath = " "\n[columns]\nid = "t"\n', "path is empty"),
+    ('name = "a"\npath = "x"\n[columns]\nid = ""\n', "columns.id is empty; name its column$"),
+    ('name = "a"\npath = "x"\n[columns]\nid = "t"\nrepo = " "\n', "columns.repo is empty"),
 ])
 def test_a_bad_declaration_is_one_clear_error(clean_registry, tmp_path, text, message):
     declaration = tmp_path / "bad.toml"
