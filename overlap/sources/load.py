@@ -33,11 +33,23 @@ def parse_data_options(values: list[str] | None) -> dict[str, Path]:
         if not sep or not name or not path:
             raise InputError(f"--data {value!r}: expected NAME=PATH, e.g. --data cybergym=./cybergym")
         spec = get_spec(name)
-        target = Path(path).expanduser()
-        if not target.exists():
-            raise InputError(f"--data {value}: {target} does not exist")
-        out[spec.name] = target
+        out[spec.name] = _data_target(f"--data {value}", spec, Path(path).expanduser())
     return out
+
+
+def _data_target(where: str, spec: DatasetSpec, target: Path) -> Path:
+    """`target`, checked to exist; or, for a dataset declared by its columns alone (no files named), a pattern
+    matching some file (read as its declared `path` may be: the files it matches)."""
+    if not target.exists() and glob.has_magic(str(target)):
+        if spec.adapter != "columns" or spec.files:  # a layout of named files is found in its folder
+            raise InputError(f"{where}: {spec.name} is read from its folder; give the folder, not a pattern")
+        from .local_glob import expand_glob
+
+        if not expand_glob(str(target)):
+            raise InputError(f"{where}: no file matches {target}")
+    elif not target.exists():
+        raise InputError(f"{where}: {target} does not exist")
+    return target
 
 
 def open_source(spec: DatasetSpec, revision: str | None, local: Path | None) -> tuple[FileSource, bool]:
@@ -104,10 +116,8 @@ def data_paths(data: Any) -> dict[str, Path]:
     for name, path in data.items():
         if not isinstance(path, (str, os.PathLike)):
             raise InputError(f"data[{name!r}]: expected a folder or file path, got {type(path).__name__}")
-        target = Path(path).expanduser().resolve()
-        if not target.exists():
-            raise InputError(f"data[{name!r}]: {target} does not exist")
-        out[get_spec(str(name)).name] = target
+        spec = get_spec(str(name))
+        out[spec.name] = _data_target(f"data[{name!r}]", spec, Path(path).expanduser().resolve())
     return out
 
 

@@ -259,3 +259,25 @@ def test_a_declared_text_column_is_the_datasets_default_text(clean_registry, tmp
                                         'text = "about"\n')
     registry.add_declarations([tmp_path / "mine.toml"])
     assert default_field(load_dataset("my-cyber")) == "text_about"
+
+
+def test_data_may_be_a_glob_for_a_dataset_read_by_its_columns(clean_registry, tmp_path):
+    """`-d NAME='shards/*.jsonl'` reads the files the pattern matches (a declared `path` may be one already);
+    a registered layout wants its folder, and a pattern that matches nothing says so."""
+    from overlap.sources.load import parse_data_options
+
+    rows = demo_bench_rows(tmp_path)
+    (tmp_path / "mine.toml").write_text(f'name = "my-cyber"\npath = "{rows.name}"\n[columns]\nid = "task"\n')
+    registry.add_declarations([tmp_path / "mine.toml"])
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.jsonl").write_text(rows.read_text())
+    pattern = f"{shards}/*.jsonl"
+    mine = compare("mimo-cyber", ["my-cyber"], data={**{n: DEMO_ROOT / n for n in ("mimo-cyber", "arvo")},
+                                                     **parse_data_options([f"my-cyber={pattern}"])},
+                   pool=None, evidence=False)
+    assert mine.summary()["benches"][0]["bench_items"] > 0
+    with pytest.raises(InputError, match="no file matches"):
+        parse_data_options([f"my-cyber={shards}/*.csv"])
+    with pytest.raises(InputError, match="read from its folder"):
+        parse_data_options([f"cybergym={shards}/*.json"])
