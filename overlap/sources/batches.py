@@ -516,6 +516,13 @@ def read_file_batches(data_file: DataFile, columns: Sequence[str], *, optional: 
     """Record batches of one file with exactly `columns` (named as asked); see the module docstring."""
     import pyarrow as pa
 
+    try:
+        str(data_file.path).encode("utf-8")
+    except UnicodeEncodeError:  # a name of bytes that are no UTF-8 (kept by Python as surrogates): Arrow cannot
+        # open it, and its error blamed the file's content
+        shown = os.fsencode(data_file.name).decode("utf-8", "backslashreplace")
+        raise InputError(f"{shown}: the file's name is not UTF-8 text, which the readers cannot open; rename the "
+                         "file (e.g. convmv -f latin1 -t utf8)") from None
     fmt, compression = data_format(data_file.name if is_data_file(data_file.name) else data_file.path)
     fmt, compression = sniff(data_file.path, filesystem, fmt, compression)
     reader = {"parquet": _parquet_batches, "csv": _csv_batches}.get(fmt, _json_batches)
