@@ -97,14 +97,7 @@ def owner_form(offsets, data, valid, ok, repo_offsets, repo_data, digit_offsets,
         if not good:
             continue
         ok[i] = True
-        for q in range(start, owner_end):
-            repo_data[at_repo] = data[q]
-            at_repo += 1
-        repo_data[at_repo] = 47  # "/"
-        at_repo += 1
-        for q in range(name_start, dash):
-            repo_data[at_repo] = data[q]
-            at_repo += 1
+        at_repo = _write_joined(repo_data, at_repo, data, start, owner_end, np.uint8(47), data, name_start, dash)  # "/"
         for q in range(dash + 1, stop):
             digit_data[at_digits] = data[q]
             at_digits += 1
@@ -113,21 +106,29 @@ def owner_form(offsets, data, valid, ok, repo_offsets, repo_data, digit_offsets,
 
 
 @njit(cache=True, nogil=True)
+def _write_joined(out, at, left, left_start, left_stop, separator, right, right_start, right_stop):
+    """Writes `left[left_start:left_stop] + separator + right[right_start:right_stop]` into `out` at `at`;
+    returns where the next write goes."""
+    for q in range(left_start, left_stop):
+        out[at] = left[q]
+        at += 1
+    out[at] = separator
+    at += 1
+    for q in range(right_start, right_stop):
+        out[at] = right[q]
+        at += 1
+    return at
+
+
+@njit(cache=True, nogil=True)
 def join_pairs(left_offsets, left_data, right_offsets, right_data, valid, separator, out_offsets, out_data):
     """`left + separator + right` of each pair where `valid` (both sides there), else an empty slot."""
     at = 0
     for i in range(len(valid)):
         out_offsets[i] = at
-        if not valid[i]:
-            continue
-        for q in range(left_offsets[i], left_offsets[i + 1]):
-            out_data[at] = left_data[q]
-            at += 1
-        out_data[at] = separator
-        at += 1
-        for q in range(right_offsets[i], right_offsets[i + 1]):
-            out_data[at] = right_data[q]
-            at += 1
+        if valid[i]:
+            at = _write_joined(out_data, at, left_data, left_offsets[i], left_offsets[i + 1], separator, right_data,
+                               right_offsets[i], right_offsets[i + 1])
     out_offsets[len(valid)] = at
 
 
@@ -204,13 +205,7 @@ def numbered_keys(repo_offsets, repo_data, repo_valid, digit_offsets, digit_data
         has_number[i] = True
         if not repo_valid[i]:
             continue
-        for q in range(repo_offsets[i], repo_offsets[i + 1]):
-            key_data[at] = repo_data[q]
-            at += 1
-        key_data[at] = 35  # "#"
-        at += 1
-        for q in range(first, stop):
-            key_data[at] = digit_data[q]
-            at += 1
+        at = _write_joined(key_data, at, repo_data, repo_offsets[i], repo_offsets[i + 1], np.uint8(35),  # "#"
+                           digit_data, first, stop)
     key_offsets[len(digit_valid)] = at
     return 0
