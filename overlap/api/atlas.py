@@ -37,6 +37,7 @@ from ..progress import stage
 from ..sources.load import StreamableSource, load_dataset, load_pool, streamable_source
 from ..sources.registry import all_specs, get_spec, is_known, parse_selection
 from ..stats.wiring import cyber_baselines
+from ..text.ngram.engines import ENGINES
 from .atlas_cache import cache_folder, fingerprint, load_cell, load_keys, save_cell, save_keys
 from .atlas_stream import RunMapping, StreamedSide
 from .atlas_text import CellText
@@ -232,6 +233,7 @@ class _Run:
     ids: RunMapping
     baselines: CellBaselines
     texts: CellText | None
+    engine: dict[str, Any] = field(default_factory=dict)  # the streamed key scans' engine, as `stream_train`'s
     dups: dict[str, pd.DataFrame] = field(default_factory=dict)
     rows: list[dict] = field(default_factory=list)
     pairs: dict[tuple[str, str], pa.Table] = field(default_factory=dict)
@@ -260,7 +262,7 @@ def _scan_for_uncached(train: AtlasEntry, side: StreamedSide, partners: list[Atl
     wanted = [b for b in partners if found.get(b.name) is None]
     if wanted:
         stage(f"streaming {train.name} against {len(wanted)} benchmark(s)")
-        side.scan([b.dataset for b in wanted], run.ids, run.folder)
+        side.scan([b.dataset for b in wanted], run.ids, run.folder, run.engine)
         train.dataset, train.cached = side.dataset, False
         train.revision = side.dataset.provenance.revision or train.revision
         run.dups[train.name] = side.duplicates
@@ -319,6 +321,8 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise InputError(f"{what}: expected a name or path (str or Path) or None, got {type(value).__name__}")
     check_pool(pool)
+    if engine not in ENGINES:  # before any dataset is read
+        raise InputError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
     chosen = atlas_names(names)
     if not chosen:
         raise InputError("no datasets to map; name some, or register them (overlap datasets)")
@@ -351,7 +355,12 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
     ids = RunMapping(data, [e.dataset for e in entries if e.name not in sides])
     if any(e.dataset is not None and e.dataset.has_kind("ossfuzz") for e in entries):
         ids.load()  # a streamed set not yet counted loads it at its first OSS-Fuzz id, if none has before
-    run = _Run(folder, ids, CellBaselines(pool, data, ids), texts)
+    if engine != "local" and not text and not sides:  # an engine asked for with nothing to run on it
+        raise InputError(f"engine {engine!r}: nothing in this atlas runs on it (it runs the text check, and the "
+                         "key scan of a training set read by its columns from local data); drop the engine or add "
+                         "the text check")
+    run = _Run(folder, ids, CellBaselines(pool, data, ids), texts,
+               {"engine": engine, "ray_address": ray_address, "workers": workers})
     benches = [e for e in entries if e.role == "benchmark"]
     for train in entries:
         _train_cells(train, benches, sides.get(train.name), run)

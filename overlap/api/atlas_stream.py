@@ -84,13 +84,14 @@ class StreamedSide:
         kept = load_side(cache, fingerprint)
         return cls(source, fingerprint, counts_only(*kept) if kept is not None else None)
 
-    def scan(self, benches: list[Dataset], ids: RunMapping, cache: Path) -> None:
+    def scan(self, benches: list[Dataset], ids: RunMapping, cache: Path, engine: dict[str, Any]) -> None:
         """Stream the side against `benches` (keys canonical already): its matched items, its whole-side counts
-        (kept in the cache) and its duplicates. The mapping is loaded at its first OSS-Fuzz id if not yet."""
+        (kept in the cache) and its duplicates. The mapping is loaded at its first OSS-Fuzz id if not yet.
+        `engine`: `stream_train`'s engine, ray_address and workers (the same result on each)."""
         source = self.source
         dataset, self.duplicates = stream_train(source.where, source.columns, benches, split=source.split,
                                                 mapping=ids.mapping,
-                                                mapping_for=ids.load if ids.mapping is None else None)
+                                                mapping_for=ids.load if ids.mapping is None else None, **engine)
         # named and attributed as `load_dataset` names a registered dataset read by its columns
         dataset.name = dataset.provenance.name = source.name
         dataset.provenance.adapter = source.name

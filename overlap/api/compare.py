@@ -225,6 +225,10 @@ def compare(
         train_ds, train_dups, mapping, mapping_provenance = _streamed_train(train, generic, split, bench_ds, data,
                                                                             mapping, engine, ray_address, workers)
     else:
+        if engine != "local" and text == []:  # an engine asked for with nothing to run on it: said, not ignored
+            raise InputError(f"engine {engine!r}: nothing in this compare runs on it (it runs the text check, and "
+                             "the key scan of a training set read by its columns); drop the engine or turn the "
+                             "text check on")
         train_ds, *bench_ds = _read_datasets([train, *benches], data, generic, split)
     names = [train_ds.name] + [b.name for b in bench_ds]
     if len(set(names)) != len(names):

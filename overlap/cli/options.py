@@ -126,8 +126,8 @@ NgramOption = Annotated[
 # `ray_address` and `workers` (overlap.text.text_check).
 EngineOption = Annotated[Engine, typer.Option(
     "--engine", help="Text scan: local (this machine) or ray (a Ray cluster; pip install 'overlap[ray]'): the "
-                     "train side as a Ray Dataset scanned by an actor pool; the same flags. compare also derives "
-                     "the keys of a training set read by columns (parquet) there; the same result.")]
+                     "train side as a Ray Dataset scanned by an actor pool; the same flags. compare and atlas also "
+                     "derive the keys of a training set read by columns (parquet) there; the same result.")]
 RayAddressOption = Annotated[str | None, typer.Option(
     "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster to attach to (e.g. ray://HEAD:10001 or auto); "
                                                 "default: start a local Ray.")]

@@ -73,3 +73,10 @@ def test_a_truncated_parquet_shard_is_named_under_ray_as_locally(tmp_path):
         with pytest.raises(InputError, match=r"part-1\.parquet"):
             compare(str(folder), ["cybergym"], columns=COLUMNS, data=demo_data(), pool=None, evidence=False,
                     text=[], stream=True, engine=engine, workers=1)
+
+
+def test_an_engine_with_nothing_to_run_on_is_refused(tmp_path):
+    """A compare that reads its training set whole (registered) with the text check off runs nothing on an
+    engine: asking for Ray is refused, not ignored."""
+    with pytest.raises(InputError, match="engine 'ray': nothing in this compare runs on it"):
+        compare("cybergym", ["cybergym"], data=demo_data(), pool=None, evidence=False, text=[], engine="ray")

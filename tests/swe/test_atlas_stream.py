@@ -16,6 +16,7 @@ import pytest
 import overlap.keyjoin.scan as scan
 from overlap.api import atlas_stream
 from overlap.api.atlas import atlas
+from overlap.errors import InputError
 from overlap.outputs.ship.atlas_repo import write_atlas
 from overlap.sources import registry
 
@@ -184,3 +185,22 @@ def test_a_training_set_whose_counts_are_lost_is_read_again_and_its_cells_still_
     again = atlas(NAMES, data=_data(mixes), cache=cache, pool="none")
     assert sorted(n for n, _, _ in scans) == sorted(TRAINS)  # its counts decide its cells' keys
     assert again.recomputed == [] and again.cells == first.cells
+
+
+def test_the_streamed_key_scans_run_on_the_engine_asked_for(mixes, scans, tmp_path):
+    """`--engine ray` runs the streamed training sets' key scans on Ray Data, with the local cells; with nothing
+    that runs on an engine (no text check, no streamed scan) it is refused, not ignored."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'overlap[ray]')")
+    names = ["mix-a", "mix-d", "cybergym", "cve-bench", "pr-bench"]  # the Ray key scan reads parquet
+    local = atlas(names, data=_data(mixes), cache=tmp_path / "local", pool="none")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        scans.clear()
+        on_ray = atlas(names, data=_data(mixes), cache=tmp_path / "ray", pool="none", engine="ray", workers=1)
+    finally:
+        ray.shutdown()
+    assert sorted(n for n, _, _ in scans) == ["mix-a", "mix-d"] and on_ray.cells == local.cells
+    with pytest.raises(InputError, match="engine 'ray': nothing in this atlas runs on it"):
+        atlas(["mix-held", "cybergym"], data=_data(mixes), cache=tmp_path / "c", pool="none", engine="ray")
+    with pytest.raises(InputError, match="engine 'spark'"):
+        atlas(["mix-a", "cybergym"], data=_data(mixes), cache=tmp_path / "c", pool="none", engine="spark")
