@@ -110,6 +110,9 @@ def test_explicit_pool_must_load_and_none_skips(cyber, tmp_path):
 
     with pytest.raises(OverlapError):
         compare("mimo-cyber", ["cybergym"], data=cyber, pool="arvo-meta")
+    # a path that is not there is said as a pool, not as an unknown dataset
+    with pytest.raises(OverlapError, match=r"pool .*no-such: no such file or folder, and no registered pool"):
+        compare("mimo-cyber", ["cybergym"], data=cyber, pool=str(tmp_path / "no-such"))
     assert compare("mimo-cyber", ["cybergym"], data=cyber, pool="none").summary()["baselines"]["status"] == "not_run"
     pool_file = tmp_path / "pool.csv"
     pool_file.write_text("id,project\n10288,libxml2\n10400,libxslt\n11500,harfbuzz\n17777,lcms\n19999,x\n")

@@ -34,7 +34,7 @@ from ..errors import HubUnavailableError, InputError
 from ..join import duplicates
 from ..model import COUNTED_PAIR_KINDS, Dataset
 from ..progress import stage
-from ..sources.load import StreamableSource, load_dataset, load_pool, streamable_source
+from ..sources.load import StreamableSource, check_pool, load_dataset, load_pool, streamable_source
 from ..sources.registry import all_specs, get_spec, is_known, parse_selection
 from ..stats.wiring import cyber_baselines
 from ..text.ngram.engines import ENGINES
@@ -80,19 +80,6 @@ def atlas_names(names: list[str] | None) -> list[str]:
     if names:
         return list(dict.fromkeys(names))
     return [s.name for s in all_specs() if s.role in ATLAS_ROLES]
-
-
-def check_pool(pool: str | os.PathLike | None) -> None:
-    """A `pool` that can name nothing, said before any dataset is read: empty, or a path that does not exist and
-    no registered name."""
-    if pool is None or not isinstance(pool, (str, os.PathLike)) or os.fspath(pool) in ("auto", "none"):
-        return
-    text = os.fspath(pool)
-    if not text.strip():
-        raise InputError("pool: empty; give auto, none, a pool name (arvo-meta, arvo-projects) or a path to one")
-    if not Path(text).exists() and not is_known(text):
-        raise InputError(f"pool {text}: no such file or folder, and no registered pool; give auto, none, "
-                         "arvo-meta, arvo-projects, a folder laid out like ARVO-Meta or a file with columns id,project")
 
 
 def _spec(name: str):

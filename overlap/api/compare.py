@@ -21,7 +21,7 @@ from ..progress import stage
 from ..results import BenchComparison, CompareResult
 from ..sources.batches import open_batches
 from ..sources.generic import GenericColumns, read_generic
-from ..sources.load import data_paths, load_dataset, load_identity
+from ..sources.load import check_pool, data_paths, load_dataset, load_identity
 from ..sources.registry import is_registered
 from ..stats.attach import attach_baselines
 from ..text.api import ngram_sizes
@@ -206,6 +206,7 @@ def compare(
                          f"{type(mapping).__name__}; to use a mapping file, give data={{'arvo': PATH}}")
     if pool is not None and not isinstance(pool, (str, os.PathLike)):
         raise InputError(f"pool: expected 'auto', a pool name or path, or None, got {type(pool).__name__}")
+    check_pool(pool)
     if not benches:
         raise InputError("give at least one benchmark to compare with")
     columns = _columns_arg(columns)

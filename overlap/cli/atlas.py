@@ -78,9 +78,9 @@ def atlas(
     -d mimo-cyber=./mimo -d cybergym=./cybergym --pool none --out try/atlas
     """
     from ..api.atlas import atlas as run_atlas  # imported here: keeps `overlap --help` fast
-    from ..api.atlas import atlas_names, check_pool
+    from ..api.atlas import atlas_names
     from ..outputs.ship.atlas_repo import check_push_target, push_atlas, write_atlas
-    from ..sources.load import parse_data_options
+    from ..sources.load import check_pool, parse_data_options
 
     if create_pr and push is None:  # else the switch would be dropped silently
         raise typer.BadParameter("--create-pr needs --push OWNER/NAME", param_hint="--create-pr")

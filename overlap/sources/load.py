@@ -21,7 +21,7 @@ from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, re
 from .generic import GenericColumns, read_generic
 from .github import GithubRepo
 from .pool import Pool
-from .registry import Selection, all_specs, get_spec, parse_selection
+from .registry import Selection, all_specs, get_spec, is_known, parse_selection
 from .spec import DatasetSpec
 
 
@@ -237,6 +237,19 @@ def load_identity(name: str, data: dict[str, Path] | None = None) -> tuple[Any, 
 # Adapters whose value is a Pool: ARVO-Meta (role pool) and ARVO's project file (role mapping, read as a pool
 # of new-tracker ids with their projects).
 POOL_ADAPTERS = ("arvo-meta", "arvo-projects")
+
+
+def check_pool(pool: str | os.PathLike | None) -> None:
+    """A `pool` that can name nothing, said before any dataset is read: empty, or a path that does not exist and
+    no registered name."""
+    if pool is None or not isinstance(pool, (str, os.PathLike)) or os.fspath(pool) in ("auto", "none"):
+        return
+    text = os.fspath(pool)
+    if not text.strip():
+        raise InputError("pool: empty; give auto, none, a pool name (arvo-meta, arvo-projects) or a path to one")
+    if not Path(text).exists() and not is_known(text):
+        raise InputError(f"pool {text}: no such file or folder, and no registered pool; give auto, none, "
+                         "arvo-meta, arvo-projects, a folder laid out like ARVO-Meta or a file with columns id,project")
 
 
 def load_pool(which: str | Path = "arvo-meta", data: dict[str, Path] | None = None,
