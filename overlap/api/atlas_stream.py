@@ -109,4 +109,6 @@ class StreamedSide:
         self.dataset = counts_only(dataset.name, dataset.provenance, dataset.problems,
                                    {"items": totals.items, "keys_by_kind": totals.keys_by_kind,
                                     "projects": totals.projects, "same_pr": totals.same_pr})
+        # how its ids were read stays, for the user's summary (`cli.shared.report_recognition`)
+        self.dataset.recognition = getattr(dataset, "recognition", None)  # type: ignore[attr-defined]
         self.duplicates = None

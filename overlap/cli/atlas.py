@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .options import DataOption, Engine, EngineOption, RayAddressOption, RegistryOption, WorkersOption, out_option
-from .shared import check_out, declared_places
+from .shared import check_out, declared_places, report_recognition
 
 
 def declared_inputs(names: list[str] | None, data: list[str] | None, pool: str = "none") -> list[str]:
@@ -94,6 +94,7 @@ def atlas(
     result = run_atlas(names or None, data=parse_data_options(data), cache=cache, pool=pool, text=text,
                        engine=engine.value, ray_address=ray_address, workers=workers)
     write_atlas(result, out)
+    report_recognition(entry.dataset for entry in result.entries)  # the sets read in this run, by their columns
     recomputed = len(result.recomputed)
     skipped = sum(1 for cell in result.cells if cell.get("skipped"))  # never joined, so neither of the others
     typer.echo(f"atlas: {len(result.cells)} cells, {recomputed} recomputed, {len(result.cells) - recomputed - skipped} "

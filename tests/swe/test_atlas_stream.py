@@ -12,10 +12,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
 import overlap.keyjoin.scan as scan
 from overlap.api import atlas_stream
 from overlap.api.atlas import atlas
+from overlap.cli import app
 from overlap.errors import InputError
 from overlap.outputs.ship.atlas_repo import write_atlas
 from overlap.sources import registry
@@ -204,3 +206,17 @@ def test_the_streamed_key_scans_run_on_the_engine_asked_for(mixes, scans, tmp_pa
         atlas(["mix-held", "cybergym"], data=_data(mixes), cache=tmp_path / "c", pool="none", engine="ray")
     with pytest.raises(InputError, match="engine 'spark'"):
         atlas(["mix-a", "cybergym"], data=_data(mixes), cache=tmp_path / "c", pool="none", engine="spark")
+
+
+def test_the_cli_says_how_each_set_read_in_the_run_had_its_ids_read(mixes, tmp_path):
+    """As compare says it: one stderr line per dataset read by its columns (streamed or held), none for a
+    registered set (its ids are known) or for one whose cells all came from the cache."""
+    args = ["atlas", "mix-a", "mix-held", "cybergym", "cve-bench", "--pool", "none", "--cache", str(tmp_path / "c"),
+            "-d", f"cybergym={mixes['cybergym']}", "-d", f"arvo={mixes['arvo']}"]
+    first = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a1")])
+    assert first.exit_code == 0, first.output
+    said = [line for line in first.stderr.splitlines() if "ids read as" in line]
+    assert [line.split(":")[1].strip() for line in said] == ["mix-a", "mix-held", "cve-bench"], said
+    assert all("ossfuzz" in line for line in said[:2])
+    again = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a2")])
+    assert again.exit_code == 0 and "ids read as" not in again.stderr
