@@ -42,6 +42,8 @@ BENCH_PRS, BENCH_ARVO, BENCH_ABSENT = 1000, 500, 500
 
 CHILD = r"""
 import json, os, resource, sys, time
+from overlap.allocator import keep_freed_memory
+keep_freed_memory()  # as the `overlap` command does, first (the floor runs with it too)
 import pandas, pyarrow.parquet  # noqa: F401  (import cost is not part of the run)
 mode, train, bench, arvo = sys.argv[1:5]
 

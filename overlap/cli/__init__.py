@@ -10,6 +10,7 @@ Imports stay cheap: the library under a command loads inside its body, so `overl
 
 from __future__ import annotations
 
+from ..allocator import keep_freed_memory
 from . import atlas, audit, card, compare, datasets, demo, filter, ids, matrix, ngram, report
 from .app import app, handles_errors
 from .options import OverlapCommand
@@ -24,6 +25,7 @@ for _name, _command in COMMANDS:
 
 def main() -> None:
     """Console-script entry point."""
+    keep_freed_memory()  # first: Arrow reads its allocator setting when it loads
     app()
 
 
