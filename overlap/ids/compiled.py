@@ -38,15 +38,13 @@ def _smoke(module) -> None:
     """Compile (or load) every loop on a tiny input, so a failure shows here, not mid-batch."""
     values = pa.array(["owner__name-12", None, "ARVO:3"], pa.string())
     assert literal_bits(values, ("arvo", "__"), module).tolist() == [2, 0, 1]
-    ok, repo, digits = owner_form(values, module)
-    assert ok.tolist() == [True, False, False] and repo.to_pylist() == ["owner/name", None, None]
-    keys = join_pairs(repo, digits, "#", module)
-    assert keys.to_pylist() == ["owner/name#12", None, None]
-    number, head = by_row_after_last(keys, np.array([1, 0, 0]), np.array([True, False, False]),
-                                     np.array([True, False, False]), "#", 2, module)
+    ok, repo, number, keys = owner_form_keys(pa.array(["owner__name-012", None, "o__n-0", "ARVO:3"]), module)
+    assert ok.tolist() == [True, False, True, False] and repo.to_pylist() == ["owner/name", None, "o/n", None]
+    assert number.to_pylist() == [12, None, None, None] and keys.to_pylist() == ["owner/name#12", None, None, None]
+    assert join_pairs(repo, pa.array(["12", "1", "2", "3"]), "#", module).to_pylist()[0] == "owner/name#12"
+    number, head = by_row_after_last(keys, np.array([1, 0, 0, 0]), np.array([True, False, False, False]),
+                                     np.array([True, False, False, False]), "#", 2, module)
     assert number.to_pylist() == [None, 12] and head.to_pylist() == [None, "owner/name"]
-    numbers, keys = numbered_keys(repo, pa.array(["012", None, "0"]), module)
-    assert numbers.to_pylist() == [12, None, None] and keys.to_pylist() == ["owner/name#12", None, None]
 
 
 def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -91,16 +89,28 @@ def _strings(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> pa.Arr
     return pa.StringArray.from_buffers(len(valid), pa.py_buffer(offsets.astype(np.int32)), payload, bitmap)
 
 
-def owner_form(values: pa.Array, module) -> tuple[np.ndarray, pa.Array, pa.Array]:
-    """(ok, repo `owner/name`, PR digits) of `owner__name-N` values; repo and digits null where not ok."""
+# per byte, whether an owner (a repo name) of the `owner__name-N` form may hold it
+_OWNER_BYTE = np.zeros(256, bool)
+_OWNER_BYTE[list(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-")] = True
+_NAME_BYTE = _OWNER_BYTE.copy()
+_NAME_BYTE[list(b"._")] = True
+
+
+def owner_form_keys(values: pa.Array, module) -> tuple[np.ndarray, pa.Array, pa.Array, pa.Array] | None:
+    """(ok, repo `owner/name`, PR number, key `owner/name#N`) of `owner__name-N` values, in one pass: repo null
+    where not ok, number and key null where not ok or the digits are no PR number (zero). None when some
+    value of the form has digits too long for int64 (the caller's Arrow path reads the batch)."""
     offsets, data, valid = string_buffers(values)
     n = len(valid)
-    ok = np.empty(n, bool)
-    room = max(int(offsets[-1] - offsets[0]), 1)
-    repo_offsets, digit_offsets = np.empty(n + 1, np.int64), np.empty(n + 1, np.int64)
-    repo_data, digit_data = np.empty(room, np.uint8), np.empty(room, np.uint8)
-    module.owner_form(offsets, data, valid, ok, repo_offsets, repo_data, digit_offsets, digit_data)
-    return ok, _strings(repo_offsets, repo_data, ok), _strings(digit_offsets, digit_data, ok)
+    ok, number, has_number = np.empty(n, bool), np.zeros(n, np.int64), np.empty(n, bool)
+    room = max(int(offsets[-1] - offsets[0]) + n, 1)  # a key is its value's bytes less "__" plus "/" and "#"
+    repo_offsets, key_offsets = np.empty(n + 1, np.int64), np.empty(n + 1, np.int64)
+    repo_data, key_data = np.empty(room, np.uint8), np.empty(room, np.uint8)
+    if module.owner_form_keys(offsets, data, valid, _OWNER_BYTE, _NAME_BYTE, ok, number, has_number, repo_offsets,
+                              repo_data, key_offsets, key_data) < 0:
+        return None
+    return (ok, _strings(repo_offsets, repo_data, ok), pa.array(number, pa.int64(), mask=~has_number),
+            _strings(key_offsets, key_data, has_number))
 
 
 def join_pairs(left: pa.Array, right: pa.Array, separator: str, module) -> pa.Array:
@@ -133,18 +143,3 @@ def by_row_after_last(values: pa.Array, rows: np.ndarray, number_from: np.ndarra
     has_head = np.zeros(n, bool)
     has_head[rows[head_from]] = True
     return pa.array(number, pa.int64(), mask=~has_number), _strings(head_offsets, head_data, has_head)
-
-
-def numbered_keys(repo: pa.Array, digits: pa.Array, module) -> tuple[pa.Array, pa.Array] | None:
-    """(PR numbers as `recognise._numbers` reads `digits`, null where none; the keys `repo#N`, null where the
-    repo or the number is); None when some digits are too long for int64 (the caller's Arrow path)."""
-    repo_offsets, repo_data, repo_valid = string_buffers(repo)
-    digit_offsets, digit_data, digit_valid = string_buffers(digits)
-    n = len(digit_valid)
-    number, has_number = np.zeros(n, np.int64), np.empty(n, bool)
-    room = max(int(repo_offsets[-1] - repo_offsets[0] + digit_offsets[-1] - digit_offsets[0]) + n, 1)
-    key_offsets, key_data = np.empty(n + 1, np.int64), np.empty(room, np.uint8)
-    if module.numbered_keys(repo_offsets, repo_data, repo_valid, digit_offsets, digit_data, digit_valid, number,
-                            has_number, key_offsets, key_data) < 0:
-        return None
-    return pa.array(number, pa.int64(), mask=~has_number), _strings(key_offsets, key_data, has_number & repo_valid)

@@ -49,60 +49,65 @@ def literal_bits(offsets, data, valid, needles, needle_offsets, starts_a_needle,
 
 
 @njit(cache=True, nogil=True)
-def _owner_char(b):
-    return (48 <= b <= 57) or (65 <= b <= 90) or (97 <= b <= 122) or b == 45  # [A-Za-z0-9-]
-
-
-@njit(cache=True, nogil=True)
-def owner_form(offsets, data, valid, ok, repo_offsets, repo_data, digit_offsets, digit_data):
-    """Values of the form `^[A-Za-z0-9][A-Za-z0-9-]*__[A-Za-z0-9._-]+-[0-9]+$` (`recognise._OWNER_FORM`): ok[i],
-    and for those the repo `owner/name` and the PR digits, written as Arrow string buffers (offsets one longer
-    than ok; a value not of the form gets empty strings, its validity is `ok`). The owner ends at the first
-    `_` (it has none), and the digits follow the last `-` (they have none), as the Arrow path splits them."""
+def owner_form_keys(offsets, data, valid, owner_byte, name_byte, ok, number, has_number, repo_offsets, repo_data,
+                    key_offsets, key_data):
+    """Values of the form `^[A-Za-z0-9][A-Za-z0-9-]*__[A-Za-z0-9._-]+-[0-9]+$` (`recognise._OWNER_FORM`): ok[i];
+    for those the repo `owner/name`, and where the digits are a PR number (1 to 18 digits, not zero:
+    `recognise._numbers`) that number and the key `owner/name#N` (N without leading zeros), both written as
+    Arrow string buffers (an empty slot elsewhere). The owner ends at the first `_` (it has none) and the
+    digits follow the last `-` (they have none), as the Arrow path splits them. `owner_byte` / `name_byte`:
+    per byte, whether an owner (a name) may hold it. Returns -1 when some value of the form has more than 18
+    digits (the caller's reference path reads the batch), else 0."""
     at_repo = 0
-    at_digits = 0
+    at_key = 0
     for i in range(len(ok)):
         repo_offsets[i] = at_repo
-        digit_offsets[i] = at_digits
+        key_offsets[i] = at_key
         ok[i] = False
+        has_number[i] = False
         if not valid[i]:
             continue
         start, stop = offsets[i], offsets[i + 1]
-        # the owner: one letter or digit, then letters, digits and dashes up to `__`
-        if stop - start < 5 or data[start] == 45 or not _owner_char(data[start]):
+        if stop - start < 5 or data[start] == 45 or not owner_byte[data[start]]:
             continue
         p = start + 1
-        while p < stop and _owner_char(data[p]):
+        while p < stop and owner_byte[data[p]]:
             p += 1
-        if p + 1 >= stop or data[p] != 95 or data[p + 1] != 95:
+        if p + 1 >= stop or data[p] != 95 or data[p + 1] != 95:  # "__"
             continue
         owner_end = p
         name_start = p + 2
-        # the name and the digits: [A-Za-z0-9._-], the last `-` followed by digits only
-        dash = -1
-        good = True
-        for q in range(name_start, stop):
-            b = data[q]
-            if b == 45:
-                dash = q
-            elif not ((48 <= b <= 57) or (65 <= b <= 90) or (97 <= b <= 122) or b == 46 or b == 95):
-                good = False
-                break
-        if not good or dash <= name_start or dash == stop - 1:
+        dash = stop - 1  # the digits run back from the end to the last `-`
+        while dash > name_start and 48 <= data[dash] <= 57:
+            dash -= 1
+        if dash == stop - 1 or dash <= name_start or data[dash] != 45:
             continue
-        for q in range(dash + 1, stop):
-            if not (48 <= data[q] <= 57):
+        good = True
+        for q in range(name_start, dash):
+            if not name_byte[data[q]]:
                 good = False
                 break
         if not good:
             continue
+        if stop - dash - 1 > 18:
+            return -1
         ok[i] = True
-        at_repo = _write_joined(repo_data, at_repo, data, start, owner_end, np.uint8(47), data, name_start, dash)  # "/"
+        value = 0
+        first = stop  # the first digit that is not a leading zero
         for q in range(dash + 1, stop):
-            digit_data[at_digits] = data[q]
-            at_digits += 1
+            if first == stop and data[q] != 48:
+                first = q
+            value = value * 10 + (data[q] - 48)
+        repo_start = at_repo
+        at_repo = _write_joined(repo_data, at_repo, data, start, owner_end, np.uint8(47), data, name_start, dash)  # "/"
+        if value == 0:
+            continue
+        number[i] = value
+        has_number[i] = True
+        at_key = _write_joined(key_data, at_key, repo_data, repo_start, at_repo, np.uint8(35), data, first, stop)  # "#"
     repo_offsets[len(ok)] = at_repo
-    digit_offsets[len(ok)] = at_digits
+    key_offsets[len(ok)] = at_key
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -171,41 +176,4 @@ def by_row_after_last(offsets, data, rows, number_from, head_from, separator, n,
                 head_data[at] = data[q]
                 at += 1
     head_offsets[n] = at
-    return 0
-
-
-@njit(cache=True, nogil=True)
-def numbered_keys(repo_offsets, repo_data, repo_valid, digit_offsets, digit_data, digit_valid, number,
-                  has_number, key_offsets, key_data):
-    """Per pair of a repo and its PR digits: the PR number where the digits are there (`recognise._numbers`: 1
-    to 18 digits, not zero) and, where the repo is there too, the key `repo#N` with N in its decimal form (no
-    leading zeros), written as Arrow string buffers (an empty slot elsewhere). Returns -1 when some digits are
-    too long for int64 or not digits (the caller's reference path reads those), else 0."""
-    at = 0
-    for i in range(len(digit_valid)):
-        key_offsets[i] = at
-        has_number[i] = False
-        if not digit_valid[i]:
-            continue
-        start, stop = digit_offsets[i], digit_offsets[i + 1]
-        if stop - start > 18:
-            return -1
-        value = 0
-        first = -1  # the first digit that is not a leading zero
-        for q in range(start, stop):
-            b = digit_data[q]
-            if b < 48 or b > 57:
-                return -1
-            if first < 0 and b != 48:
-                first = q
-            value = value * 10 + (b - 48)
-        if value == 0:
-            continue
-        number[i] = value
-        has_number[i] = True
-        if not repo_valid[i]:
-            continue
-        at = _write_joined(key_data, at, repo_data, repo_offsets[i], repo_offsets[i + 1], np.uint8(35),  # "#"
-                           digit_data, first, stop)
-    key_offsets[len(digit_valid)] = at
     return 0

@@ -321,54 +321,57 @@ def _fix_commit(values, open_rows, context, forced):
 
 
 def _owner_form(values):
-    """(repo, PR digits) of `owner__name-N` values, null where a value is not of that form (`_PR_FORMS[0]` with
-    the name a repo name): one capture-free match picks the values, then a split at the first `__` (an owner has
-    no `_`) and at the last `-` (the digits have none) reads them, several times cheaper than capture groups
-    (and one compiled pass over the bytes for a large batch)."""
+    """(ok, repo, PR number, key `repo#N`) of `owner__name-N` values (`_PR_FORMS[0]` with the name a repo
+    name): repo null where a value is not of that form, number and key null where it is not or its digits are
+    no PR number. One compiled pass over the bytes for a large batch; else one capture-free match picks the
+    values, then a split at the first `__` (an owner has no `_`) and at the last `-` (the digits have none)
+    reads them, several times cheaper than capture groups."""
     module = compiled.kernels(len(values))
-    if module is not None:
-        _, repo, digits = compiled.owner_form(values, module)
-        return repo, digits
+    found = compiled.owner_form_keys(values, module) if module is not None else None
+    if found is not None:
+        ok, repo, numbers, keys = found
+        return pa.array(ok), repo, numbers, keys
     ok = pc.fill_null(pc.match_substring_regex(values, _OWNER_FORM), False)
     count = pc.sum(ok).as_py() or 0
     if not count:
-        return pa.nulls(len(values), pa.string()), pa.nulls(len(values), pa.string())
+        return ok, pa.nulls(len(values), pa.string()), pa.nulls(len(values), pa.int64()), \
+            pa.nulls(len(values), pa.string())
     chosen = values if count == len(values) else values.filter(ok)
     halves = pc.split_pattern(chosen, "__", max_splits=1)
     tail = pc.split_pattern(pc.list_element(halves, 1), "-", max_splits=1, reverse=True)
     repo = pc.binary_join_element_wise(pc.list_element(halves, 0), pc.list_element(tail, 0), "/")
     digits = pc.list_element(tail, 1)
-    if count == len(values):
-        return repo, digits
-    return (pc.replace_with_mask(pa.nulls(len(values), pa.string()), ok, repo),
-            pc.replace_with_mask(pa.nulls(len(values), pa.string()), ok, digits))
+    if count != len(values):
+        repo = pc.replace_with_mask(pa.nulls(len(values), pa.string()), ok, repo)
+        digits = pc.replace_with_mask(pa.nulls(len(values), pa.string()), ok, digits)
+    numbers = _instance_numbers(values, digits)
+    return ok, repo, numbers, _joined(repo, _str(numbers))
+
+
+def _instance_numbers(values, digits):
+    """PR numbers of the digits of `owner__name-N` values; digits too long for the vectorised cast go through
+    the scalar parser of the whole value."""
+    return _scalar_fill(_numbers(digits, MAX_PR), _long_digits(digits), values,
+                        lambda v: (parse_instance_id(v) or (None, None, None))[2], pa.int64())
 
 
 def _github_pr(values, open_rows, context, forced):
-    repo, digits = _owner_form(values)
+    ok, repo, numbers, exact = _owner_form(values)
     for pattern, literal in zip(_PR_FORMS[1:], ("#", "github.com"), strict=True):
-        candidate = pc.and_(pc.is_null(digits), _holds(values, context, literal))
+        candidate = pc.and_(pc.invert(ok), _holds(values, context, literal))
         found_repo, found_digits = _groups_where(values, candidate, pattern, ["repo", "pr"])
         if found_digits.null_count < len(found_digits):
+            found_numbers = _instance_numbers(values, found_digits)
             repo = pc.coalesce(repo, found_repo)
-            digits = pc.coalesce(digits, found_digits)
-    exact = None
-    module = compiled.kernels(len(values))
-    if module is not None and context.get("repo") is None and context.get("pr") is None:
-        # one pass from the repo and digits to the numbers and the `repo#N` keys (None: digits too long)
-        numbered = compiled.numbered_keys(repo, digits, module)
-        if numbered is not None:
-            numbers, exact = numbered
-    if exact is None:
-        numbers = _numbers(digits, MAX_PR)
-        long = _long_digits(digits)
-        numbers = _scalar_fill(numbers, long, values, lambda v: (parse_instance_id(v) or (None, None, None))[2],
-                               pa.int64())
+            numbers = pc.coalesce(numbers, found_numbers)
+            exact = pc.coalesce(exact, _joined(found_repo, _str(found_numbers)))
+            ok = pc.or_(ok, pc.is_valid(found_digits))
     taken = pc.and_(open_rows, pc.is_valid(numbers))
     # A repo or PR column gives the row's repo and PR where its cell has one; a null cell falls back to what
     # the row's own id says (never to no key at all).
     if context.get("repo") is not None:
         repo = pc.coalesce(repo_as_written(context["repo"]), repo)
+        exact = None
     if context.get("pr") is not None:
         # A cell that is there but not a PR number gives none (the reader counts it), not the id's.
         cell = pr_numbers(context["pr"])
@@ -377,6 +380,7 @@ def _github_pr(values, open_rows, context, forced):
         if pa.types.is_floating(context["pr"].type):
             junk = pc.and_(junk, pc.invert(pc.fill_null(pc.is_nan(context["pr"]), True)))
         numbers = pc.if_else(junk, pa.scalar(None, pa.int64()), pc.coalesce(cell, numbers))
+        exact = None
     parts, pr, canonical = _pr_keys_and_fields(taken, repo, numbers, context.get("base"), exact)
     return taken, parts, {"pr": pr, "repo": canonical}
 
@@ -460,9 +464,8 @@ def instance_prs(ids: Any) -> Any:
     """PR numbers of `owner__repo-N` ids (`github.parse_instance_id` on each trimmed id), null where an id has
     not that form; non-ASCII and over-long ones go through the scalar parser."""
     text = id_strings(ids)
-    _, digits = _owner_form(pc.utf8_trim_whitespace(text))
-    rows = pc.or_(_long_digits(digits), pc.invert(pc.fill_null(pc.string_is_ascii(text), True)))
-    return _scalar_fill(_numbers(digits, MAX_PR), rows, text,
+    numbers = _owner_form(pc.utf8_trim_whitespace(text))[2]
+    return _scalar_fill(numbers, pc.invert(pc.fill_null(pc.string_is_ascii(text), True)), text,
                         lambda v: (parse_instance_id(v) or (None, None, None))[2], pa.int64())
 
 

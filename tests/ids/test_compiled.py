@@ -81,11 +81,13 @@ def test_the_literal_test_is_arrows(drawn, needles):
 @settings(max_examples=300, deadline=None)
 @given(ARRAYS)
 def test_the_owner_form_is_arrows(drawn):
+    """Which values are of the form, their repo, PR number and `repo#N` key: the one compiled pass gives the
+    Arrow path's (or, for digits too long for int64, hands the batch to it)."""
     values = _array(drawn)
-    repo, digits = recognise._owner_form(values)
-    want_repo, want_digits = arrow_path(recognise._owner_form, values)
-    assert repo.to_pylist() == want_repo.to_pylist() and digits.to_pylist() == want_digits.to_pylist()
-    assert repo.type == want_repo.type == digits.type == pa.string()
+    got = recognise._owner_form(values)
+    want = arrow_path(recognise._owner_form, values)
+    assert [part.to_pylist() for part in got] == [part.to_pylist() for part in want]
+    assert [part.type for part in got] == [pa.bool_(), pa.string(), pa.int64(), pa.string()]
 
 
 @settings(max_examples=200, deadline=None)
@@ -158,21 +160,31 @@ def test_the_pr_and_repo_a_recognition_carries_are_what_its_keys_say(drawn, sche
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.one_of(st.none(), NAME),
-                          st.one_of(st.none(), st.text("0123456789", min_size=1, max_size=22),
-                                    st.sampled_from(["0", "000", "007", "x1"]))), max_size=40))
-def test_numbering_pr_keys_in_one_pass_is_arrows(pairs):
-    """The PR numbers and `repo#N` keys of the one-pass loop are `_numbers` and `_joined` of the Arrow path,
-    and digits too long for int64 (or not digits) hand the batch back to it (no form gives empty digits)."""
-    repo = pa.array([r for r, _ in pairs], pa.string())
-    digits = pa.array([d for _, d in pairs], pa.string())
-    got = compiled.numbered_keys(repo, digits, compiled.kernels(len(pairs)))
-    if any(d is not None and (len(d) > 18 or not d.isdigit()) for _, d in pairs):
+@given(st.lists(st.tuples(st.text("aZ09-", min_size=1, max_size=4), st.text("aZ09-_.", min_size=1, max_size=4),
+                          st.one_of(st.text("0123456789", min_size=1, max_size=22),
+                                    st.sampled_from(["0", "000", "007", "1" * 18, "9" * 19]))), max_size=40))
+def test_the_owner_form_in_one_pass_is_the_documented_rule(parts):
+    """The compiled pass against the form's rule written out: an owner of letters, digits and dashes not
+    starting with a dash, `__`, a name of letters, digits, `.`, `_`, `-`, then `-` and the digits; the number
+    is the digits' value unless zero, the key `owner/name#N`; digits longer than 18 hand the batch back."""
+    values = pa.array([f"{owner}__{name}-{digits}" for owner, name, digits in parts], pa.string())
+    want = []
+    for value in values.to_pylist():
+        # the last `-` splits: a name's own trailing `-12` is digits of its own, so the rule reads from the end
+        head, _, tail = value.rpartition("-")
+        owner, _, name = head.partition("__")
+        form = (owner != "" and not owner.startswith("-") and "_" not in owner and name != ""
+                and all(c.isascii() and (c.isalnum() or c in "._-") for c in name))
+        number = int(tail) if form and int(tail) else None
+        want.append((form, f"{owner}/{name}" if form else None, number, f"{owner}/{name}#{number}" if number else None,
+                     form and len(tail) > 18))
+    got = compiled.owner_form_keys(values, compiled.kernels(len(values)))
+    if any(long for *_, long in want):
         assert got is None
         return
-    numbers = recognise._numbers(digits, recognise.MAX_PR)
-    assert got[0].to_pylist() == numbers.to_pylist()
-    assert got[1].to_pylist() == arrow_path(recognise._joined, repo, numbers.cast(pa.string())).to_pylist()
+    ok, repo, number, key = got
+    assert list(zip(ok.tolist(), repo.to_pylist(), number.to_pylist(), key.to_pylist(), strict=True)) == \
+        [w[:4] for w in want]
 
 
 @settings(max_examples=300, deadline=None)
