@@ -24,6 +24,7 @@ Layout, top to bottom; a module imports only from its own sub-package or file an
     context.py             ``Ctx``: what a check sees of one target
     content/, image/       the reference answer and file contents; container image layers
     git/, targets.py       the git store; what to audit (input kinds, repositories in a folder or rootfs)
+    zstd_input.py          zstd-compressed input: the decompressor, an archive read as the tar it holds
     tree.py, model.py      safe reads of the audited tree; report records, verdicts and the JSON form
 """
 

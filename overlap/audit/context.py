@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .content.reference import Reference, compute_fixed
+from .content.base_blobs import BaseBlobs
+from .content.reference import BaseUnreadable, Reference, compute_fixed
 from .git import binary as gb
 from .git import files as gf
 from .git.cmd import GitError, GitRunner
@@ -223,16 +224,11 @@ class Ctx:
         ref = self.reference
         if not ref.given or self.nested_depth:
             return
-        base = repo.base if repo.base and repo.base in repo.commits else None
         cache: dict[str, tuple[str, bytes] | None] = {}
 
         def base_blob(path: str) -> tuple[str, bytes] | None:
-            if base is None:
-                return None
             if path not in cache:
-                oid = repo.blobs_at([base], [path])[base].get(path)
-                got = repo.read_objects([oid], max_size=self.limits["spool_bytes"]).get(oid) if oid else None
-                cache[path] = (oid, got[1]) if got else None
+                cache[path] = self.base_blobs(repo).read(path, self.limits["spool_bytes"])
             return cache[path]
 
         scratch = self.runner.scratch or (self.private / "scratch")
@@ -243,13 +239,22 @@ class Ctx:
         cache = self.__dict__.setdefault("_base_text", {})
         if path not in cache:
             cache[path] = None
-            repo = self._repo
-            if repo is not None and repo.base and repo.base in repo.commits:
-                oid = repo.blobs_at([repo.base], [path])[repo.base].get(path)
-                got = repo.read_objects([oid], max_size=self.limits["scan_file_bytes"]).get(oid) if oid else None
+            if self._repo is not None:
+                try:
+                    got = self.base_blobs(self._repo).read(path, self.limits["scan_file_bytes"])
+                except BaseUnreadable:
+                    got = None
                 if got:
                     cache[path] = got[1].decode("utf-8", "replace")
         return cache[path]
+
+    def base_blobs(self, repo: GitRepo) -> BaseBlobs:
+        """B's blobs of the loaded store, submodules followed (one reader per target: it caches their stores)."""
+        if "_base_blobs" not in self.__dict__:
+            self._base_blobs = BaseBlobs(repo, self.runner, worktree=self.root, fsroot=self.fsroot,
+                                         private=self.private, refused=self.unsafe_entries,
+                                         shown=self._shown_store_path)
+        return self._base_blobs
 
     # -------------------------------------------------------------------------------- grading
     def sha_only(self) -> str:

@@ -227,29 +227,31 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
     lim = parse_limits(limits)
     given = str(path)
     fix, tests, test_ids = _listed(fix), _listed(tests), _listed(test_ids)
-    if is_registry_ref(given):  # pulled into the blob cache, then read from it as an OCI image
-        if rootfs or image:
-            raise InputError(f"{given}: a docker:// reference names one image; --rootfs and --image are for local "
-                             "folders and archives (drop them)")
-        reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
-        from .image.pull import open_registry_image  # imported here: a local audit never loads the HTTP client
-
-        with _named(given):
-            img, _ = open_registry_image(given, platform=platform, insecure_registries=insecure_registries,
-                                         max_bytes=lim["image_bytes"], stage=stage)
-        kind, p, targets = "registry", None, [(given, (None, None, None))]
-    else:
-        with _named(given):
-            kind, p, img, targets = _local_targets(given, rootfs, repo_path, image, platform,
-                                                   bool(base or fix or tests or instance))
-        reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit, instance=instance)
-    base_source = "argument" if base else "HEAD"
-    if base is None and reference.instance_base:
-        base, base_source = reference.instance_base, "instance"
-
+    # first, so that whatever the input needs on disk (a zstd archive's plain copy) lives in it too
     private = Path(tempfile.mkdtemp(prefix="overlap-audit-"))
     try:
         os.chmod(private, 0o700)
+        if is_registry_ref(given):  # pulled into the blob cache, then read from it as an OCI image
+            if rootfs or image:
+                raise InputError(f"{given}: a docker:// reference names one image; --rootfs and --image are for "
+                                 "local folders and archives (drop them)")
+            reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit,
+                                       instance=instance)
+            from .image.pull import open_registry_image  # imported here: a local audit never loads the HTTP client
+
+            with _named(given):
+                img, _ = open_registry_image(given, platform=platform, insecure_registries=insecure_registries,
+                                             max_bytes=lim["image_bytes"], stage=stage)
+            kind, p, targets = "registry", None, [(given, (None, None, None))]
+        else:
+            with _named(given):
+                kind, p, img, targets = _local_targets(given, rootfs, repo_path, image, platform,
+                                                       bool(base or fix or tests or instance), private, lim)
+            reference = load_reference(fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit,
+                                       instance=instance)
+        base_source = "argument" if base else "HEAD"
+        if base is None and reference.instance_base:
+            base, base_source = reference.instance_base, "instance"
         (private / "home").mkdir(mode=0o700)
         runner = GitRunner(private / "home", binary=git, timeout=float(lim["git_timeout"]),
                            scratch=private / "scratch")
@@ -303,8 +305,9 @@ def _named(given: str):
 
 
 def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str | None, platform: str | None,
-                   single: bool):
-    """(kind, resolved path, image or None, [(display, (worktree, git folder, image path))]) of a local PATH."""
+                   single: bool, private: Path, lim: dict[str, int]):
+    """(kind, resolved path, image or None, [(display, (worktree, git folder, image path))]) of a local PATH
+    (a compressed image archive's plain copy goes into ``private``, up to the ``image_bytes`` limit)."""
     if not os.path.lexists(given):
         raise InputError(f"{given}: no such file or folder")
     # every input path is resolved once, here: git runs from a private folder, so a relative path would
@@ -319,7 +322,7 @@ def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str |
     layout = repo_layout(p) if kind == "repo" else None
     img = None
     if kind in IMAGE_KINDS:
-        img = open_image(p, kind, image=image, platform=platform)
+        img = open_image(p, kind, image=image, platform=platform, spool=private, max_bytes=lim["image_bytes"])
         targets = [(str(p), (None, None, None))]
     elif kind == "rootfs":
         found = find_rootfs_repo(p, repo_path)
@@ -401,6 +404,8 @@ def _git_odd_entries(merged) -> list[str]:
 def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):
     """Passes 1 and 2 for an image: (merged map, limit hit, view folder, repository layout in the view)."""
     view = private / "view"
+    if img.unread:
+        return None, img.unread, None, (None, None, None)
     try:
         merged = merge(img, lim)
         materialise(img, merged, view, lim, read_when_large)

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import InputError
+from . import zstd_input
 from .tree import TooLarge, is_dir, is_regular, list_dir, read_regular
 
 
@@ -83,7 +84,7 @@ def detect_kind(path: Path, rootfs: bool) -> str:
     """The PATH kinds, in order."""
     if path.is_file():
         try:
-            with tarfile.open(path) as tar:
+            with zstd_input.tar_stream(path) if zstd_input.is_zstd(path) else tarfile.open(path) as tar:
                 names = set()
                 for i, m in enumerate(tar):
                     names.add(m.name[2:] if m.name.startswith("./") else m.name.lstrip("/"))

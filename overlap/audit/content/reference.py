@@ -361,9 +361,19 @@ def blob_id(data: bytes, hexlen: int = 40) -> str:
     return h.hexdigest()
 
 
+class BaseUnreadable(Exception):
+    """B's content of a path exists but cannot be read here (a submodule whose objects are not in the input):
+    the fixed content stays unknown, with ``reason``, instead of passing for "not in B"."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 def compute_fixed(ref: Reference, base_blob: Callable[[str], tuple[str, bytes] | None], runner: GitRunner,
                   scratch: Path, *, hexlen: int = 40) -> list[FixedFile]:
-    """Post-fix content of every reference path; ``base_blob(path)`` gives B's (blob id, bytes) or None."""
+    """Post-fix content of every reference path; ``base_blob(path)`` gives B's (blob id, bytes) or None, or
+    raises BaseUnreadable."""
     out: list[FixedFile] = []
     for src in ref.fix + ref.tests:
         for path, data in sorted(src.direct.items()):
@@ -388,7 +398,11 @@ def _apply_one(fp: FilePatch, ff: FixedFile, base_blob, runner: GitRunner, scrat
     work.mkdir(mode=0o700)
     old = None
     if fp.old_path is not None:
-        got = base_blob(fp.old_path)
+        try:
+            got = base_blob(fp.old_path)
+        except BaseUnreadable as exc:
+            ff.status, ff.reason = "incomplete", exc.reason
+            return
         if got is None:
             ff.status, ff.reason = "incomplete", f"{fp.old_path} is not in B (or B is missing)"
             return

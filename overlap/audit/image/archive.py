@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import InputError
+from .. import zstd_input
 from ..targets import inside
 from ..tree import TooLarge, open_regular, read_regular
 
@@ -43,23 +44,15 @@ FOREIGN_TYPES = ("nondistributable", "foreign")
 
 
 def _zstd_reader(buf, layer_index: int):
-    """A streaming zstd decompressor: the optional ``zstandard`` package, else Python 3.14's
-    ``compression.zstd``; without either the image cannot be read (incomplete, not an error)."""
-    # imported on demand: optional packages, needed only for a zstd-compressed layer (and the tests hide them)
-    try:
-        import zstandard
-    except ImportError:
-        try:
-            from compression import zstd  # Python 3.14+
-        except ImportError:
-            raise LimitHit("zstd", f"layer {layer_index} is zstd-compressed and neither the zstandard package nor "
-                                   "compression.zstd is available (pip install zstandard)") from None
-        return zstd.ZstdFile(buf)
-    return zstandard.ZstdDecompressor().stream_reader(buf)
+    """A streaming zstd decompressor; without one the image cannot be read (incomplete, not an error)."""
+    stream = zstd_input.decompressor(buf)
+    if stream is None:
+        raise LimitHit("zstd", f"layer {layer_index} is zstd-compressed and {zstd_input.NO_DECOMPRESSOR}")
+    return stream
 
 
 def _decompression_error(exc: Exception) -> bool:
-    return isinstance(exc, (EOFError, zlib.error, OSError, ValueError)) or type(exc).__name__ == "ZstdError"
+    return isinstance(exc, (EOFError, zlib.error, OSError, ValueError)) or zstd_input.corrupt(exc)
 
 
 class _Hashing(io.RawIOBase):
@@ -115,6 +108,7 @@ class Image:
     source: object = None
     platform: str | None = None
     layer_sources: dict = field(default_factory=dict)  # docker save: diff_id -> descriptor of a foreign layer
+    unread: str | None = None  # why the archive could not be read (a limit): every check incomplete
 
     @property
     def present_layers(self) -> list[Layer]:
@@ -144,9 +138,16 @@ class Image:
 
 
 class _TarSource:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, spool: Path | None = None, max_bytes: int | None = None):
+        file = path
+        if zstd_input.is_zstd(path):  # members are opened in any order: tarfile needs a plain, seekable copy
+            try:
+                self.copy = zstd_input.PlainCopy(path, spool, max_bytes)  # removed with this source
+            except zstd_input.PastLimit:
+                raise LimitHit("image_bytes") from None
+            file = self.copy.tar
         try:
-            self.tar = tarfile.open(path, "r:*")
+            self.tar = tarfile.open(file, "r:*")
             self.members = {}
             for m in self.tar.getmembers():
                 self.members.setdefault(_norm(m.name) or m.name, m)
@@ -336,10 +337,17 @@ def choose_platform(descs: list[dict], platform: str | None, where: str) -> dict
     return match[0]
 
 
-def open_image(path: Path, kind: str, *, image: str | None = None, platform: str | None = None) -> Image:
-    if kind == "rootfs-tar":
+def open_image(path: Path, kind: str, *, image: str | None = None, platform: str | None = None,
+               spool: Path | None = None, max_bytes: int | None = None) -> Image:
+    """The image at ``path``. A zstd-compressed archive is decompressed into a temporary folder below ``spool``
+    (the audit's private folder; else the system's), up to ``max_bytes`` (the audit's ``image_bytes``; None: no
+    limit): past it, the image has no layers and ``unread`` says why (every check incomplete)."""
+    if kind == "rootfs-tar":  # one layer, read front to back: a compressed one is decompressed as it streams
         return Image("rootfs-tar", [], {}, None, [Layer(0, path.name, None, None)], source=_FileSource(path))
-    source = _TarSource(path) if path.is_file() else _DirSource(path)
+    try:
+        source = _TarSource(path, spool, max_bytes) if path.is_file() else _DirSource(path)
+    except LimitHit as exc:
+        return Image(kind, [], {}, None, [], unread=exc.reason)
     if kind == "docker-save":
         img = _docker_save(source, path, image)
     else:
