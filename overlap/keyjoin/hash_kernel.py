@@ -84,3 +84,21 @@ def set_bits(bits, rows):
             bits[byte] |= mask
             added += 1
     return added
+
+
+@njit(cache=True, nogil=True)
+def partition_order(hashes, partitions, order, bounds):
+    """A counting sort of the rows by partition (`hashes[i] % partitions`): order[k] is the row at place k,
+    the rows of a partition in the order given (`hashing.partition_order`'s stable sort); bounds[p] is where
+    partition p starts (bounds[partitions]: the row count)."""
+    count = np.zeros(partitions + 1, np.int64)
+    modulus = np.uint64(partitions)
+    for i in range(len(hashes)):
+        count[np.int64(hashes[i] % modulus) + 1] += 1
+    for p in range(partitions):
+        count[p + 1] += count[p]
+    bounds[:] = count
+    for i in range(len(hashes)):
+        p = np.int64(hashes[i] % modulus)
+        order[count[p]] = i
+        count[p] += 1

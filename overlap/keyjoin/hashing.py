@@ -148,6 +148,22 @@ def partition_of(values, partitions: int, chunk: int = 65536) -> np.ndarray:
     return out
 
 
+def partition_order(values, partitions: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows in partition order, stable; where each partition starts, and the row count last) of the
+    values' `partition_of`: one compiled counting pass over a large array of hashes, else a sort of the
+    partitions (its reference: the tests hold the two equal)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    kernel = _order_kernel() if len(values) > COMPILED_FROM and pa.types.is_uint64(values.type) else None
+    if kernel is not None and not values.null_count:
+        order, bounds = np.empty(len(values), np.int64), np.empty(partitions + 1, np.int64)
+        kernel(values.to_numpy(), np.int64(partitions), order, bounds)
+        return order, bounds
+    where = partition_of(values, partitions)
+    return np.argsort(where, kind="stable"), np.concatenate([[0], np.cumsum(np.bincount(where,
+                                                                                      minlength=partitions))])
+
+
 def shared_hashes(hashes: np.ndarray) -> np.ndarray:
     """Whether another entry of `hashes` (uint64) equals each one: a compiled pass over a hash table for a
     large array, else (and where numba cannot run) a sort, its reference (the tests hold the two equal)."""
@@ -166,6 +182,15 @@ def _sorted_shared(hashes: np.ndarray) -> np.ndarray:
         return np.zeros(len(hashes), bool)
     at = np.minimum(np.searchsorted(twice, hashes), len(twice) - 1)
     return twice[at] == hashes
+
+
+def _order_kernel():
+    """The compiled counting sort, or None (as `_shared_kernel`)."""
+    if _kernel() is None:
+        return None
+    from .hash_kernel import partition_order as kernel
+
+    return kernel
 
 
 def _shared_kernel():

@@ -3,9 +3,9 @@ side's size: held in memory up to a bound, past it written to disk.
 
 `Spill`: rows read back one hash partition at a time (what lets a count over every row, distinct ids or keys
 shared by two items, run a partition at a time). Below `max_rows` nothing is written: the rows come back as
-one partition. Past it, each flush sorts the buffered rows by partition (`hashing.partition_of` of one column:
-a hash already, or a string hashed) and writes one Arrow IPC file holding one record batch per partition; a
-partition read back is the concatenation of its batches. Equal values always share a partition.
+one partition. Past it, each flush sorts the buffered rows by partition (`hashing.partition_order` of one
+column: a hash already, or a string hashed) and writes one Arrow IPC file holding one record batch per
+partition; a partition read back is the concatenation of its batches. Equal values always share a partition.
 
 `RowStore`: tables appended in row order and read back only for the rows asked for (the strings behind the
 hashes, for the few rows the passes name).
@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .hashing import partition_of
+from .hashing import partition_order
 
 PARTITIONS = 64
 # LZ4 frames: ids and rows shrink ~2.5x, and compressing them costs less CPU than copying the bytes saved
@@ -66,9 +66,7 @@ class Spill:
     def _flush_to_disk(self) -> None:
         table = pa.concat_tables(self._parts).combine_chunks()
         self._parts, self._buffered = [], 0
-        where = partition_of(table.column(self.column), self.partitions).astype(np.int16)
-        order = np.argsort(where, kind="stable")  # a radix sort on 16-bit keys
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(where, minlength=self.partitions))])
+        order, bounds = partition_order(table.column(self.column), self.partitions)
         # one record batch in partition order, written a slice per partition (a slice is a view, not a copy)
         ordered = pa.record_batch([column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
                                    for column in table.cast(self.schema).columns], schema=self.schema)
