@@ -208,6 +208,8 @@ def read_declarations(text: str, origin: str) -> list[DatasetSpec]:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{origin}: not valid TOML ({exc}); fix the file") from None
+    except RecursionError:  # arrays or tables nested thousands deep: no declaration is shaped so
+        raise InputError(f"{origin}: not valid TOML here (values nested too deep to read); fix the file") from None
     if set(table) == {"dataset"} and isinstance(table["dataset"], list):
         return [spec_from_table(t, f"{origin} [[dataset]] {i + 1}", text) for i, t in enumerate(table["dataset"])]
     return [spec_from_table(table, origin, text)]

@@ -127,6 +127,8 @@ def test_a_taken_name_is_refused_naming_both_files(clean_registry, tmp_path):
     ('name = "a"\npath = "x"\n[columns]\nid = "t"\ncolour = "c"\n', "colour"),
     ('name = "a"\npath = "x"\nflavour = 1\n[columns]\nid = "t"\n', "flavour"),
     ('name = "a" path', "TOML"),
+    pytest.param("a = " + "[" * 5000 + "]" * 5000 + "\n", "not valid TOML here .values nested too deep",
+                 id="nested-5000-deep"),  # Python's TOML reader raises RecursionError
     ('name = "a b"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
     ('name = "../up"\npath = "x"\n[columns]\nid = "t"\n', "dataset name"),
     ('name = "a"\npath = "x"\n[columns]\nid = "t"\nscheme = "oss-fuzz"\n', "scheme 'oss-fuzz'; use one of ossfuzz"),
