@@ -38,7 +38,6 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     """Items of a registered dataset, or rows of a local file that no adapter recognises."""
     import pandas as pd  # imported here, with the library below: keeps `overlap --help` fast
 
-    from ..ids.values import id_text
     from ..sources.files import read_records
     from ..sources.load import load_dataset
     from ..text.attach import text_field, texts_of
@@ -51,7 +50,8 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
         frame = pd.DataFrame(rows, columns=list(dict.fromkeys([id_column, field])))
         # each id as its cell reads (`id_text`: 12345678901234567 keeps its digits, 2.0 is 2, NaN is no id),
         # not as pandas typed the column (a float column of every number); the id column may be the text too
-        frame.insert(0, "item_id", pd.array([id_text(row.get(id_column)) for row in rows], dtype="string"))
+        frame.insert(0, "item_id", pd.array([_row_id(path, number, row.get(id_column), id_column)
+                                             for number, row in enumerate(rows, 1)], dtype="string"))
         if id_column != field:
             frame = frame.drop(columns=[id_column])
         missing = int(frame["item_id"].isna().sum())
@@ -67,6 +67,16 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     dataset = load_dataset(spec, data)
     column = text_field(dataset, field)
     return dataset.name, texts_of(dataset, column, stream=stream), column, dataset.problems
+
+
+def _row_id(path: Path, number: int, value, id_column: str) -> str | None:
+    """The id of row `number` (`id_text`), or one line naming the file, row and column of a cell that is no id."""
+    from ..ids.values import id_text
+
+    try:
+        return id_text(value)
+    except InputError as exc:
+        raise InputError(f"{path}: row {number}: column '{id_column}' {exc}") from None
 
 
 def _train_files(spec: str, id_column: str | None):
@@ -160,6 +170,8 @@ def ngram(
         result = text_check(train_items, bench_items, t_col, b_col, ns=tuple(n or (13, 8)),
                             boilerplate_threshold=threshold, background=texts, progress=bar.update,
                             workers=workers, engine=engine.value, ray_address=ray_address)
+    if not result.train_counts.get("items"):  # as an empty file read whole is: no flag is no evidence of no overlap
+        raise InputError(f"{train}: no rows to check (the training side is empty); give files that hold rows")
     summary = ngram_summary(train_name, bench_name, result)
     if out is not None:
         write_ngram_report(summary, result, out)
@@ -177,8 +189,8 @@ def ngram(
         short = summary["bench"]["short"].get(size, 0)
         typer.echo(f"  {size}-gram: {plural(block['train_items_flagged'], 'train item')} flagged by "
                    f"{plural(block['bench_items_hit'], 'bench item')}; {count(block['boilerplate']['train_items'])} "
-                   f"hit only boilerplate; {plural(short, 'bench item')} shorter than {size} words can never be "
-                   "flagged")
+                   f"hit only boilerplate; {plural(short, 'bench item')} shorter than {plural(int(size), 'word')} "
+                   "can never be flagged")
     if out is not None:
         typer.echo(f"written to {out}", err=True)
 
@@ -187,6 +199,10 @@ def _unchecked(summary: dict, train_name: str, bench_name: str) -> None:
     """What the scan could not read, on stderr: a count of flags says nothing of the text it never saw (cells
     that are no text, texts cut at the field cap)."""
     for name, side in ((train_name, summary.get("train") or {}), (bench_name, summary.get("bench") or {})):
+        no_id = int(side.get("no_id") or 0)
+        if no_id:  # a flag names its row by its id: these rows could not be flagged whatever their text
+            typer.echo(f"{name}: {plural(no_id, 'row')} without an id {verb(no_id, 'was', 'were')} not checked (a "
+                       "flag names its row by its id); give every row an id", err=True)
         skipped = int(side.get("non_text_cells") or 0)
         if skipped:
             typer.echo(f"{name}: {plural(skipped, 'cell')} of the text column held no text (numbers, lists, "

@@ -34,6 +34,8 @@ READERS = {
     "filter": "training and `overlap filter --push-to-hub` (it is a dataset, not a result to report)",
     "card": "the Hub (upload README.md and .overlap/, or use `overlap card --push`)",
 }
+# The kinds whose writer leaves a summary.json (filter writes filter.json, card README.md and .overlap/).
+SUMMARY_KINDS = ("compare", "matrix", "ngram")
 # Top-level keys a compare summary must have for the report and card to be drawn from it.
 _COMPARE_KEYS = {"train": dict, "benches": list, "tool": dict}
 
@@ -87,6 +89,12 @@ def _summary_kind(summary: dict[str, Any]) -> str:
     return "other"
 
 
+def _no_constant(name: str) -> Any:
+    """NaN and ±Infinity, which Python's JSON reader takes but JSON has not: overlap never writes them, and a
+    NaN share passes every schema bound (no comparison holds) to be printed as "nan%" in a published card."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def folder_kind(folder: Path) -> FolderKind:
     """Recognise what `folder` holds (see the module docstring); never raises on its content."""
     folder = Path(folder)
@@ -96,10 +104,11 @@ def folder_kind(folder: Path) -> FolderKind:
     summary_path = folder / "summary.json"
     if summary_path.is_file():
         try:
-            summary = json.loads(summary_path.read_bytes().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, OSError, RecursionError) as exc:
+            summary = json.loads(summary_path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
+        except (UnicodeDecodeError, json.JSONDecodeError, OSError, RecursionError, ValueError) as exc:
             line = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
-            return FolderKind(marker or "other", f"its summary.json is not valid JSON{line}")
+            why = f" ({exc})" if type(exc) is ValueError else line
+            return FolderKind(marker or "other", f"its summary.json is not valid JSON{why}")
         if not isinstance(summary, dict):
             return FolderKind(marker or "other", "its summary.json is not a JSON object")
         kind = marker if marker in WRITERS else _summary_kind(summary)
@@ -111,8 +120,8 @@ def folder_kind(folder: Path) -> FolderKind:
             return FolderKind(kind, f"its summary.json has schema_version {version!r} (this overlap reads "
                                     f"{SCHEMA_VERSION})", summary)
         return FolderKind(kind if kind in WRITERS else "other", "", summary)
-    if marker in WRITERS:
-        return FolderKind(marker)
+    if marker in WRITERS:  # a result whose summary.json was lost is said so, not read as one without its keys
+        return FolderKind(marker, "its summary.json is missing" if marker in SUMMARY_KINDS else "")
     if (folder / "filter.json").is_file():
         return FolderKind("filter")
     if (folder / "README.md").is_file() and (folder / ".overlap").is_dir():

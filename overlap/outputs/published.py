@@ -72,8 +72,9 @@ def safe_name(name: Any) -> str:
 
 
 # An absolute path inside a string: POSIX (`/home/me/x`, not the `//host/…` of a URL), `~/…` or `C:\…`. The
-# closing tag of HTML in Markdown (`</sub>`, `</a>`) is `/` + one word right between `<` and `>`: not a path.
-_ABS_PATH = re.compile(r"(?<![\w.:/~-])(?!(?<=<)/[A-Za-z][A-Za-z0-9-]*\s*>)(?:~|/(?=[^\s/]))[^\s'\"<>()\[\],;|`]*"
+# closing tag of HTML in Markdown (`</sub>`, `</a>`, or escaped as text: `\</b\>`) is `/` + one word right between
+# `<` and `>`: not a path.
+_ABS_PATH = re.compile(r"(?<![\w.:/~-])(?!(?<=<)/[A-Za-z][A-Za-z0-9-]*\s*\\?>)(?:~|/(?=[^\s/]))[^\s'\"<>()\[\],;|`]*"
                        r"|\b[A-Za-z]:\\[^\s'\"<>()\[\],;|`]*")
 
 

@@ -113,3 +113,9 @@ def test_push_without_token_sends_nothing(view, monkeypatch):
     with pytest.raises(OverlapError, match="no Hugging Face token"):
         push_card(card_update(view, CARD), "me/data", api=api)
     assert api.commits == []
+
+
+def test_a_benchmark_asked_twice_is_written_once(view):
+    once = card_update(view, CARD, ["cybergym"])
+    twice = card_update(view, CARD, ["cybergym", "cybergym"])
+    assert twice.files == once.files and twice.benches == ["cybergym"]

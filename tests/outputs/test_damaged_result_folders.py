@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -30,7 +31,21 @@ DAMAGE = {
     "numbers as text": (lambda f: _edit(f, lambda s: s | {"benches": _strings(s["benches"])}),
                         "summary.json: benches/0/"),
     "benches null": (lambda f: _edit(f, lambda s: s | {"benches": None}), "summary.json: a compare summary"),
+    "summary.json lost": (lambda f: (f / "summary.json").unlink(), "its summary.json is missing"),
+    "a share of NaN": (lambda f: _edit(f, lambda s: s | {"benches": [s["benches"][0] | {"bench_share": float("nan")}]}),
+                       "its summary.json is not valid JSON (NaN is not a JSON number)"),
+    "duplicates.csv emptied": (lambda f: (f / "duplicates.csv").write_text(""), "duplicates.csv holds 0 groups"),
+    "pairs of another benchmark": (lambda f: _edit_csv(f / "pairs.csv", lambda d: d.assign(bench="other")),
+                                   "pairs.csv holds 0 pairs of cybergym, but summary.json counts"),
+    "pairs.csv lost a column": (lambda f: _edit_csv(f / "pairs.csv", lambda d: d.drop(columns=["kinds"])),
+                                "pairs.csv: not the pairs of a compare (no column kinds)"),
+    "pair_items.parquet of another table": (lambda f: pd.DataFrame({"a": [1]}).to_parquet(f / "pair_items.parquet"),
+                                            "pair_items.parquet: not the paired items of a compare"),
 }
+
+
+def _edit_csv(path, change) -> None:
+    change(pd.read_csv(path, dtype=str, keep_default_na=False)).to_csv(path, index=False)
 
 
 def _edit(folder, change) -> None:

@@ -15,7 +15,9 @@ import pandas as pd
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from overlap.cli.app import app
 from overlap.errors import InputError
 from overlap.text.api import text_check
 
@@ -104,3 +106,66 @@ def test_ngram_cli_on_mixed_type_text_columns(tmp_path):
     assert summary["train"]["null"] == 1
     assert summary["bench"]["non_text_cells"] == 1
     assert summary["flags"]["13"]["train_items_flagged"] == 1
+
+
+WORDS = "the quick brown fox jumps over the lazy dog while seven wizards quietly hex every jovial muse"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ids=st.lists(st.none() | st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=6))
+def test_train_rows_without_an_id_are_counted_never_dropped_silently(ids):
+    """Every row holds the bench text: each named row is flagged, each unnamed one is counted in `no_id`."""
+    train = pa.table({"item_id": pa.array(ids, pa.string()), "text": [WORDS] * len(ids)})
+    bench = pd.DataFrame({"item_id": ["b0"], "text": [WORDS]})
+    s = text_check(train, bench, "text", "text", ns=(8,), workers=1).summary()
+    assert s["train"]["no_id"] == sum(i is None for i in ids)
+    assert s["flags"]["8"]["train_items_flagged"] == len({i for i in ids if i is not None})
+
+
+def test_ngram_cli_says_which_streamed_rows_had_no_id(tmp_path):
+    train = tmp_path / "train.csv"
+    train.write_text(f"id,text\n,{WORDS}\nt1,nothing here\n")
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "b0", "q": WORDS}) + "\n")
+    done = CliRunner().invoke(app, ["ngram", str(train), str(bench), "--text", "text:q", "--id-column", "id",
+                                    "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    assert "train: 1 row without an id was not checked" in done.output
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["train"]["no_id"] == 1
+
+
+def test_ngram_cli_names_the_file_and_row_of_an_id_cell_that_is_no_id(tmp_path):
+    train = tmp_path / "train.jsonl"
+    train.write_text(json.dumps({"id": "t0", "text": WORDS}) + "\n" + json.dumps({"id": [1], "text": WORDS}) + "\n")
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "b0", "q": WORDS}) + "\n")
+    done = CliRunner().invoke(app, ["ngram", str(train), str(bench), "--text", "text:q", "--id-column", "id"])
+    assert done.exit_code == 2
+    errors = [line for line in done.output.splitlines() if line.startswith("overlap: error:")]
+    assert errors == [f"overlap: error: {train}: row 2: column 'id' holds a list value, not an id; ids must be "
+                      "whole numbers or text"], done.output
+
+
+def test_ngram_cli_table_agrees_in_number_for_size_one(tmp_path):
+    train = tmp_path / "train.jsonl"
+    train.write_text(json.dumps({"id": "t0", "text": WORDS}) + "\n")
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "b0", "q": WORDS}) + "\n")
+    done = CliRunner().invoke(app, ["ngram", str(train), str(bench), "--text", "text:q", "--id-column", "id",
+                                    "--ngram", "1"])
+    assert done.exit_code == 0, done.output
+    assert "0 bench items shorter than 1 word can never be flagged" in done.output, done.output
+
+
+def test_ngram_cli_refuses_a_train_side_without_rows_as_it_refuses_an_empty_bench(tmp_path):
+    """A header-only CSV (streamed) is as empty as an empty JSON lines file: exit 2 naming it, not "0 flagged"."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "b0", "q": WORDS}) + "\n")
+    for name, content in (("train.csv", "id,text\n"), ("train.jsonl", "")):
+        train = tmp_path / name
+        train.write_text(content)
+        done = CliRunner().invoke(app, ["ngram", str(train), str(bench), "--text", "text:q", "--id-column", "id",
+                                        "--out", str(tmp_path / "out")])
+        errors = [line for line in done.output.splitlines() if line.startswith("overlap: error:")]
+        assert done.exit_code == 2 and len(errors) == 1 and str(train) in errors[0], done.output
+        assert not (tmp_path / "out").exists()

@@ -17,7 +17,7 @@ from .sections import ResultView, fmt
 _MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\|<>"})
 
 
-def _md_cell(value: Any) -> str:
+def md_text(value: Any) -> str:
     """A value of the data as Markdown text: shown as written, never read as markup."""
     text = fmt(value).translate(_MD_ESCAPES).replace("](", "\\](")
     return text.replace("\r", "").replace("\n", "<br>")
@@ -27,7 +27,7 @@ def render_markdown(view: ResultView) -> str:
     """report.md: the same sections as report.html; plots are named and left to the HTML report."""
     env = Environment(loader=PackageLoader("overlap.outputs.report", "templates"), undefined=StrictUndefined,
                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
-    env.filters["cell"] = _md_cell
+    env.filters["cell"] = md_text
     text = env.get_template("report.md.j2").render(title=title_of(view.summary), sections=build_report(view),
                                                    kind=lambda b: type(b).__name__)
     return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"

@@ -16,6 +16,7 @@ import pandas as pd
 from ...errors import InputError
 from ...evidence.patches import PatchBook, relate_patches
 from ...jsonout import dumps_json
+from ...model import PAIR_COLUMNS
 from ...sources.item_paths import cybergym_task_path
 from ...sources.swe import TEXT, ensure_columns
 from ...sources.taskfiles import fetch_item_files
@@ -47,19 +48,36 @@ def load_result(folder: Path, command: str = "report") -> ResultView:
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"{folder}: cannot read its tables ({type(exc).__name__}); re-run `overlap compare "
                          "--out`") from None
-    if len(pairs) and not {"bench", "train_id", "bench_id"} <= set(pairs.columns):
-        raise InputError(f"{folder}/pairs.csv: not the pairs of a compare (no bench/train_id/bench_id columns)")
-    # the tables must be the ones the summary counts: a report or card of a folder that lost them would show
-    # the counts with no pair behind them
-    counted = sum(int(b.get("pairs", 0)) for b in summary["benches"])
-    if len(pairs) != counted:
+    # the report and the card read every pair by these columns (pairs.csv's first ones, docs/outputs.md)
+    lost = [c for c in PAIR_COLUMNS if c not in pairs.columns]
+    if len(pairs) and lost:
+        raise InputError(f"{folder}/pairs.csv: not the pairs of a compare (no column {', '.join(lost)}); re-run "
+                         "`overlap compare --out`")
+    if items is not None and not {"dataset", "item_id"} <= set(items.columns):
+        raise InputError(f"{folder}/{PAIR_ITEMS_FILE}: not the paired items of a compare (no dataset/item_id "
+                         "columns); re-run `overlap compare --out` or delete the file (the report then shows ids "
+                         "only)")
+    # the tables must be the ones the summary counts, in all and benchmark by benchmark: a report or card of a
+    # folder that lost them (or whose pairs name another benchmark) would show counts with no pair behind them
+    counted = [(str(b["bench"]), int(b.get("pairs", 0))) for b in summary["benches"]]
+    total = sum(n for _, n in counted)
+    if len(pairs) != total:
         found = "is missing" if not (folder / "pairs.csv").is_file() else f"holds {plural(len(pairs), 'pair')}"
-        raise InputError(f"{folder}/pairs.csv {found}, but summary.json counts {counted}; re-run `overlap compare "
+        raise InputError(f"{folder}/pairs.csv {found}, but summary.json counts {total}; re-run `overlap compare "
                          "--out`")
-    groups = int((summary["train"].get("duplicates") or {}).get("groups", 0))
+    per_bench = pairs["bench"].astype(str).value_counts() if len(pairs) else {}
+    for name, n in counted:
+        if int(per_bench.get(name, 0)) != n:
+            raise InputError(f"{folder}/pairs.csv holds {plural(int(per_bench.get(name, 0)), 'pair')} of {name}, but "
+                             f"summary.json counts {n}; re-run `overlap compare --out`")
+    groups = sum(int((block.get("duplicates") or {}).get("groups", 0))
+                 for block in (summary["train"], *(b.get("dataset") or {} for b in summary["benches"])))
     if groups and not (folder / "duplicates.csv").is_file():
         raise InputError(f"{folder}/duplicates.csv is missing, but summary.json counts {plural(groups, 'group')} of "
                          "duplicates; re-run `overlap compare --out`")
+    if groups != len(dups) and (folder / "duplicates.csv").is_file():
+        raise InputError(f"{folder}/duplicates.csv holds {plural(len(dups), 'group')}, but summary.json counts "
+                         f"{groups}; re-run `overlap compare --out`")
     return ResultView(summary, pairs, dups, items, folder)
 
 

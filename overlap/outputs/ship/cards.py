@@ -32,6 +32,7 @@ from ...model import PAIR_COLUMNS
 from ...sources.files import read_text_file
 from ...words import plural, word_for
 from ..published import describe_source, public_provenance, safe_name, scrub_paths
+from ..report.markdown import md_text
 from ..report.sections import ResultView, fmt, null_models, stage_ran
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name tests replace
@@ -63,7 +64,16 @@ def _bench_block(view: ResultView, bench: str) -> dict[str, Any]:
 
 
 def _where(prov: dict | None) -> str:
-    return describe_source(prov)
+    return md_text(describe_source(prov))
+
+
+def _code(text: str) -> str:
+    """`text` as one Markdown code span whatever it holds: a fence longer than its longest run of backticks,
+    its line breaks as spaces (a span is one line of a command)."""
+    text = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _typed(column: str, value: Any) -> Any:
@@ -147,11 +157,13 @@ def render_section(view: ResultView, bench: str) -> str:
     plain = block.get("plain_join") or {}
     kinds = ", ".join(f"{k} ({n})" for k, n in sorted((block.get("shared_keys_by_kind") or {}).items())) or "none"
     mapping = summary.get("mapping") if stage_ran(summary.get("mapping")) else None
+    train_name = train.get("name")
+    name = md_text(bench)  # names come from the data (a file named `a<b>|c`): shown as written, never as markup
     lines = [
         begin_marker(bench),
-        f"## Overlap with {bench}",
+        f"## Overlap with {name}",
         "",
-        f"**{block.get('bench_items_matched', 0)} of {plural(block.get('bench_items', 0), f'{bench} task')} "
+        f"**{block.get('bench_items_matched', 0)} of {plural(block.get('bench_items', 0), f'{name} task')} "
         f"({block.get('bench_share', 0):.1%})** share a source identity with "
         f"{plural(block.get('train_items_matched', 0), 'row')} of this dataset "
         f"({plural(block.get('pairs', 0), 'pair')}). A plain join on ids as written finds "
@@ -160,14 +172,14 @@ def render_section(view: ResultView, bench: str) -> str:
         *([_baseline_line(block.get("baselines")), ""] if _baseline_line(block.get("baselines")) else []),
         f"- Method: items joined on normalised source identities; shared keys by kind: {kinds}."
         + (f" OSS-Fuzz ids translated old→new with {_where(mapping.get('provenance'))}." if mapping else ""),
-        f"- Revisions: this dataset {_where(train.get('provenance'))}; {bench} "
+        f"- Revisions: this dataset {_where(train.get('provenance'))}; {name} "
         f"{_where((block.get('dataset') or {}).get('provenance'))}.",
         f"- Duplicates inside this dataset: {plural((train.get('duplicates') or {}).get('groups', 0), 'bug')} listed "
         "more than once.",
-        f"- Every pair with its keys and evidence, and the contaminated {bench} ids (`bench_ids`): "
+        f"- Every pair with its keys and evidence, and the contaminated {name} ids (`bench_ids`): "
         f"[{record_path(bench)}]({record_path(bench)}).",
-        f"- Train without these rows: `overlap filter {train.get('name')} {bench}` (it also writes "
-        f"`{bench}_clean_ids.txt`, to score a model on the clean part).",
+        f"- Train without these rows: {_code(f'overlap filter {train_name} {bench}')} (it also writes "
+        f"{_code(f'{bench}_clean_ids.txt')}, to score a model on the clean part).",
         "",
         f"<sub>Written by {summary.get('tool', {}).get('name', 'overlap')} "
         f"{summary.get('tool', {}).get('version', '')}; a re-run replaces this section.</sub>",
@@ -281,7 +293,8 @@ def read_card(card: str | Path | None, repo_id: str | None) -> tuple[str, str]:
 
 def card_update(view: ResultView, text: str, benches: list[str] | None = None, where: str = "the card") -> CardUpdate:
     """The updated README and one `.overlap/<bench>.json` per benchmark."""
-    names = benches or [str(b.get("bench")) for b in view.summary.get("benches", [])]
+    # `--bench x --bench x` asks for x once
+    names = list(dict.fromkeys(benches or [str(b.get("bench")) for b in view.summary.get("benches", [])]))
     paths = [record_path(b) for b in names]
     if len(set(paths)) != len(paths):
         raise InputError(f"two benchmarks of this result share a file name ({', '.join(names)}); give --bench")

@@ -167,13 +167,15 @@ class _Collector:
         self.flags: list[dict] = []
         self.bps: list[dict] = []
         self.runs: dict = {}
-        self.counts = {"items": 0, "null": 0, "non_utf8": 0, "empty": 0, "bytes": 0, "tokens": 0}
+        # no_id: rows without an id, scanned but never flagged (a flag names its row by its id)
+        self.counts = {"items": 0, "null": 0, "non_utf8": 0, "empty": 0, "bytes": 0, "tokens": 0, "no_id": 0}
         self.short = {n: 0 for n in ns}
 
     def add(self, result: dict, ids: pa.Array, base: int, has_text: np.ndarray | None) -> None:
         """One task's result; ``ids``: its train ids; ``base``: global row of its first row."""
         c = result["counts"]
         self.counts["items"] += c["rows"]
+        self.counts["no_id"] += ids.null_count
         self.counts["null"] += c["null"]
         self.counts["bytes"] += c["bytes"]
         tpr = result["tokens_per_row"]
@@ -214,7 +216,7 @@ class _Collector:
 
 def _named(part: dict) -> dict:
     """A task's flags (or boilerplate hits) of rows that have an id: a flag names its row by its id, and a row
-    without one is counted (`null_ids`), never flagged under an empty name."""
+    without one is counted (`counts["no_id"]`), never flagged under an empty name."""
     named = part["train_id"].is_valid().to_numpy(zero_copy_only=False)
     part["train_id"] = part["train_id"].to_numpy(zero_copy_only=False)
     return part if named.all() else {k: np.asarray(v)[named] for k, v in part.items()}
