@@ -70,7 +70,8 @@ def atlas(
 ) -> None:
     """Map where training sets and benchmarks share tasks: one cell per (dataset, benchmark) with the bench
     items matched, their share, the plain-join count, bench items by pair kind and by subset, and the chance
-    baseline where a pool fits; with --text, the n-gram text evidence per cell (on --engine local or ray).
+    baseline where a pool fits; with --text, the n-gram text evidence per cell. --engine ray runs the text scan
+    and the key scans of training sets read by their columns (parquet) on Ray.
     Datasets and cells are cached: a re-run after one pin bump recomputes only that dataset's cells (and says
     which).
 
