@@ -13,7 +13,7 @@ import sys
 import pytest
 
 LOOP = r"""
-import json, os, resource, sys
+import json, os, resource, sys, time
 if sys.argv[1] == "kept":
     from overlap.allocator import keep_freed_memory
     keep_freed_memory()
@@ -29,9 +29,10 @@ for i in range(50):  # six ~8 MB arrays a round, sizes shifting as a batch's do,
 numpy_faults = faults() - start
 arrays = [pa.array(np.arange((1 << 20) + 512 * j, dtype=np.int64)) for j in range(6)]
 start = faults()
-for _ in range(50):
+for _ in range(20):
     held = [pc.add(a, 1) for a in arrays]
     del held
+    time.sleep(0.05)  # past mimalloc's default purge delay (10 ms): a pause between batches, as reading one is
 print(json.dumps({"numpy": numpy_faults, "arrow": faults() - start,
                   "purge": os.environ.get("MIMALLOC_PURGE_DELAY")}))
 """
@@ -49,7 +50,7 @@ def _run(mode: str, **env: str) -> dict:
 def test_freed_memory_is_reused_not_faulted_in_again():
     default, kept = _run("default"), _run("kept")
     assert kept["numpy"] * 5 < default["numpy"], (default, kept)
-    assert kept["arrow"] < default["arrow"], (default, kept)
+    assert kept["arrow"] * 3 < default["arrow"], (default, kept)
     assert kept["purge"] == "-1" and default["purge"] is None
 
 
