@@ -37,7 +37,7 @@ from ..progress import stage
 from ..sources.load import StreamableSource, check_pool, load_dataset, load_pool, streamable_source
 from ..sources.registry import all_specs, get_spec, is_known, parse_selection
 from ..stats.wiring import cyber_baselines
-from ..text.ngram.engines import ENGINES
+from ..text.ngram.engines import check_engine
 from .atlas_cache import cache_folder, fingerprint, load_cell, load_keys, save_cell, save_keys
 from .atlas_stream import RunMapping, StreamedSide
 from .atlas_text import CellText
@@ -308,8 +308,7 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise InputError(f"{what}: expected a name or path (str or Path) or None, got {type(value).__name__}")
     check_pool(pool)
-    if engine not in ENGINES:  # before any dataset is read
-        raise InputError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    check_engine(engine)  # before any dataset is read
     chosen = atlas_names(names)
     if not chosen:
         raise InputError("no datasets to map; name some, or register them (overlap datasets)")

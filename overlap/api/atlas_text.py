@@ -19,12 +19,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
 from ..model import Dataset
 from ..sources.load import load_dataset
 from ..text.api import DEFAULT_BOILERPLATE_THRESHOLD, DEFAULT_NS, text_check
 from ..text.attach import default_field, texts_of
-from ..text.ngram.engines import ENGINES
+from ..text.ngram.engines import check_engine
 
 # The columns a cell gains with --text (CELL_SCHEMA; null in an atlas run without it).
 TEXT_COLUMNS = ("text_ran", "text_reason", "text_fields", "text_flagged_train_items", "text_flagged_bench_items",
@@ -46,8 +45,7 @@ class CellText:
     _texts: dict[str, Dataset] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.engine not in ENGINES:  # before any dataset is read
-            raise InputError(f"engine {self.engine!r}: use one of {', '.join(ENGINES)}")
+        check_engine(self.engine)  # before any dataset is read
         self.ns = tuple(sorted({int(n) for n in self.ns}, reverse=True))
 
     def parameters(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from ..sources.registry import is_registered
 from ..stats.attach import attach_baselines
 from ..text.api import ngram_sizes
 from ..text.attach import attach_text, text_field
-from ..text.ngram.engines import ENGINES
+from ..text.ngram.engines import check_engine
 from .filtered import FilteredSplit
 from .text_columns import with_text_column
 
@@ -189,8 +189,7 @@ def compare(
     """
     if fix_join not in FIX_JOIN_MODES:
         raise InputError(f"fix_join {fix_join!r}: use one of {', '.join(FIX_JOIN_MODES)}")
-    if engine not in ENGINES:  # before the slow stages
-        raise InputError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    check_engine(engine)  # before the slow stages
     data = data_paths(data)
     if isinstance(train, (list, tuple)):
         raise InputError("train: give one training set (a name, a path or a Dataset), not a list")

@@ -28,7 +28,7 @@ from .ngram import (
     ScanResult,
     build_index,
 )
-from .ngram.engines import ENGINES, run_scan
+from .ngram.engines import check_engine, run_scan
 from .text_inputs import bench_table, pair_list
 from .text_result import BOILERPLATE_COLUMNS, FLAG_COLUMNS, RUN_COLUMNS, TextResult, typed_frame
 from .tokenize import TOKENIZERS
@@ -95,8 +95,7 @@ def text_check(
                          f"{boilerplate_threshold!r}")
     if isinstance(tokenizer, str) and tokenizer not in TOKENIZERS:
         raise InputError(f"unknown tokenizer '{tokenizer}' (choose {', '.join(TOKENIZERS)})")
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine '{engine}' (choose {', '.join(ENGINES)})")
+    check_engine(engine)
     ns = tuple(sorted(set(ngram_sizes(ns)), reverse=True))
     train_cells, bench_cells = CellCounts(train_field), CellCounts(bench_field)
     btable = bench_table(bench, id_col, bench_field, {bench_field: bench_cells})

@@ -231,14 +231,19 @@ def train_stream(train, columns: Sequence[str], batch_rows: int, cells: CellCoun
     return train_batches(train, columns, batch_rows, cells, id_col)
 
 
+def check_engine(engine: object) -> None:
+    """An engine name that is none of `ENGINES`, refused before any work (the one check every caller makes)."""
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine '{engine}' (choose {', '.join(ENGINES)})")
+
+
 def run_scan(index: BenchIndex, train, *, engine: str = "local", id_col: str, text_col: str,
              ident_col: str | None, pairs: dict[str, list[int]], workers: int | None, chunk_bytes: int,
              chunk_rows: int, progress=None, cells: CellCounts | None = None,
              ray_address: str | None = None) -> tuple[ScanResult, dict[str, Targets]]:
     """Scan the train side on an engine: the scan result and the identifier targets of the paired rows
     (``ident_col``: the column they are read from; None: no identifier evidence)."""
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine '{engine}' (choose {', '.join(ENGINES)})")
+    check_engine(engine)
     train = as_train(train)
     columns = [id_col, text_col] + ([ident_col] if ident_col and ident_col != text_col else [])
     counts = {text_col: cells} if cells is not None else None
