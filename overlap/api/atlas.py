@@ -319,8 +319,6 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
         raise InputError(f"{chosen[0]} alone makes no cell: the atlas pairs every dataset with the benchmarks among "
                          "them; name another dataset (or none, for every registered one)")
     folder = cache_folder(cache)
-    texts = CellText(data, {_spec(n).name: n for n in chosen}, engine=engine, ray_address=ray_address,
-                     workers=workers) if text else None
     streamed = _streamed_sources(chosen, data) if stream and not text else {}
     entries, sides = [], {}
     for name in chosen:
@@ -338,6 +336,10 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
     named = [e.name for e in entries]
     if len(set(named)) != len(named):  # their cells, pairs and pages would be told apart by name alone
         raise InputError(f"the same dataset is named twice ({', '.join(named)}); give distinct datasets")
+    # by the name each is known by in the cells: a set and its subset (`cybergym`, `cybergym:arvo`) share one
+    # registered name, and a set whose keys came from the cache is read again for its texts as it was named
+    texts = CellText(data, dict(zip(named, chosen, strict=True)), engine=engine, ray_address=ray_address,
+                     workers=workers) if text else None
     ids = RunMapping(data, [e.dataset for e in entries if e.name not in sides])
     if any(e.dataset is not None and e.dataset.has_kind("ossfuzz") for e in entries):
         ids.load()  # a streamed set not yet counted loads it at its first OSS-Fuzz id, if none has before

@@ -40,7 +40,13 @@ from ..sources.spec import DatasetSpec
 _CACHED_ITEM_COLUMNS = ("item_id", "row", "file", "file_row", "subset", "project", "repo", "base_commit", "pr")
 
 
+# The folders of the cache that hold its entries (the module docstring).
+ENTRY_FOLDERS = ("keys", "sides", "cells")
+
+
 def cache_folder(cache: str | os.PathLike | None) -> Path:
+    if cache is not None and not os.fspath(cache).strip():  # else the current folder, where nobody asked for it
+        raise InputError("cache: empty; give a folder (--cache DIR), or none for the user cache (OVERLAP_CACHE)")
     return Path(cache) if cache is not None else cache_root() / "atlas"
 
 
@@ -85,11 +91,28 @@ def fingerprint(name: str, data: Mapping[str, Path]) -> str | None:
     parts: dict[str, Any] = {"tool": __version__, "selection": name, "declaration": _declared(spec)}
     if local is not None:
         parts["files"] = _files_digest(Path(local))
+        if spec.extra.get("member_of"):
+            parts["member_of"] = _member_digest(spec.extra["member_of"], Path(local))
     elif _PINNED.fullmatch((selection.revision or spec.revision or "").lower()):
         parts["remote"] = [spec.host, spec.hub_repo, selection.revision or spec.revision]
     else:
         return None
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _member_digest(member_of: Any, local: Path) -> list[str]:
+    """The file a local folder's subset flag (`extra.member_of` = flag, repo, revision, file) is read from,
+    by what it holds: the reader looks for a folder named like that repo inside the dataset's folder or beside
+    it (`sources.declared._membership_flag`). Beside it, it is no file of the folder's digest, so without this
+    a changed or newly added membership file would leave the cached flag and provenance of the old one."""
+    try:
+        _, repo_id, _, relpath = member_of
+        folder = Path(local).resolve()
+    except (TypeError, ValueError, OSError):
+        return [repr(member_of)]  # a declaration of another shape: the reader says what is wrong with it
+    name = str(repo_id).split("/")[-1]
+    return [_digest(place) if place.exists() or place.is_symlink() else "absent"
+            for place in (folder / name / str(relpath), folder.parent / name / str(relpath))]
 
 
 def _declared(spec: DatasetSpec) -> Any:

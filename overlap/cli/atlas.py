@@ -24,24 +24,32 @@ def declared_inputs(names: list[str] | None, data: list[str] | None, pool: str =
     return places
 
 
-def _check_cache(cache: Path | None, out: Path, inputs: list[str]) -> None:
-    """A `--cache` that is a file, inside `--out` or inside an input folder is refused before any work: `--out`
-    is replaced whole when the atlas is written, so the cache would be lost (or, on a first run, `--out` would
-    hold files no atlas wrote); in a dataset's folder its files would be read as the dataset's rows."""
-    if cache is None:
-        return
+def _check_cache(cache: str | None, out: Path, inputs: list[str]) -> None:
+    """A cache folder (`--cache`, or the default one: OVERLAP_CACHE or the user cache) that is a file, inside
+    `--out` or inside an input folder, or an `--out` inside one of the folders the cache writes its entries
+    to, is refused before any work: `--out` is replaced whole when the atlas is written, so the cache would be
+    lost (or, on a first run, `--out` would hold files no atlas wrote and be refused after the whole run); in a
+    dataset's folder its files would be read as the dataset's rows."""
+    from ..api.atlas_cache import ENTRY_FOLDERS, cache_folder
     from ..errors import InputError
 
-    if Path(cache).exists() and not Path(cache).is_dir():
-        raise InputError(f"--cache {cache}: is a file, not a folder; choose another --cache folder")
-    resolved, folder = Path(cache).resolve(), Path(out).resolve()
+    place = cache_folder(cache)
+    name = f"--cache {cache}" if cache is not None else \
+        f"the atlas cache {place} (OVERLAP_CACHE, or the user cache; give another with --cache)"
+    if place.exists() and not place.is_dir():
+        raise InputError(f"{name}: is a file, not a folder; choose another --cache folder")
+    resolved, folder = place.resolve(), Path(out).resolve()
     if resolved == folder or folder in resolved.parents:
-        raise InputError(f"--cache {cache}: is inside --out {out}, which is replaced whole when the atlas is "
+        raise InputError(f"{name}: is inside --out {out}, which is replaced whole when the atlas is "
                          "written; keep the cache somewhere else")
+    for entries in (resolved / part for part in ENTRY_FOLDERS):
+        if folder == entries or entries in folder.parents:
+            raise InputError(f"--out {out}: is inside {entries}, where {name} writes its entries; write the "
+                             "atlas somewhere else")
     for item in inputs:
-        place = Path(item)
-        if place.is_dir() and (resolved == place.resolve() or place.resolve() in resolved.parents):
-            raise InputError(f"--cache {cache}: is inside the input folder {item}, whose files are read as the "
+        item_place = Path(item)
+        if item_place.is_dir() and (resolved == item_place.resolve() or item_place.resolve() in resolved.parents):
+            raise InputError(f"{name}: is inside the input folder {item}, whose files are read as the "
                              "dataset's rows; keep the cache somewhere else")
 
 
@@ -55,7 +63,8 @@ def atlas(
                                     "data/pairs.parquet, README.md, report.html.")] = Path("atlas"),
     pool: Annotated[str, typer.Option("--pool", metavar="NAME|PATH|auto|none",
                                       help="Chance-baseline pool for cells with OSS-Fuzz ids on both sides.")] = "auto",
-    cache: Annotated[Path | None, typer.Option("--cache", metavar="DIR", help="Key and cell cache (default: the "
+    # text, not a Path: an empty value would be the current folder, and is refused as empty instead
+    cache: Annotated[str | None, typer.Option("--cache", metavar="DIR", help="Key and cell cache (default: the "
                                                "user cache, OVERLAP_CACHE).")] = None,
     push: Annotated[str | None, typer.Option("--push", metavar="OWNER/NAME",
                                              help="Upload the folder to this Hub dataset repo.")] = None,

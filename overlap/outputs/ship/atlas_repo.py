@@ -34,6 +34,7 @@ from .hub import hub_api as _hub_api  # the name tests replace
 
 CARD_LICENSE = "apache-2.0"  # the atlas tables (ids and counts) as overlap writes them; each source keeps its own
 MAX_PAIRS_SHOWN = 500  # pairs listed on one cell's page (all are in data/pairs.parquet)
+STALE_PAGES = "cells/*"  # the cell pages a push replaces whole (`push_atlas`)
 
 
 def cell_page(train: str, bench: str) -> str:
@@ -243,8 +244,11 @@ def push_atlas(folder: Path, repo_id: str, *, create_pr: bool = False, token: st
     summary = json.loads((Path(folder) / "atlas.json").read_text(encoding="utf-8"))
     message = f"overlap atlas: {summary['cells']} cells ({len(summary['recomputed'])} recomputed)"
     try:
+        # a cell page of an earlier push whose cell this atlas no longer has is deleted in the same commit:
+        # upload_folder only adds and replaces, and the stale page would stay on the Hub with its old numbers
         info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(folder),
-                                 commit_message=message, create_pr=create_pr, ignore_patterns=[".overlap-output"])
+                                 commit_message=message, create_pr=create_pr, ignore_patterns=[".overlap-output"],
+                                 delete_patterns=[STALE_PAGES])
     except hf_errors.HfHubHTTPError as exc:
         raise OverlapError(f"{repo_id}: upload refused ({http_status(exc)}); check write access") from None
     except OSError as exc:  # the connection dropped (requests' errors are OSErrors), a file went away mid-upload
