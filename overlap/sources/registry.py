@@ -101,7 +101,8 @@ def _entry_point_specs(point: Any) -> list[DatasetSpec]:
 def declarations_at(path: Path) -> list[DatasetSpec]:
     """The declarations in a TOML file, or in every `*.toml` file of a folder (sorted by name)."""
     if path.is_dir():
-        found = sorted(path.glob("*.toml"))
+        # regular files only: a pipe or device named *.toml would block the read forever
+        found = sorted(f for f in path.glob("*.toml") if f.is_file())
         if not found:
             raise InputError(f"{path}: a folder with no .toml declaration in it")
         return [s for f in found for s in _declared_in(f)]

@@ -33,3 +33,17 @@ def test_a_refused_declaration_leaves_none_of_its_names(tmp_path):
     with pytest.raises(InputError, match="already declared"):
         registry.add_declarations([tmp_path / "reg.toml"])
     assert not registry.is_known("sweep-t")  # else a later lookup of it fails deep inside (no declaration)
+
+
+def test_a_pipe_named_toml_in_a_registry_folder_is_passed_over_not_waited_on(tmp_path):
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(tmp_path / "a-pipe.toml")  # opened for reading, it would block until some writer came
+    (tmp_path / "b.toml").write_text('name = "sweep-pipe-t"\n' + TRAIN, encoding="utf-8")
+    done = CliRunner().invoke(app, ["datasets", "--registry", str(tmp_path)])
+    assert done.exit_code == 0 and "sweep-pipe-t" in done.output, done.output
+    (tmp_path / "b.toml").unlink()
+    with pytest.raises(InputError, match="no .toml declaration"):
+        registry.declarations_at(tmp_path)
