@@ -30,6 +30,7 @@ from .. import __version__
 from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
+from ..sources.declared import member_places
 from ..sources.files import sha256_of
 from ..sources.github import cache_root
 from ..sources.local_glob import expand_glob
@@ -101,18 +102,14 @@ def fingerprint(name: str, data: Mapping[str, Path]) -> str | None:
 
 
 def _member_digest(member_of: Any, local: Path) -> list[str]:
-    """The file a local folder's subset flag (`extra.member_of` = flag, repo, revision, file) is read from,
-    by what it holds: the reader looks for a folder named like that repo inside the dataset's folder or beside
-    it (`sources.declared._membership_flag`). Beside it, it is no file of the folder's digest, so without this
-    a changed or newly added membership file would leave the cached flag and provenance of the old one."""
+    """The file a local folder's subset flag is read from, by what it holds (`sources.declared.member_places`:
+    inside the dataset's folder or beside it). Beside it, it is no file of the folder's digest, so without
+    this a changed or newly added membership file would leave the cached flag and provenance of the old one."""
     try:
-        _, repo_id, _, relpath = member_of
-        folder = Path(local).resolve()
+        places = member_places(member_of, Path(local).resolve())
     except (TypeError, ValueError, OSError):
         return [repr(member_of)]  # a declaration of another shape: the reader says what is wrong with it
-    name = str(repo_id).split("/")[-1]
-    return [_digest(place) if place.exists() or place.is_symlink() else "absent"
-            for place in (folder / name / str(relpath), folder.parent / name / str(relpath))]
+    return [_digest(place) if place.exists() or place.is_symlink() else "absent" for place in places]
 
 
 def _declared(spec: DatasetSpec) -> Any:

@@ -260,6 +260,14 @@ def _folder_parts(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     return parts
 
 
+def member_places(member_of, root: Path) -> list[Path]:
+    """Where a local folder's subset membership file (`extra.member_of` = flag, repo, revision, file) is looked
+    for, in order: a folder named like that repo inside the dataset's folder, then beside it."""
+    _, repo_id, _, relpath = member_of
+    name = str(repo_id).split("/")[-1]
+    return [root / name / str(relpath), root.parent / name / str(relpath)]
+
+
 def _membership_flag(dataset: Dataset, source: FileSource, spec: DatasetSpec, single: bool) -> None:
     """The flag column of a subset declared in `extra.member_of` = (flag, repo, revision, file), e.g.
     `in_verified`: from the Hub at its pinned revision, or a folder named like that repo inside or beside the
@@ -276,8 +284,7 @@ def _membership_flag(dataset: Dataset, source: FileSource, spec: DatasetSpec, si
             revision = other.revision
         elif isinstance(source, LocalFolder) and not single:
             root = Path(source.root)
-            candidates = [root / folder_name / relpath, root.parent / folder_name / relpath]
-            path = next((p for p in candidates if p.is_file()), None)
+            path = next((p for p in member_places(member_of, root) if p.is_file()), None)
             if path is None:
                 raise InputError(f"no {folder_name}/{relpath} inside or beside {root}")
         else:
