@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from .options import DataOption, Engine, EngineOption, RayAddressOption, RegistryOption, WorkersOption, out_option
+from .options import (
+    DataOption,
+    Engine,
+    EngineOption,
+    RayAddressOption,
+    RegistryOption,
+    WorkersOption,
+    out_option,
+    ray_address_for,
+)
 from .shared import check_out, declared_places, report_recognition
 
 
@@ -102,7 +111,7 @@ def atlas(
     # a push that cannot succeed (an id the Hub refuses, no token, no write access) is refused before any work
     api = check_push_target(push) if push is not None else None
     result = run_atlas(names or None, data=parse_data_options(data), cache=cache, pool=pool, text=text,
-                       engine=engine.value, ray_address=ray_address, workers=workers)
+                       engine=engine.value, ray_address=ray_address_for(engine, ray_address), workers=workers)
     write_atlas(result, out)
     report_recognition(entry.dataset for entry in result.entries)  # the sets read in this run, by their columns
     recomputed = len(result.recomputed)

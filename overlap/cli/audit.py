@@ -19,7 +19,16 @@ import typer
 from ..errors import InputError
 from ..outputs.atomic import write_text_atomic
 from ..progress import progress_enabled, stage, status
-from .options import OUT_NAMES, DataOption, Engine, Format, FormatOption, RayAddressOption, RegistryOption
+from .options import (
+    OUT_NAMES,
+    DataOption,
+    Engine,
+    Format,
+    FormatOption,
+    RayAddressOption,
+    RegistryOption,
+    ray_address_for,
+)
 from .shared import print_records
 
 
@@ -138,7 +147,7 @@ def audit(
         if "=" not in item:
             raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
     batch = {"targets": targets, "benchmark": benchmark, "tag": tag, "sample": sample, "set_name": set_name,
-             "jobs": jobs, "timeout": timeout, "ray_address": ray_address, "data": data,
+             "jobs": jobs, "timeout": timeout, "ray_address": ray_address_for(engine, ray_address), "data": data,
              "seed": seed if seed != 0 else None, "engine": engine.value if engine != Engine.local else None}
     if targets is not None or benchmark:
         from .audit_batch import run_batch_command  # imported here: keeps `overlap --help` fast

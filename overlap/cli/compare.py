@@ -39,6 +39,7 @@ from .options import (
     WorkersOption,
     column_options,
     out_option,
+    ray_address_for,
 )
 from .shared import (
     check_out,
@@ -186,7 +187,7 @@ def compare(
                              seed=seed, reference=reference, reference_range=reference_range, evidence=evidence,
                              fix_join=fix_join.value, text=text_pairs,
                              ngram_ns=tuple(ngram_n or (13, 8)), columns=columns, split=split,
-                             engine=engine.value, ray_address=ray_address, workers=workers)
+                             engine=engine.value, ray_address=ray_address_for(engine, ray_address), workers=workers)
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
     summary = emit_compare(result, fmt, None if no_report else out)

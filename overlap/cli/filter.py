@@ -36,6 +36,7 @@ from .options import (
     WorkersOption,
     column_options,
     out_option,
+    ray_address_for,
     repo_option,
 )
 from .shared import (
@@ -125,7 +126,7 @@ def filter_cmd(
         result, filtered, written = filter_train(train, bench, out, reasons=reasons, data=parse_data_options(data),
                                                  columns=columns, split=split, text=parse_text_options(text),
                                                  engine=engine.value,
-                                                 ray_address=ray_address, workers=workers)
+                                                 ray_address=ray_address_for(engine, ray_address), workers=workers)
     info = filtered.summary()
     report_recognition(result_datasets(result))
     report_problems(result_problems(result), str(out / "filter.json"))

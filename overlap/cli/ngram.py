@@ -30,6 +30,7 @@ from .options import (
     WorkersOption,
     missing_option,
     out_option,
+    ray_address_for,
 )
 from .shared import check_out, print_records, report_problems
 
@@ -155,6 +156,7 @@ def ngram(
     if not sep or not train_field or not bench_field:
         raise InputError(f"--text {field!r}: expected TRAIN_FIELD:BENCH_FIELD")
     overrides = parse_data_options(data)
+    ray_address = ray_address_for(engine, ray_address)
     with status(f"loading {train} and {bench}"):
         files = _train_files(train, id_column)
         if files is not None:

@@ -159,6 +159,25 @@ SplitOption = Annotated[str | None, typer.Option("--split", metavar="SPLIT",
                                                  help="The split of a Hub dataset given by id (e.g. train).")]
 
 
+def ray_address_for(engine: object, ray_address: str | None) -> str | None:
+    """The Ray cluster a command attaches to. Given on the command line with the local engine it would be
+    ignored, so it is refused; from RAY_ADDRESS alone (the environment a Ray cluster sets for every process)
+    it waits for `--engine ray`."""
+    from typer.main import get_current_context  # typer's own click: `click`'s would see no command running
+
+    from ..errors import InputError
+
+    if ray_address is None or str(engine) == Engine.ray:
+        return ray_address
+    context = get_current_context(silent=True)
+    given = context is not None and context.get_parameter_source("ray_address").name == "COMMANDLINE"
+    if given:
+        raise InputError(f"--ray-address {ray_address}: only the ray engine attaches to a cluster; add --engine ray "
+                         "(or leave --ray-address out to run on this machine)")
+    return None
+
+
+
 def column_options(**columns: str | None) -> dict[str, str]:
     """The column options given, as the library's `columns` ({"id": …, "repo": …, "scheme": …})."""
     return {name.removesuffix("_column").replace("id_scheme", "scheme"): value
