@@ -281,8 +281,8 @@ def _ossfuzz(values, open_rows, context, forced):
         if count != len(values):
             numbers = pc.replace_with_mask(pa.nulls(len(values), pa.int64()), candidate, numbers)
     taken = pc.and_(open_rows, pc.is_valid(numbers))
-    text = _str(numbers)
-    return taken, [(taken, "ossfuzz", text, text)]
+    # as numbers: written as text only for the rows that have one (`recognise` casts what it keeps)
+    return taken, [(taken, "ossfuzz", numbers, numbers)]
 
 
 def _issue_numbers(digits):
@@ -414,8 +414,11 @@ def map_distinct(values: Any, function: Callable[[Any], Any], out_type: Any) -> 
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    mapped = pa.array([function(v) for v in encoded.dictionary.to_pylist()], out_type)
-    return mapped.take(encoded.indices)
+    distinct = encoded.dictionary.to_pylist()
+    mapped = [function(v) for v in distinct]
+    if mapped == distinct and isinstance(values, pa.Array) and values.type == out_type:
+        return values  # each value is its own image (repos written canonically): the very array, no copy
+    return pa.array(mapped, out_type).take(encoded.indices)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -508,7 +511,7 @@ def _pr_keys_and_fields(rows: Any, repo: Any, numbers: Any, base: Any | None,
         number_text = _str(numbers)
         exact = _joined(written, number_text)
     # most repos are written canonically: their repo_pr value is the exact one, not joined again
-    renamed = pc.any(pc.not_equal(canonical, written)).as_py()
+    renamed = canonical is not written and pc.any(pc.not_equal(canonical, written)).as_py()
     if renamed or base is not None:
         number_text = _str(numbers) if number_text is None else number_text
     parts.append((with_repo, "repo_pr", _joined(canonical, number_text) if renamed else exact, exact))
@@ -664,7 +667,7 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
                 continue
             for array in (value, raw):
                 if (id(held), id(array)) not in picked:
-                    picked[id(held), id(array)] = _str(array) if found == len(held) else _str(array).filter(held)
+                    picked[id(held), id(array)] = _str(array if found == len(held) else array.filter(held))
             if (id(held), -1) not in picked:  # the rows: all of them when every row has the key
                 picked[id(held), -1] = rows if found == len(held) else rows.filter(held)
             pieces.append(pa.table({"row": picked[id(held), -1], "kind": pa.repeat(pa.scalar(kind), found),
