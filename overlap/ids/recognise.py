@@ -623,6 +623,9 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
     pieces = []
     open_rows = pc.fill_null(open_rows, False).to_numpy(zero_copy_only=False).copy()
     taken_by = np.full(length, -1, np.int64)  # per row, the index in `chosen` of the recogniser that took it
+    # per recogniser, (row, example) of the first row it took: the example is the earliest value whichever pass
+    # took it (a forced form, a non-ASCII value), so it does not depend on where batches split the rows
+    examples: dict[str, tuple[int, str]] = {}
     carried: list[tuple[np.ndarray, dict[str, Any]]] = []  # (rows, what a recogniser's keys carry for them)
     for index, (recogniser, forced) in enumerate(chosen):
         # Each recogniser sees only the values no earlier one took (and none once every value is taken).
@@ -651,7 +654,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
             first = int(positions[np.argmax(taken)])
             counted = report.taken.setdefault(recogniser.name, RecogniserCount())
             counted.count += count
-            counted.example = counted.example or _example(str(values[first].as_py()))
+            if first < examples.get(recogniser.name, (length,))[0]:
+                examples[recogniser.name] = (first, _example(str(values[first].as_py())))
             taken_by[positions[taken]] = index
             open_rows[positions[taken]] = False
         # A PR's repo_pr and repo_pr_exact keys are often one array under one mask: filtered once, the two pieces
@@ -690,7 +694,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
                 if keys:
                     counted = report.taken.setdefault(recogniser.name, RecogniserCount())
                     counted.count += 1
-                    counted.example = counted.example or _example(value)
+                    if position < examples.get(recogniser.name, (length,))[0]:
+                        examples[recogniser.name] = (position, _example(value))
                     by_row_list[position] = recogniser.name
                     for kind, key_value, raw in keys:
                         for column, item in zip(KEY_FIELDS, (position, kind, key_value, raw), strict=True):
@@ -702,6 +707,8 @@ def recognise(values: Any, *, scheme: str | None = None, context: dict[str, Any]
                                     "kind": pa.array(extra["kind"], pa.string()),
                                     "value": pa.array(extra["value"], pa.string()),
                                     "raw": pa.array(extra["raw"], pa.string())}))
+    for name, (_, shown) in examples.items():
+        report.taken[name].example = shown
     unrecognised = pc.and_(pc.invert(missing), pc.is_null(by_row))
     report.unrecognised = pc.sum(unrecognised).as_py() or 0
     report.missing = pc.sum(missing).as_py() or 0

@@ -403,8 +403,10 @@ def _project_names(state: _State, codes: np.ndarray) -> pa.Array:
 def _finish(state: _State, label: str, provenance, columns: GenericColumns, report: RecognitionReport):
     firsts, found = _items_pass(state)
     repeats = found.rows
-    if not firsts.items:
-        raise InputError(f"{label}: no usable rows (no row has an id in column '{columns.id}')")
+    if not firsts.items:  # worded as `assemble` words it: every row lacks an id, so that is the reason
+        reason = f" (missing_id: {state.first_missing[0]} row {state.first_missing[1]})" if state.missing else ""
+        raise InputError(f"{label}: no usable rows (no row has an id in column '{columns.id}'){reason}; check the "
+                         "files and their columns")
     alone_ids = state.ids.select(firsts.alone_rows).column("item_id").to_pylist()
     problems = [] if columns.scheme == LABEL else unrecognised_problem(firsts.alone, alone_ids, columns.scheme)
     if state.missing:
@@ -450,7 +452,9 @@ def _items_frame(matched: pa.Table, present: int, columns: GenericColumns) -> pd
     """The matched items as `read_generic` types them, with the columns the whole side has: a column no item
     of the side fills is left out (however the matched ones fill it), unless the side declares it."""
     out = matched.drop_columns([c for c in matched.column_names if c.startswith("_")]).to_pandas()
-    out["pr"] = out["pr"].astype("Int64")
+    # Straight to Int64, as `assemble` does: through float64 (pandas' int column with nulls) a PR past 2**53
+    # would lose digits
+    out["pr"] = matched.column("pr").cast(pa.int64()).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     for column in out.columns:
         if column not in ("row", "file_row", "pr"):
             out[column] = out[column].astype("string")

@@ -39,6 +39,7 @@ from ..model import Dataset
 from .assemble import LABEL, assemble
 from .batches import BatchSource, absent, glob_source, open_batches
 from .files import FileSource, HubRepo, LocalFolder, SingleFile
+from .json_rows import as_text
 from .row_checks import check_columns
 
 
@@ -221,7 +222,10 @@ def _check_id_type(kind: pa.DataType, file: str, column: str) -> None:
 def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     """(items, keys) of one batch as Arrow tables; the report takes this batch's counts."""
     n = batch.num_rows
-    column = batch.column
+
+    def column(name):
+        return _cells(batch.column(name))
+
     context = {name: column(col) for name, col in spec.context().items() if name != "fix"}
     ids = column(spec.id)
     if spec.scheme == LABEL:
@@ -276,6 +280,15 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from))
         table["_other_scheme"] = other_scheme(column, spec, recognition)
     return pa.table(table), keys
+
+
+def _cells(array):
+    """A column's cells as scalars: a list or object cell as its JSON text. The JSON reader gives a batch of such
+    cells alone as a list or struct column (no text: a missing PR, repo or base) and beside text as their JSON
+    text (a cell that is no PR, repo or base): read alike, where batches split a file changes no count."""
+    if not pa.types.is_nested(array.type):
+        return array
+    return pa.array([as_text(v) for v in array.to_pylist()], pa.string())
 
 
 def item_ids_of(ids, written=None, numbers=None):

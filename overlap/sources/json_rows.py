@@ -219,12 +219,17 @@ def _loose_array(values: list) -> Any:
     import pyarrow as pa
 
     try:
-        return _whole(pa.array(values), exact=False)
+        array = pa.array(values)
+        if pa.types.is_floating(array.type) and any(v is True or v is False for v in values):
+            # pyarrow reads `true` beside a float as 1.0 (a PR 1, an id "1"): a boolean is text beside anything
+            raise pa.ArrowTypeError("booleans beside numbers")
+        return _whole(array)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # OverflowError: an integer beyond 64 bits
-        return pa.array([_as_text(v) for v in values], pa.string())
+        # (and a float past 2**53, `_whole`): text from the values as read, so no digit is lost
+        return pa.array([as_text(v) for v in values], pa.string())
 
 
-def _as_text(value: Any) -> str | None:
+def as_text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -243,30 +248,29 @@ def exact_numbers(batch):
     which keeps every digit, reads the file instead."""
     import pyarrow as pa
 
-    arrays = [_whole(array, exact=True) for array in batch.columns]
+    arrays = [_whole(array) for array in batch.columns]
     if all(a is b for a, b in zip(arrays, batch.columns, strict=True)):
         return batch
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([field.with_type(array.type) for field, array
                                                                 in zip(batch.schema, arrays, strict=True)]))
 
 
-def _whole(array, *, exact: bool):
-    """A float array holding only whole numbers as int64, else as text (`_as_text`: whole floats as their integer,
+def _whole(array):
+    """A float array holding only whole numbers as int64, else as text (`as_text`: whole floats as their integer,
     a fraction as written): a JSON cell reads the same whether its batch holds text beside it or numbers alone,
-    so a row re-read among other rows (the filter's check) has the id it had. `exact`: ArrowInvalid when one
-    is too large for a float to hold exactly."""
+    so a row re-read among other rows (the filter's check), or read in batches of another size (a streamed
+    side), has the id it had. ArrowInvalid when one is too large for a float to hold exactly: the caller then
+    reads the values as written (kept as a float, `1e30` would be no id alone and the text `1e+30` beside text)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if pa.types.is_boolean(array.type) and array.null_count < len(array):  # as beside text: `true`, `false`
-        return pa.array([_as_text(v) for v in array.to_pylist()], pa.string())
+        return pa.array([as_text(v) for v in array.to_pylist()], pa.string())
     if not pa.types.is_floating(array.type) or array.null_count == len(array):
         return array
     top = pc.max(pc.abs(array)).as_py()
     if top is not None and top >= 2**53:
-        if exact:
-            raise pa.ArrowInvalid("a number too large for a float")
-        return array
+        raise pa.ArrowInvalid("a number too large for a float")
     if pc.all(pc.equal(array, pc.floor(array))).as_py():
         return array.cast(pa.int64())
-    return pa.array([_as_text(v) for v in array.to_pylist()], pa.string())
+    return pa.array([as_text(v) for v in array.to_pylist()], pa.string())

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from ..ids.recognise import id_strings
 from ..model import Problem
+from .json_rows import as_text
 
 DETAILS = {
     "missing_repo": "no repo: the repo_pr keys come from the id when it names the repo, else none "
@@ -37,12 +38,14 @@ def _blank(text) -> Any:
 
 def _reprs(column, mask) -> Any:
     """Python's repr of the cells where `mask` holds (the problem examples), null elsewhere: computed for
-    those few cells only."""
+    those few cells only. A number is shown as the text it reads as beside text (`-1` as `'-1'`): a JSON
+    column that mixes numbers and text is text in one batch and numbers in the next, and the example must
+    not depend on where batches split the file."""
     mask = pc.fill_null(mask, False)
     if not pc.any(mask).as_py():
         return pa.nulls(len(column), pa.string())
     values = column.filter(mask).to_pylist()
-    shown = pa.array([repr(v) for v in values], pa.string())
+    shown = pa.array([repr(v if isinstance(v, str) else as_text(v)) for v in values], pa.string())
     where = pc.subtract(pc.cumulative_sum(mask.cast(pa.int64())), 1)
     return pc.if_else(mask, shown.take(pc.if_else(mask, where, 0)), pa.scalar(None, pa.string()))
 
