@@ -120,7 +120,7 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
     joiner = BatchJoin(BenchKeys.of(benches), mapping=mapping, mapping_for=mapping_for)
     state = _State(Spill(FACT_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
                    Spill(TASK_KEY_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
-                   RowStore(ID_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
+                   RowStore(ID_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder, consecutive=True),
                    RowStore(KEY_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
                    RowStore(PROBLEM_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects)
     try:

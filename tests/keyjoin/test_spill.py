@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -137,6 +138,39 @@ def test_the_row_store_gives_back_the_rows_asked_for(tables, wanted, max_rows):
         got = store.select(np.array(sorted(wanted), np.int64))
         assert list(zip(got.column("row").to_pylist(), got.column("text").to_pylist(), strict=True)) == [
             (r, t) for r, t in added if r in wanted]
+    finally:
+        store.close()
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(1, 9), max_size=12), st.sets(st.integers(0, 120)), st.integers(1, 30))
+def test_a_store_of_consecutive_rows_gives_back_what_one_of_any_rows_does(sizes, wanted, max_rows):
+    """Its row column is made again on reading, never written: the same rows and texts as a plain store."""
+    plain, consecutive = RowStore(STORE_SCHEMA, max_rows=max_rows), RowStore(STORE_SCHEMA, max_rows=max_rows,
+                                                                            consecutive=True)
+    try:
+        start = 0
+        for size in sizes:  # one table per batch, its rows the batch's rows
+            rows = list(range(start, start + size))
+            texts = [None if r % 7 == 3 else f"t{r}" for r in rows]
+            table = pa.table({"row": pa.array(rows, pa.int64()), "text": texts}, schema=STORE_SCHEMA)
+            plain.add(table)
+            consecutive.add(table)
+            start += size
+        chosen = np.array(sorted(wanted), np.int64)
+        assert consecutive.select(chosen).equals(plain.select(chosen))
+        assert pa.concat_tables([*consecutive.tables(), STORE_SCHEMA.empty_table()]).equals(
+            pa.concat_tables([*plain.tables(), STORE_SCHEMA.empty_table()]))
+    finally:
+        plain.close()
+        consecutive.close()
+
+
+def test_a_store_of_consecutive_rows_refuses_a_table_with_a_gap():
+    store = RowStore(STORE_SCHEMA, max_rows=1, consecutive=True)
+    try:
+        with pytest.raises(ValueError, match="not consecutive"):
+            store.add(pa.table({"row": pa.array([4, 6], pa.int64()), "text": ["a", "b"]}, schema=STORE_SCHEMA))
     finally:
         store.close()
 
