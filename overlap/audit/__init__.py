@@ -25,7 +25,8 @@ Layout, top to bottom; a module imports only from its own sub-package or file an
     content/, image/       the reference answer and file contents; container image layers
     git/, targets.py       the git store; what to audit (input kinds, repositories in a folder or rootfs)
     zstd_input.py          zstd-compressed input: the decompressor, an archive read as the tar it holds
-    tree.py, model.py      safe reads of the audited tree; report records, verdicts and the JSON form
+    tree.py, model.py,     safe reads of the audited tree; report records, verdicts and the JSON form;
+    scratch.py             removing the private folder whatever an image nested in it
 """
 
 from __future__ import annotations

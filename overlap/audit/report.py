@@ -108,6 +108,10 @@ def render_table(r: AuditReport, width: int | None = None) -> str:
             lines.append(escape(f"not content-scanned: {what}, e.g. {first['path']} ({first['reason']}){more}; "
                                 "raise that limit with --limit NAME=VALUE to read them (--format json lists them "
                                 "under stats.not_scanned)"))
+        skipped = (t.stats.get("skipped") or {}).get("notes") or []
+        if skipped:  # folders the walk could not enter: nothing below them was checked
+            more = f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else ""
+            lines.append(escape(f"not walked: {skipped[0]}{more} (--format json lists them under stats.skipped)"))
         todo = [c.id for c in t.checks
                 if c.status == "not_applicable" and (c.reason or "").startswith("not implemented")]
         if todo:

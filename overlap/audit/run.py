@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import platform as _platform
 import re
-import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -34,6 +33,7 @@ from .image.archive import LimitHit, open_image
 from .image.layers import _in_git, materialise, merge
 from .image.reference import is_registry_ref
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
+from .scratch import remove_tree
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
 from .tree import TooLarge, is_dir, read_regular
 
@@ -109,8 +109,25 @@ def run_check(ctx: Ctx, check: Check) -> tuple[CheckResult, list[Finding]]:
         res.status, res.reason = "incomplete", exc.reason
     except ParseError as exc:
         res.status, res.reason = "incomplete", str(exc)
+    if res.reason:
+        res.reason = _public_paths(ctx, res.reason)
     res.findings = len(findings)
     return res, findings
+
+
+def _public_paths(ctx: Ctx, text: str) -> str:
+    """``text`` with each path under the private folder named as the report names it: git quotes the file it
+    failed on (`stored in /tmp/overlap-audit-…/view/testbed/.git/objects/pack/…`), and the report must name no
+    temporary path (the JSON is deterministic)."""
+    private = str(ctx.private)
+    if private not in text:
+        return text
+
+    def shown(m: re.Match) -> str:
+        named = ctx._shown_store_path(Path(m.group(0)))
+        return named if private not in named else "…/" + Path(m.group(0)).name
+
+    return re.sub(re.escape(private) + r"(?:/[^\s()'\"]*)?", shown, text)
 
 
 def run_checks(ctx: Ctx, checks: Iterable[Check]) -> tuple[list[CheckResult], list[Finding]]:
@@ -289,7 +306,7 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                 "python": _platform.python_version()}
         return AuditReport(tool, inputs, out_targets)
     finally:
-        shutil.rmtree(private, ignore_errors=True)
+        remove_tree(private)
 
 
 @contextmanager

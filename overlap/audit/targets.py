@@ -90,7 +90,10 @@ def detect_kind(path: Path, rootfs: bool) -> str:
                     names.add(m.name[2:] if m.name.startswith("./") else m.name.lstrip("/"))
                     if i > 10_000 or "manifest.json" in names:
                         break
-        except (tarfile.TarError, OSError, EOFError):
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            if "unexpected end of data" in str(exc):  # tar headers, then the file stops: a cut copy
+                raise InputError(f"{path}: the tar archive is truncated (it ends inside a member); save, export "
+                                 "or copy it again") from None
             raise InputError(f"{path}: not a folder or a tar archive (give a repository folder or an image tar)") \
                 from None
         if "manifest.json" in names:

@@ -7,6 +7,7 @@ opened only when ``lstat`` shows a regular file, with ``O_NOFOLLOW|O_NONBLOCK``,
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -128,14 +129,16 @@ def walk(root: Path, *, skip_dir: Callable[[str, str], bool] | None = None,
         try:
             with os.scandir(folder) as it:
                 items = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            _note(notes, rel, exc)
             continue
         subdirs = []
         for e in items:
             r = f"{rel}/{e.name}" if rel else e.name
             try:
                 st = e.stat(follow_symlinks=False)
-            except OSError:
+            except OSError as exc:
+                _note(notes, r, exc)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if st.st_dev != root_dev:
@@ -149,6 +152,14 @@ def walk(root: Path, *, skip_dir: Callable[[str, str], bool] | None = None,
                 continue
             yield FileEntry(r, Path(e.path), st)
         stack.extend(reversed(subdirs))
+
+
+def _note(notes: list[str] | None, rel: str, exc: OSError) -> None:
+    """An entry the walk could not look at (e.g. nested past the host's PATH_MAX, which a container's own
+    paths need not reach): what is in it is never read, so the report must say so."""
+    if notes is not None and rel and exc.errno != errno.ENOENT:  # gone meanwhile: nothing to miss
+        shown = rel if len(rel) <= 160 else f"{rel[:80]}…{rel[-60:]}"
+        notes.append(f"{shown}: {os.strerror(exc.errno) if exc.errno else exc}, not walked")
 
 
 def list_dir(path: Path) -> list[os.DirEntry]:

@@ -4,6 +4,7 @@ nothing (``hostile``)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -60,8 +61,11 @@ def assert_hardened(argv: list[str], env: dict[str, str], home: str | None = Non
         assert any(a.startswith("--git-dir=") for a in argv), argv
     for k, v in HARDEN_ENV.items():
         assert env.get(k) == v, (k, argv)
-    assert set(env) <= set(HARDEN_ENV) | {"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CEILING_DIRECTORIES"}
+    assert set(env) <= set(HARDEN_ENV) | {"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CEILING_DIRECTORIES",
+                                          "GIT_INDEX_FILE"}
     assert env["HOME"] == env["XDG_CONFIG_HOME"]
+    if "GIT_INDEX_FILE" in env:  # never the store's own index: a file in the private home that never exists
+        assert env["GIT_INDEX_FILE"] == env["HOME"] + "/no-index" and not os.path.exists(env["GIT_INDEX_FILE"])
     if home is not None:
         assert env["HOME"] != home
 

@@ -10,7 +10,7 @@ grimp = pytest.importorskip("grimp")
 
 # top to bottom; a module may import its own layer's modules and any layer below
 LAYERS = (("study",), ("run", "report"), ("checks",), ("context",), ("content", "image"), ("git", "targets"),
-          ("zstd_input",), ("tree", "model"))
+          ("zstd_input",), ("tree", "model", "scratch"))
 RANK = {part: i for i, parts in enumerate(LAYERS) for part in parts}
 
 

@@ -84,7 +84,7 @@ def mypy_names(shown: str, text: str) -> str:
     m = _MYPY_DATA.search(shown if shown.startswith("/") else "/" + shown)
     try:
         table = json.loads(text).get("names") or {}
-    except (json.JSONDecodeError, AttributeError):
+    except (json.JSONDecodeError, AttributeError, RecursionError):  # a hostile file nests past the parser
         return ""
     if m is None or not isinstance(table, dict):
         return ""

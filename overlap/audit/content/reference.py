@@ -309,7 +309,7 @@ def load_reference(*, fix=(), tests=(), test_ids=(), fix_commit=None, instance=N
         try:
             text = raw.decode("utf-8").strip()
             inst = json.loads(text.splitlines()[0] if text.startswith("{") and "\n{" in text else text)
-        except (UnicodeDecodeError, json.JSONDecodeError, IndexError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, IndexError, RecursionError) as exc:
             raise InputError(f"--instance {instance}: not a JSON object ({exc})") from None
         if not isinstance(inst, dict):
             raise InputError(f"--instance {instance}: expected one JSON object with SWE-bench fields")

@@ -214,10 +214,16 @@ class GitRunner:
     def run(self, args: Sequence[str], *, git_dir: Path | None = None, input: bytes | None = None,
             cwd: Path | None = None, ok_codes: Sequence[int] = (0,), max_output: int | None = None) -> GitResult:
         """Run one allowed git command; raise GitError on a timeout, too much output or a bad exit."""
+        if any("\0" in str(a) for a in args):  # a task record's base or ref name: no git name holds one
+            raise GitError(f"git {args[0]}: an argument holds a NUL byte")
         check_call(args, git_dir=git_dir, cwd=cwd, scratch=self.scratch)
         argv = self.argv(args, git_dir)
         ceiling = Path(cwd).parent if (cwd is not None and args[0] == "apply") else None
         env = self.env(ceiling=ceiling)
+        if git_dir is not None:
+            # diff-tree reads the index and dies on a damaged one, though no check needs git to read it (the
+            # tool parses it itself): an index file that never exists is an empty index, so history is read
+            env["GIT_INDEX_FILE"] = str(self.home / "no-index")
         self.calls.append((argv, env))
         cap = self.max_output if max_output is None else max_output
         try:

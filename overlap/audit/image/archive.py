@@ -152,7 +152,7 @@ class _TarSource:
             for m in self.tar.getmembers():
                 self.members.setdefault(_norm(m.name) or m.name, m)
         except (tarfile.TarError, OSError, EOFError) as exc:
-            raise InputError(f"{path}: unreadable image archive ({exc})") from None
+            raise InputError(f"{path}: unreadable image archive ({exc}); save the image again") from None
         self.path = path
 
     def _member(self, name: str, depth: int = 0) -> tarfile.TarInfo:
@@ -247,7 +247,7 @@ def _json(source, name: str, what: str, digest: str | None = None):
         _verify(data, digest, name)
     try:
         return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested past the parser's depth
         raise InputError(f"{what} {name}: not valid JSON ({exc})") from None
 
 

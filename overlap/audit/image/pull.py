@@ -90,7 +90,7 @@ def _client(ref: RegistryRef, insecure: Iterable[str], log):
 def _json_doc(ref: RegistryRef, body: bytes, what: str) -> dict:
     try:
         doc = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested past the parser's depth
         raise InputError(f"{ref.given}: {what} is not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(doc, dict):
         raise InputError(f"{ref.given}: {what} is not a JSON object")

@@ -234,7 +234,7 @@ class Client:
         try:
             doc = json.loads(body)
             token = doc.get("token") or doc.get("access_token")
-        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, RecursionError):
             token = None
         if not isinstance(token, str) or not token or any(c in token for c in "\r\n"):
             raise self.fail(f"{what}: the token service sent no token")

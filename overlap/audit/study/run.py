@@ -88,7 +88,7 @@ def _previous(path: Path, key: str) -> dict | None:
     """A result of the same key that ran, from an earlier run; None when absent, unreadable or failed."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     entry = data.get("entry") if isinstance(data, dict) else None
     if isinstance(entry, dict) and entry.get("key") == key and entry.get("status") == "ok":
@@ -101,7 +101,10 @@ def _refuse_inside(out: Path, targets: list[BatchTarget]) -> None:
     resolved = out.resolve()
     for t in targets:
         if t.kind == "path" and t.target:
-            tree = Path(t.target).resolve()
+            try:
+                tree = Path(t.target).resolve()
+            except (OSError, ValueError):  # no file has such a name (a NUL byte): the row fails on its own
+                continue
             if resolved == tree or tree in resolved.parents:
                 raise InputError(f"--out {out}: is inside the audited {t.target}; write the results somewhere else")
 

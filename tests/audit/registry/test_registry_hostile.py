@@ -288,3 +288,10 @@ def test_slow_drip_is_cut(images, cache, proxy, monkeypatch):
     one_line_error(f"docker://{proxy.addr}/task/leak:drip", "too slow")
     assert time.monotonic() - start < 10
     nothing_cached(cache, fake)
+
+
+def test_manifest_nested_past_the_json_parser_is_one_line(images, cache, proxy):
+    """JSON nested 100,000 deep (well under the 4 MiB manifest limit) ended in an internal RecursionError."""
+    body = b'{"layers": ' + b"[" * 100_000
+    proxy.rules.append(rule("/manifests/deep$", lambda h: h.reply(200, body, {"Content-Type": OCI_MANIFEST})))
+    one_line_error(f"docker://{proxy.addr}/task/leak:deep", "is not valid JSON")
