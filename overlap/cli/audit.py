@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError
-from ..outputs.atomic import write_text_atomic
+from ..outputs.atomic import check_file_target, write_text_atomic
 from ..progress import progress_enabled, stage, status
 from .options import (
     OUT_NAMES,
@@ -221,6 +221,7 @@ def _check_output(output: str, audited: str, inputs: list[str]) -> None:
     """Refuse, before the audit runs, an --output that would overwrite an input file or write into the
     audited tree (the audit promises never to write there)."""
     target = Path(os.path.abspath(output))
+    check_file_target(target, f"--output {output}")
     resolved = target.resolve()
     for item in inputs:
         # REPO_PATH=LOCAL_FILE names a local file after '='

@@ -29,6 +29,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -73,9 +74,28 @@ def _umask() -> int:
     return mask
 
 
+def check_file_target(path: str | os.PathLike, name: str | None = None) -> None:
+    """An existing `path` that is no regular file (a device, a pipe, a symbolic link, a folder) is refused in one
+    line: a write replaces the file whole by a rename, so it would replace `/dev/null` itself, or the link
+    rather than what it names. `name`: how the message names it (default: the path)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(os_error_message(exc, path)) from None
+    if stat.S_ISREG(mode):
+        return
+    kind = "a folder" if stat.S_ISDIR(mode) else "a symbolic link" if stat.S_ISLNK(mode) else "a device or a pipe"
+    raise InputError(f"{name or path}: is {kind}, not a file; give the path of a new or regular file (for the "
+                     "output on stdout, use --format json)")
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same folder and a rename."""
+    """Write `text` to `path` through a temp file in the same folder and a rename (`path`, if it exists, a
+    regular file: `check_file_target`)."""
     path = Path(path)
+    check_file_target(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
