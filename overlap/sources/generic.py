@@ -213,6 +213,11 @@ def _check_id_type(kind: pa.DataType, file: str, column: str) -> None:
     id, as it is in a JSON column that mixes them with ids: a batch of them alone is no different.)"""
     if isinstance(kind, pa.DictionaryType):
         kind = kind.value_type
+    if pa.types.is_decimal(kind) or pa.types.is_temporal(kind):
+        # read as no id, every row would be counted as missing one; beside repo and PR columns the rows would
+        # be named by those alone, and an id the benchmark holds (a decimal 10055) would keep its row
+        raise InputError(f"{file}: column '{column}' holds {kind} values, not ids; write the column as text or "
+                         "integers (e.g. cast it with pyarrow or pandas), then run again")
     if pa.types.is_nested(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         raise InputError(f"{file}: column '{column}' holds {kind} values, not ids; name a field of text or whole "
                          "numbers (a part of a struct or list by its path, e.g. 'extra_info.instance_id' or "

@@ -221,19 +221,26 @@ def unified_schema(shards: list[Shard]) -> tuple[pa.Schema | None, list[str]]:
             seen = first_seen.setdefault(fld.name, (shard, fld))
             if fld.name in as_text or merged.setdefault(fld.name, fld).type == fld.type:
                 continue
+            # pyarrow does not unify a dictionary-encoded column (a pandas category) with plain values, while
+            # `datasets` reads both as their values: the shards agree once it is decoded
+            left, right = (f.with_type(_decoded(f.type)) for f in (merged[fld.name], fld))
             try:
-                merged[fld.name] = pa.unify_schemas([pa.schema([merged[fld.name]]), pa.schema([fld])],
+                merged[fld.name] = pa.unify_schemas([pa.schema([left]), pa.schema([right])],
                                                     promote_options="permissive").field(fld.name)
                 continue
             except (pa.ArrowInvalid, pa.ArrowTypeError, NotImplementedError):
                 pass
-            if _scalar(merged[fld.name].type) and _scalar(fld.type):
+            if _scalar(left.type) and _scalar(right.type):
                 as_text.append(fld.name)
                 continue
             raise InputError(f"{shard.label}: column '{fld.name}' is {fld.type} here but {seen[1].type} in "
                              f"{seen[0].label}; make the shards agree on its type, then filter again")
     fields = [pa.field(name, pa.string()) if name in as_text else fld for name, fld in merged.items()]
     return pa.schema(fields), sorted(as_text)
+
+
+def _decoded(kind: pa.DataType) -> pa.DataType:
+    return kind.value_type if isinstance(kind, pa.DictionaryType) else kind
 
 
 def _scalar(kind: pa.DataType) -> bool:

@@ -36,6 +36,7 @@ from ...sources.registry import get_spec
 from ..atomic import atomic_folder
 from ..published import describe_source, public_provenance
 from ..tables import bench_lists, to_csv_text
+from .card_features import features_yaml
 from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name the CLI calls and tests replace
@@ -240,20 +241,26 @@ def write_split(result, filtered: FilterResult, out: Path) -> SplitReport:
         (tmp / "filter.json").write_text(dumps_json(versioned("filter", info)), encoding="utf-8")
         for name, text in bench_lists(result).items():
             (tmp / name).write_text(text, encoding="utf-8")
-        card = loading_card([s.relpath for s in shards])
+        card = loading_card([s.relpath for s in shards], tmp)
         if card is not None:
             (tmp / "README.md").write_text(card, encoding="utf-8")
     return SplitReport(Path(out), [s.relpath for s in shards], kept_rows, verification)
 
 
-def loading_card(relpaths: list[str]) -> str | None:
+def loading_card(relpaths: list[str], root: Path | None = None) -> str | None:
     """A README.md whose `configs` name the kept shards, so `datasets.load_dataset(<the folder>)` reads the split
     (without it, the folder's id lists and filter.json are what it finds). None when the shards mix formats, which
-    one `datasets` config cannot read."""
+    one `datasets` config cannot read. Shards of JSON lines or CSV under `root` get their column types declared
+    (`card_features`): removed rows can leave a shard's column all null, which `datasets` would otherwise take
+    as the split's type."""
     formats = {path.lower().removesuffix(".gz").removesuffix(".zst").rpartition(".")[2] for path in relpaths}
     if len(formats) != 1:
         return None
     listed = "".join(f"    - {json.dumps(path)}\n" for path in relpaths)
+    kind = formats.pop()
+    features = features_yaml([root / p for p in relpaths], kind) if root is not None and kind != "parquet" else None
+    if features is not None:
+        listed += f"  features: {features}\n"
     return ("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path:\n" + listed + "---\n\n"
             "# A filtered training split\n\nWritten by `overlap filter`: the kept rows of each input file under "
             "`data/`, as the input had them. `filter.json` says what was removed and why (each removed row is in "
