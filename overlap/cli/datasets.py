@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import sys
 from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..errors import InputError
 from ..jsonout import dumps_json
-from ..sources.registry import all_specs, get_spec, parse_selection
+from ..sources.registry import all_specs, get_spec, is_known, parse_selection
 from ..sources.spec import DatasetSpec, declaration_text
 from .options import Format, FormatOption, RegistryOption
 from .shared import print_records
@@ -30,6 +32,11 @@ def datasets(
       overlap datasets --show cybergym
     """
     if show is not None:
+        name = show.strip().split("@")[0].split(":")[0]
+        if not is_known(name) and ("/" in name or Path(show).exists()):  # was refused as "not a Hub id"
+            raise InputError(f"--show {show}: not a registered dataset, so it has no declaration to print (a file, "
+                             "folder or Hub dataset read by its columns has none); `overlap datasets` lists the "
+                             "registered ones, and --registry FILE adds yours")
         _show(get_spec(parse_selection(show).name), fmt)  # NAME:SUBSET or NAME@REV shows NAME
         return
     rows = [

@@ -9,12 +9,14 @@ from __future__ import annotations
 from ..ids.ossfuzz import OssFuzzMapping, parse_mapping
 from .files import FileSource
 from .spec import DatasetSpec
+from .streams import refuse_lfs_pointer
 
 MAPPING_FILE = "arvo/oss_fuzz_mappings.csv"
 
 
 def load_arvo_mapping(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> OssFuzzMapping:
     path = source.fetch(MAPPING_FILE)
+    refuse_lfs_pointer(str(path), str(path))
     mapping = parse_mapping(path.read_bytes(), str(path))
     source.record(MAPPING_FILE, path, len(mapping))
     return mapping

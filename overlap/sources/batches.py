@@ -37,13 +37,14 @@ from typing import Any
 from ..errors import HubUnavailableError, InputError
 from ..model import FileRecord, Provenance
 from . import hub_net
+from .card import card_data_dir, card_patterns, card_text, read_card
 from .csv_rows import csv_batches, csv_header
 from .files import HEX40, net_errors
-from .folder_contents import is_metadata, refuse_unread, unread_problem
-from .hub_cache import cached_revisions, check_snapshot, snapshot_names
+from .folder_contents import folder_entries, is_metadata, refuse_unread, unread_problem
+from .hub_cache import cached_revisions, check_blob, check_snapshot, snapshot_names
 from .json_rows import ABSENT, exact_numbers, json_python
 from .local_glob import expand_glob
-from .streams import open_stream, refuse_binary, sniff
+from .streams import open_stream, refuse_binary, refuse_lfs_pointer, sniff
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
@@ -223,7 +224,7 @@ def _local_files(text: str, split: str | None) -> tuple[list[DataFile], str, str
         raise InputError(f"{path}: not a regular file (a FIFO or device); give a data file or a folder")
     if path.is_dir():
         found, unread = [], []
-        for entry in sorted(path.rglob("*")):
+        for entry in folder_entries(path):
             name = entry.relative_to(path).as_posix()
             if any(part.startswith(".") for part in entry.relative_to(path).parts):
                 continue
@@ -274,13 +275,14 @@ def _card_split(folder: Path, split: str | None, names: list[str]) -> set[str] |
     when no card decides (no split asked, no card or configs, several configs with none the default)."""
     if split is None:
         return None
-    card = _read_readme(lambda: (folder / "README.md").read_bytes())
+    readme = folder / "README.md"
+    card = read_card(lambda: readme.read_bytes() if readme.is_file() else None, str(readme))
     configs = (card or {}).get("configs")
     configs = [c for c in configs if isinstance(c, dict)] if isinstance(configs, list) else []
     if not configs or (len(configs) > 1 and not any(c.get("default") or c.get("config_name", "default") == "default"
                                                     for c in configs)):
         return None
-    return set(choose_files(names, card, None, split, str(folder)))
+    return set(choose_files(names, card, None, split, str(folder), local=True))
 
 
 def _by_split(names: list[tuple[Any, str]], split: str | None, where: str) -> list[tuple[Any, str]]:
@@ -350,7 +352,8 @@ def open_hub(repo_id: str, revision: str | None, *, config: str | None = None, s
         name = path[len(root):].lstrip("/")
         lfs = info.get("lfs") or {}
         entries[name] = (path, lfs.get("sha256") if isinstance(lfs, dict) else None)
-    readme = _read_readme(lambda: filesystem.cat_file(entries["README.md"][0]) if "README.md" in entries else None)
+    readme = read_card(lambda: filesystem.cat_file(entries["README.md"][0]) if "README.md" in entries else None,
+                          f"{repo_id}@{sha[:12]}: README.md")
     chosen = choose_files(sorted(entries), readme, config, split, f"{repo_id}@{sha[:12]}")
     files = [DataFile(entries[n][0], n, entries[n][1]) for n in chosen]
     return HubFiles(repo_id, sha, files, filesystem, "hub")
@@ -402,50 +405,32 @@ def _open_hub_cache(repo_id: str, revision: str | None, config: str | None, spli
     sha = folder.name
     names = snapshot_names(folder)
     readme_path = folder / "README.md"
-    readme = _read_readme(lambda: readme_path.read_bytes() if readme_path.is_file() else None)
+    readme = read_card(lambda: readme_path.read_bytes() if readme_path.is_file() else None,
+                          f"{repo_id}@{sha[:12]}: README.md")
     chosen = choose_files(names, readme, config, split, f"{repo_id}@{sha[:12]}", cached=True)
     check_snapshot(folder, chosen, repo_id)
     files = []
     for name in chosen:
         local = folder / name
+        check_blob(local, name, f"{repo_id}@{sha[:12]}")
         # Cached LFS files are links to blobs/<sha256>: the file's checksum without reading it.
         blob = Path(os.path.realpath(local)).name
         files.append(DataFile(str(local), name, blob if re.fullmatch(r"[0-9a-f]{64}", blob) else None))
     return HubFiles(repo_id, sha, files, None, "hub-cache", str(folder))
 
 
-def _read_readme(read) -> dict | None:
-    """The YAML header of a dataset card (`configs:` says which files make which config and split)."""
-    try:
-        data = read()
-    except OSError:
-        return None
-    if not data:
-        return None
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    match = re.match(r"^---\s*\n(.*?)\n---\s*(?:\n|$)", text, re.DOTALL)
-    if not match:
-        return None
-    import yaml
-
-    try:
-        header = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
-        return None
-    return header if isinstance(header, dict) else None
-
-
 def choose_files(names: list[str], card: dict | None, config: str | None, split: str | None,
-                 where: str, cached: bool = False) -> list[str]:
+                 where: str, cached: bool = False, local: bool = False) -> list[str]:
     """The data files of a Hub repo that make `config` (and `split`): by the card's `configs:` when it has
     them, else by the Hub's conventions (a folder or file named like the config, files named like the split).
-    `cached`: `names` are what a Hub cache snapshot holds, so a card pattern none of them matches is a part of
-    the dataset that was never downloaded (an error), not an empty split."""
+    `cached` / `local`: `names` are what a Hub cache snapshot / a local copy of the repo holds, so a card pattern
+    none of them matches is a part of the dataset that is not there (an error), not an empty split."""
     data = sorted(n for n in names if is_data_file(n) and not is_metadata(n)
                   and not any(p.startswith(".") for p in n.split("/")))
     configs = (card or {}).get("configs")
-    if isinstance(configs, list) and configs:
-        by_name = {c.get("config_name", "default"): c for c in configs if isinstance(c, dict)}
+    configs = [c for c in configs if isinstance(c, dict)] if isinstance(configs, list) else []
+    if configs:
+        by_name = {card_text(c.get("config_name", "default"), where, "a config_name"): c for c in configs}
         if config is None:
             defaults = [n for n, c in by_name.items() if c.get("default")]
             config = defaults[0] if defaults else ("default" if "default" in by_name else
@@ -455,9 +440,25 @@ def choose_files(names: list[str], card: dict | None, config: str | None, split:
                                  "(owner/name:CONFIG)")
         if config not in by_name:
             raise InputError(f"{where}: no config '{config}'; its configs: {', '.join(by_name)}")
-        patterns = _card_patterns(by_name[config].get("data_files"), split, where, config)
-        chosen = [n for n in data if any(fnmatch.fnmatch(n, p) for p in patterns)]
-        absent = [p for p in patterns if cached and not any(fnmatch.fnmatch(n, p) for n in data)]
+        # `data_dir` roots the config's files (and its data_files patterns): without it, another config's
+        # files were read as this one's
+        data_dir = card_data_dir(by_name[config].get("data_dir"), where, config)
+        if data_dir:
+            data = [n for n in data if n.startswith(data_dir + "/")]
+        patterns = card_patterns(by_name[config].get("data_files"), split, where, config)
+        if patterns is None:  # no data_files: the config's files, split by their names as the Hub does
+            chosen = data if split is None else [n for n, _ in _by_split(
+                [(n, n[len(data_dir) + 1:] if data_dir else n) for n in data], split, where)]
+            patterns = []
+        else:
+            patterns = [f"{data_dir}/{p}" if data_dir else p for p in patterns]
+            chosen = [n for n in data if any(fnmatch.fnmatch(n, p) for p in patterns)]
+        absent = [p for p in patterns if (cached or local) and not any(fnmatch.fnmatch(n, p) for n in data)]
+        if absent and local:
+            raise InputError(
+                f"{where}: the card's config '{config}' reads {absent[0]}, and no file in the folder matches it "
+                "(a partial copy of the repo?), so its rows would be left out; add the files the card names, pick "
+                "another split (--split), or fix the configs in README.md")
         if absent:
             raise HubUnavailableError(
                 f"{where}: the card's config '{config}' reads {absent[0]}, and no file of it is in the Hub cache "
@@ -486,28 +487,6 @@ def choose_files(names: list[str], card: dict | None, config: str | None, split:
     return chosen
 
 
-def _card_patterns(data_files: Any, split: str | None, where: str, config: str) -> list[str]:
-    if data_files is None:
-        return ["*"]
-    if isinstance(data_files, str):
-        entries = [{"split": "train", "path": data_files}]
-    elif isinstance(data_files, list):
-        entries = [e if isinstance(e, dict) else {"split": "train", "path": e} for e in data_files]
-    elif isinstance(data_files, dict):
-        entries = [{"split": k, "path": v} for k, v in data_files.items()]
-    else:
-        return ["*"]
-    if split is not None:
-        entries = [e for e in entries if e.get("split") == split]
-        if not entries:
-            raise InputError(f"{where}: config '{config}' has no split '{split}'")
-    patterns: list[str] = []
-    for entry in entries:
-        paths = entry.get("path", [])
-        patterns.extend([paths] if isinstance(paths, str) else list(paths))
-    return [p.replace("**/", "*") if p.startswith("**/") else p for p in patterns]
-
-
 # --- reading one file ------------------------------------------------------------------------------
 
 
@@ -523,6 +502,8 @@ def read_file_batches(data_file: DataFile, columns: Sequence[str], *, optional: 
         shown = os.fsencode(data_file.name).decode("utf-8", "backslashreplace")
         raise InputError(f"{shown}: the file's name is not UTF-8 text, which the readers cannot open; rename the "
                          "file (e.g. convmv -f latin1 -t utf8)") from None
+    if filesystem is None:
+        refuse_lfs_pointer(data_file.path, data_file.name)
     fmt, compression = data_format(data_file.name if is_data_file(data_file.name) else data_file.path)
     fmt, compression = sniff(data_file.path, filesystem, fmt, compression)
     reader = {"parquet": _parquet_batches, "csv": _csv_batches}.get(fmt, _json_batches)

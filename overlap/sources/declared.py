@@ -25,6 +25,7 @@ from .generic import GenericColumns, assemble, read_generic, scan_keys
 from .json_rows import BAD_LINES
 from .listing import list_files
 from .spec import DatasetSpec
+from .streams import refuse_lfs_pointer
 from .transform_rows import transform_of
 from .transforms import Counted
 
@@ -157,6 +158,7 @@ def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted
         if not str(path).lower().endswith(".parquet"):
             kept.append(part)
             continue
+        refuse_lfs_pointer(str(path), label)  # never a side file: the clone lacks its data, counting it hid that
         try:
             names = set(pq.read_schema(path).names)
         except (pa.ArrowInvalid, OSError) as exc:
@@ -255,7 +257,8 @@ def _folder_parts(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...
     parts = [(subset_of(rel), rel, source.fetch(rel))
              for rel in list_files(source, suffix, keep=lambda rel: subset_of(rel) is not None)]
     if not parts:
-        raise InputError(f"{source.location or source.repo_id}: no <subset>/*{suffix} files found"
+        where = f"{root}/<subset>" if root else "<subset>"
+        raise InputError(f"{source.location or source.repo_id}: no {where}/*{suffix} files found"
                          + (f" for subset(s) {', '.join(subsets)}" if subsets else ""))
     return parts
 

@@ -22,8 +22,9 @@ from ..errors import HubUnavailableError, InputError
 from ..model import FileRecord
 from ..progress import progress_enabled
 from . import hub_net
+from .hub_cache import check_blob
 from .json_rows import loads_clean
-from .streams import capped_lines, refuse_binary
+from .streams import capped_lines, refuse_binary, refuse_lfs_pointer
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
@@ -79,9 +80,21 @@ class LocalFolder(FileSource):
         if not path.is_file():
             raise InputError(
                 f"{path}: file not found; the folder given for this dataset must be laid out like its "
-                f"repo (expected '{relpath}' inside {self.root})"
+                f"repo (expected '{relpath}' inside {self.root}){self._nearby(relpath)}"
             )
         return path
+
+    def _nearby(self, relpath: str) -> str:
+        """Where the file is when the folder given is one level off the repo's (its parent, or a folder in it)."""
+        name = relpath.rsplit("/", 1)[-1]
+        parts = relpath.split("/")
+        if len(parts) > 1 and (self.root / name).is_file() and self.root.name == parts[-2]:
+            return f"; this folder holds {name} itself: give {self.root.parent}, or the file"
+        try:
+            below = sorted(p for p in self.root.iterdir() if p.is_dir() and (p / relpath).is_file())
+        except OSError:
+            return ""
+        return f"; {below[0]} is laid out so: give that folder" if below else ""
 
     def exists(self, relpath: str) -> bool:
         return (self.root / relpath).is_file()
@@ -152,6 +165,7 @@ class HubRepo(FileSource):
                 self.revision = snap
         if self.origin == "hub" and (offline or down is not None):
             self.origin = "hub-cache"
+        check_blob(path, relpath, f"{self.repo_id}@{self.revision}")
         return path
 
 
@@ -225,6 +239,7 @@ def _check_readable(path: Path) -> None:
         raise InputError(f"{path}: not a file")
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
         raise InputError(f"{path}: unsupported file type; use one of {', '.join(SUPPORTED_SUFFIXES)}")
+    refuse_lfs_pointer(str(path), str(path))
 
 
 def _decode(path: Path, data: bytes | None = None, offset: int = 0, line: int = 1) -> str:

@@ -62,6 +62,30 @@ def unread_problem(path: Path, is_data: bool) -> str | None:
     return why
 
 
+def folder_entries(root: Path) -> list[Path]:
+    """Every entry under `root` (sorted), through links to folders too: `Path.rglob` does not follow them, so a
+    clone whose `data/` links to where the shards are kept lost those rows without a word. A folder reached
+    again (a link loop, or a second link to it) is not walked twice; hidden folders are not walked (their
+    files are no data). A folder that cannot be listed is an error naming it, never a silent gap."""
+    out: list[Path] = []
+    seen: set[str] = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        real = os.path.realpath(folder)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            entries = list(folder.iterdir())
+        except OSError as exc:
+            raise InputError(f"{folder}: cannot list this folder ({exc.strerror or type(exc).__name__}), so its "
+                             "files would be left out; make it readable or move it out") from None
+        out.extend(entries)
+        stack.extend(e for e in entries if e.is_dir() and not e.name.startswith("."))
+    return sorted(out)
+
+
 def refuse_unread(problems: list[tuple[Path, str]]) -> None:
     """One line naming the first file that would be left out (and how many there are)."""
     if not problems:

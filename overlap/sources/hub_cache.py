@@ -9,15 +9,19 @@ signs are certain without the network: a link whose blob is missing, and a set o
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from pathlib import Path
 
 from ..errors import HubUnavailableError
 from ..words import plural, verb
-from .files import HEX40
 
 # `train-00000-of-00002.parquet`, `data/test-00001-of-00004-5b3c1a.parquet` (older conversions add a hash): the
 # Hub's five-digit numbering, index and total of one width; a name like `pass-1-of-5.jsonl` is no shard set
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_BLOB = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_CHECKED: set[tuple[str, int, int]] = set()  # blobs found whole in this process (path, size, mtime)
 _SHARD = re.compile(r"^(?P<head>.*?)(?P<index>\d{5,})-of-(?P<total>\d{5,})(?P<tail>[^/]*)$")
 
 
@@ -29,7 +33,7 @@ def cached_revisions(cache_dir: str | None, repo_id: str) -> list[str]:
 
     folder = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="dataset")
     try:
-        return sorted(p.name for p in (folder / "snapshots").iterdir() if p.is_dir() and HEX40.match(p.name))
+        return sorted(p.name for p in (folder / "snapshots").iterdir() if p.is_dir() and _COMMIT.fullmatch(p.name))
     except OSError:
         return []
 
@@ -99,3 +103,34 @@ def check_snapshot(folder: Path, names: list[str], repo_id: str) -> None:
         f"{where}: the Hub cache is incomplete ({what}: an interrupted or partly deleted download), and reading "
         f"the rest would leave those rows out; run once with internet (without HF_HUB_OFFLINE) to download "
         f"{repo_id} again, or pass --data NAME=DIR with a folder holding every file")
+
+
+def check_blob(path: Path, name: str, where: str) -> None:
+    """Refuse a cached text file whose bytes are not the blob its name says (`blobs/<sha256>` for an LFS file,
+    `blobs/<git sha1>` for another): a JSON lines or CSV blob cut short at a line end reads as fewer rows without
+    any error. A parquet file is not hashed: it cannot be read without its footer, which is at its end."""
+    real = Path(os.path.realpath(path))
+    if name.lower().endswith(".parquet") or not _BLOB.fullmatch(real.name):
+        return
+    try:
+        stat = real.stat()
+    except OSError:
+        return  # the reader reports it, naming the file
+    key = (str(real), stat.st_size, stat.st_mtime_ns)
+    if key in _CHECKED:
+        return
+    # a 64-hex name is an LFS file's sha256; a 40-hex one the git blob id (the Hub's ETag), or, from a server
+    # that names files by a plain sha1, that: either way the bytes must give the name
+    digests = [hashlib.sha256()] if len(real.name) == 64 else [hashlib.sha1(b"blob %d\0" % stat.st_size),
+                                                               hashlib.sha1()]
+    with open(real, "rb") as handle:
+        for block in iter(lambda: handle.read(4 << 20), b""):
+            for digest in digests:
+                digest.update(block)
+    if all(digest.hexdigest() != real.name for digest in digests):
+        raise HubUnavailableError(
+            f"{where}: {name} in the Hub cache is not the file that was downloaded (its blob {real.name[:12]}… holds "
+            f"other bytes: cut short or overwritten), so rows would be lost; delete {real} and run once with "
+            "internet (without HF_HUB_OFFLINE) to download it again, or pass --data NAME=DIR with a folder holding "
+            "every file")
+    _CHECKED.add(key)

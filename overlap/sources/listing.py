@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import HubUnavailableError, InputError
 from .files import FileSource, HubRepo, LocalFolder, SplitSource, of_format
+from .folder_contents import folder_entries
 from .hub_cache import check_snapshot, snapshot_names
 
 
@@ -21,7 +22,7 @@ def list_files(source: FileSource, suffix: str, keep: Callable[[str], bool] | No
         return source.listed(suffix)
     if isinstance(source, LocalFolder):
         root = Path(source.root)
-        found = sorted(p for p in root.rglob("*") if of_format(p.name, suffix)
+        found = sorted(p for p in folder_entries(root) if of_format(p.name, suffix)
                        and not any(part.startswith(".") for part in p.relative_to(root).parts)
                        and (keep is None or keep(p.relative_to(root).as_posix())))
         dangling = [p for p in found if p.is_symlink() and not p.exists()]

@@ -18,6 +18,8 @@ from ..errors import InputError
 MAX_LINE_BYTES = 256 << 20
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
+# What a clone made without Git LFS holds in place of each large file: a few lines of text naming the blob.
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
 def open_raw(path: str, filesystem: Any):
@@ -43,6 +45,21 @@ def sniff(path: str, filesystem: Any, fmt: str, compression: str | None) -> tupl
         if head.startswith(magic):
             return fmt, codec
     return fmt, None
+
+
+def refuse_lfs_pointer(path: str, name: str) -> None:
+    """A local file that is a Git LFS pointer, not the data: an InputError saying so (read as data, it failed
+    as a corrupt parquet file, invalid JSON or a CSV without the id column)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(_LFS_POINTER))
+    except OSError:
+        return  # the reader reports it, naming the file
+    if head == _LFS_POINTER:
+        raise InputError(f"{name}: a Git LFS pointer file, not the data (the repo was cloned without Git LFS, so "
+                         "its large files were never downloaded); run `git lfs install && git lfs pull` in the "
+                         "clone (a Hub dataset can also be downloaded whole: `hf download --repo-type dataset "
+                         "OWNER/NAME --local-dir DIR`)")
 
 
 def open_stream(path: str, filesystem: Any, compression: str | None):
