@@ -30,8 +30,7 @@ import typer
 from typer.core import TyperCommand
 
 from ..sources.registry import add_declarations
-
-MAX_NGRAM = 64
+from ..text import MAX_NGRAM
 
 # Old spellings that still parse but are not shown in --help.
 HIDDEN_ALIASES = frozenset({"--field", "--n", "--output"})

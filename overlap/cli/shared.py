@@ -7,6 +7,7 @@ inside the command bodies: that keeps `overlap --help` fast (tests/test_cli.py g
 from __future__ import annotations
 
 import csv
+import os
 import re
 import sys
 from pathlib import Path
@@ -185,10 +186,13 @@ def _cell(value) -> str:
 
 def print_files(paths: list[Path], fmt: Format, extra: dict) -> None:
     """The files a command wrote: one path a line (table), a JSON object, or csv/md rows."""
+    # A path that is not UTF-8 (held as surrogates) would make a UTF-8 stdout raise after the files were
+    # written: its bytes are shown with backslash escapes, as input errors name such files.
+    shown = [os.fsencode(str(p)).decode("utf-8", "backslashreplace") for p in paths]
     if fmt == Format.table:
-        for path in paths:
-            typer.echo(str(path))
+        for path in shown:
+            typer.echo(path)
     elif fmt == Format.json:
-        sys.stdout.write(dumps_json({"files": [str(p) for p in paths], **extra}))
+        sys.stdout.write(dumps_json({"files": shown, **extra}))
     else:
-        print_records([{"file": str(p)} for p in paths] or [{"file": "", **extra}], fmt, title="written")
+        print_records([{"file": p} for p in shown] or [{"file": "", **extra}], fmt, title="written")

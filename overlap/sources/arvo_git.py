@@ -35,8 +35,10 @@ def git_blob_sha1(data: bytes) -> str:
 
 def git_tree_sha1(entries: list[tuple[str, str, str]]) -> str:
     """Git tree id of (mode, name, blob sha1 hex) entries of regular files."""
-    body = b"".join(f"{mode} {name}".encode() + b"\0" + bytes.fromhex(sha)
-                    for mode, name, sha in sorted(entries, key=lambda e: e[1].encode()))
+    # Git hashes a name's bytes as the file system holds them: os.fsencode gives back the bytes of a name
+    # that is not UTF-8 (held as surrogates in a str), where str.encode would raise.
+    body = b"".join(mode.encode() + b" " + os.fsencode(name) + b"\0" + bytes.fromhex(sha)
+                    for mode, name, sha in sorted(entries, key=lambda e: os.fsencode(e[1])))
     return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()  # noqa: S324 - git object id
 
 
@@ -60,7 +62,9 @@ def read_folder(folder: Path) -> tuple[list[tuple[str, bytes]], str | None]:
         mode = "100755" if os.access(path, os.X_OK) else "100644"
         entries.append((mode, path.name, git_blob_sha1(data)))
         if path.suffix == ".json":
-            files.append((path.name, data))
+            # A name of bytes that are not UTF-8 is held as surrogates, which no report or JSON can write:
+            # it is shown with backslash escapes (the tree id above still hashes its bytes).
+            files.append((os.fsencode(path.name).decode("utf-8", "backslashreplace"), data))
     return files, git_tree_sha1(entries) if tree_ok else None
 
 

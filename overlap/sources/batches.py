@@ -25,6 +25,7 @@ instead (its snapshot folder names the commit), as the registered datasets' load
 from __future__ import annotations
 
 import fnmatch
+import functools
 import glob as globlib
 import hashlib
 import os
@@ -44,7 +45,7 @@ from .folder_contents import folder_entries, is_metadata, refuse_unread, unread_
 from .hub_cache import cached_revisions, check_blob, check_snapshot, snapshot_names
 from .json_rows import ABSENT, exact_numbers, json_python
 from .local_glob import expand_glob
-from .streams import open_stream, refuse_binary, refuse_lfs_pointer, sniff
+from .streams import open_stream, refuse_binary, refuse_lfs_pointer, refuse_non_utf8_path, sniff
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
@@ -121,13 +122,17 @@ class BatchSource:
     filesystem: Any = None  # None: local files
     provenance: Provenance = field(default_factory=lambda: Provenance(name="", origin="local-file"))
     hash_files: bool = True
+    # columns read as text (the text check's): a JSON number, boolean, list or object there is refused, not
+    # written as text the way an id cell is (the text "12345" would then be scanned as words)
+    text_columns: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[Any]:
         self.provenance.files = []
         for data_file in self.files:
             rows = 0
             for batch in read_file_batches(data_file, self.columns, optional=self.optional,
-                                           batch_rows=self.batch_rows, filesystem=self.filesystem):
+                                           batch_rows=self.batch_rows, filesystem=self.filesystem,
+                                           text_columns=self.text_columns):
                 rows += batch.num_rows
                 yield batch
             self.provenance.files.append(FileRecord(path=data_file.name, sha256=self._sha256(data_file),
@@ -138,7 +143,8 @@ class BatchSource:
         self.provenance.files = []
         for data_file in self.files:
             counted = _Counted(read_file_batches(data_file, self.columns, optional=self.optional,
-                                                 batch_rows=self.batch_rows, filesystem=self.filesystem))
+                                                 batch_rows=self.batch_rows, filesystem=self.filesystem,
+                                                 text_columns=self.text_columns))
             yield data_file, counted
             for _ in counted:  # the rest, if the caller stopped early: rows are rows read
                 pass
@@ -491,22 +497,19 @@ def choose_files(names: list[str], card: dict | None, config: str | None, split:
 
 
 def read_file_batches(data_file: DataFile, columns: Sequence[str], *, optional: Sequence[str] = (),
-                      batch_rows: int = 65536, filesystem: Any = None) -> Iterator[Any]:
+                      batch_rows: int = 65536, filesystem: Any = None,
+                      text_columns: Sequence[str] = ()) -> Iterator[Any]:
     """Record batches of one file with exactly `columns` (named as asked); see the module docstring."""
     import pyarrow as pa
 
-    try:
-        str(data_file.path).encode("utf-8")
-    except UnicodeEncodeError:  # a name of bytes that are no UTF-8 (kept by Python as surrogates): Arrow cannot
-        # open it, and its error blamed the file's content
-        shown = os.fsencode(data_file.name).decode("utf-8", "backslashreplace")
-        raise InputError(f"{shown}: the file's name is not UTF-8 text, which the readers cannot open; rename the "
-                         "file (e.g. convmv -f latin1 -t utf8)") from None
+    refuse_non_utf8_path(data_file.path, data_file.name)
     if filesystem is None:
         refuse_lfs_pointer(data_file.path, data_file.name)
     fmt, compression = data_format(data_file.name if is_data_file(data_file.name) else data_file.path)
     fmt, compression = sniff(data_file.path, filesystem, fmt, compression)
     reader = {"parquet": _parquet_batches, "csv": _csv_batches}.get(fmt, _json_batches)
+    if reader is _json_batches and text_columns:
+        reader = functools.partial(_json_batches, text_columns=tuple(text_columns))
     try:
         for batch in reader(data_file, list(columns), set(optional), batch_rows, filesystem, compression):
             for start in range(0, batch.num_rows, batch_rows):
@@ -674,7 +677,7 @@ def _csv_batches(data_file, columns, optional, batch_rows, filesystem, compressi
                            lambda batch: _batch(batch, plans, columns))
 
 
-def _json_batches(data_file, columns, optional, batch_rows, filesystem, compression):
+def _json_batches(data_file, columns, optional, batch_rows, filesystem, compression, text_columns=()):
     """JSON lines through pyarrow's streaming reader; a JSON array, a line longer than a block or a column
     whose type changes between blocks through the Python reader (resuming after the rows already given)."""
     import pyarrow as pa
@@ -696,7 +699,10 @@ def _json_batches(data_file, columns, optional, batch_rows, filesystem, compress
                     plans = _plan(batch.schema, columns, optional, data_file.name)
                 elif batch.schema != reader.schema:  # pragma: no cover - the reader keeps one schema
                     raise pa.ArrowInvalid("schema changed")
-                out = exact_numbers(_batch(batch, plans, columns))
+                out = _batch(batch, plans, columns)
+                if any(not _texty(out.column(columns.index(c)).type) for c in text_columns if c in columns):
+                    raise pa.ArrowInvalid("a text column holds no text")  # the Python reader names the line
+                out = exact_numbers(out)
                 out.validate(full=True)  # pyarrow takes invalid UTF-8 inside strings; the Python reader names the line
                 yield out
                 given += out.num_rows
@@ -704,4 +710,10 @@ def _json_batches(data_file, columns, optional, batch_rows, filesystem, compress
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # the Python reader below says precisely what is wrong, or reads what pyarrow could not
     yield from json_python(data_file, columns, optional, batch_rows, filesystem, compression, skip=given,
-                            array=first.startswith(b"["))
+                            array=first.startswith(b"["), text_columns=text_columns)
+
+
+def _texty(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)

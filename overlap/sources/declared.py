@@ -25,7 +25,7 @@ from .generic import GenericColumns, assemble, read_generic, scan_keys
 from .json_rows import BAD_LINES
 from .listing import list_files
 from .spec import DatasetSpec
-from .streams import refuse_lfs_pointer
+from .streams import refuse_lfs_pointer, refuse_non_utf8_path
 from .transform_rows import transform_of
 from .transforms import Counted
 
@@ -158,6 +158,7 @@ def _usable(parts, wanted: list[str], columns: GenericColumns, problems: Counted
         if not str(path).lower().endswith(".parquet"):
             kept.append(part)
             continue
+        refuse_non_utf8_path(path, label)
         refuse_lfs_pointer(str(path), label)  # never a side file: the clone lacks its data, counting it hid that
         try:
             names = set(pq.read_schema(path).names)

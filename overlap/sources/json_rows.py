@@ -154,7 +154,8 @@ def _walk(row: Any, column: str) -> Any:
 ABSENT = {b"overlap.absent": b"1"}
 
 
-def json_python(data_file, columns, optional, batch_rows, filesystem, compression, *, skip: int, array: bool):
+def json_python(data_file, columns, optional, batch_rows, filesystem, compression, *, skip: int, array: bool,
+                text_columns=()):
 
     values: dict[str, list] = {c: [] for c in columns}
     seen: set[str] = set()
@@ -176,6 +177,12 @@ def json_python(data_file, columns, optional, batch_rows, filesystem, compressio
                 seen.add(column)
                 if isinstance(value, float) and value != value:
                     value = None  # `NaN` (pandas writes its missing cells so): no cell, as `values.id_text` reads it
+                elif column in text_columns and not isinstance(value, str) and value is not None:
+                    what = "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) \
+                        else f"the {'boolean' if isinstance(value, bool) else 'number'} {json.dumps(value)}"
+                    raise InputError(f"{data_file.name}: line {line_no}: column '{column}' holds {what} here, not "
+                                     "text; give that row text, or name the field that holds it (by its path, e.g. "
+                                     f"'{column}.0.content')")
                 elif isinstance(value, (list, dict)) and column not in optional:
                     # An id cell that is a list or an object is refused whatever the rows around it hold: beside
                     # text it would become its JSON text, and a CVE inside it would match as an id.

@@ -8,6 +8,7 @@ written split re-read under its input's name, or a `.gz` that is not compressed,
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..errors import InputError
@@ -45,6 +46,22 @@ def sniff(path: str, filesystem: Any, fmt: str, compression: str | None) -> tupl
         if head.startswith(magic):
             return fmt, codec
     return fmt, None
+
+
+def refuse_non_utf8_path(path, name: str) -> None:
+    """A path holding bytes that are no UTF-8 (kept by Python as surrogates): an InputError naming it, since
+    Arrow cannot open it and its error ("surrogates not allowed") blamed the file's content."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+        what = "the file's name" if _surrogates(str(name)) else "a folder's name"
+        raise InputError(f"{shown}: {what} is not UTF-8 text, which the readers cannot open; rename it "
+                         "(e.g. convmv -f latin1 -t utf8)") from None
+
+
+def _surrogates(text: str) -> bool:
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
 
 
 def refuse_lfs_pointer(path: str, name: str) -> None:

@@ -12,6 +12,10 @@ from typing import Any
 
 __all__ = ["TextResult", "text_check"]
 
+# The largest word n-gram size (`--ngram`, `--drop ngram:<n>`, the library's `ns`): the scan holds n hashes
+# per window, and no decontamination rule uses more.
+MAX_NGRAM = 64
+
 
 def __getattr__(name: str) -> Any:
     if name in __all__:

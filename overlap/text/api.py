@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
+from . import MAX_NGRAM
 from .cell_checks import CellCounts, text_cells
 from .identifiers import Targets, identifier_evidence
 from .ngram import (
@@ -33,7 +34,7 @@ from .text_inputs import bench_table, pair_list
 from .text_result import BOILERPLATE_COLUMNS, FLAG_COLUMNS, RUN_COLUMNS, TextResult, typed_frame
 from .tokenize import TOKENIZERS
 
-__all__ = ["TextResult", "text_check", "DEFAULT_NS", "DEFAULT_BOILERPLATE_THRESHOLD"]
+__all__ = ["TextResult", "text_check", "DEFAULT_NS", "DEFAULT_BOILERPLATE_THRESHOLD", "MAX_NGRAM"]
 
 
 def ngram_sizes(ns: Any) -> tuple[int, ...]:
@@ -43,8 +44,9 @@ def ngram_sizes(ns: Any) -> tuple[int, ...]:
         ns = (ns,)
     if isinstance(ns, (str, bytes)) or not isinstance(ns, (Sequence, set, frozenset, np.ndarray)):
         raise InputError(f"n-gram sizes: expected a whole number or a list of them (e.g. (13, 8)), got {ns!r}")
-    if len(ns) == 0 or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1 for n in ns):
-        raise InputError(f"n-gram sizes must be positive integers, got {ns!r}")
+    if len(ns) == 0 or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_NGRAM
+                           for n in ns):
+        raise InputError(f"n-gram sizes must be whole numbers from 1 to {MAX_NGRAM}, got {ns!r}")
     return tuple(int(n) for n in ns)
 
 

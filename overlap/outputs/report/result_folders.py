@@ -85,7 +85,9 @@ def write_report_extras(result, folder: Path, reports: bool = True) -> None:
     report.html."""
     folder = Path(folder)
     view = view_of(result)
-    view.items.to_parquet(folder / PAIR_ITEMS_FILE, index=False, compression="zstd")
+    # Through a handle: Arrow cannot open a path that is not UTF-8 (an --out folder named in latin-1).
+    with open(folder / PAIR_ITEMS_FILE, "wb") as sink:
+        view.items.to_parquet(sink, index=False, compression="zstd")
     for name, text in bench_lists(result).items():
         (folder / safe_name(name)).write_text(text, encoding="utf-8")  # a bench name never leaves the folder
     if reports:

@@ -34,6 +34,11 @@ def _read_csv(path: Path) -> pd.DataFrame:
         return pd.DataFrame()
 
 
+def _read_parquet(path: Path) -> pd.DataFrame:
+    with open(path, "rb") as source:  # a handle: Arrow cannot open a path that is not UTF-8
+        return pd.read_parquet(source)
+
+
 def load_result(folder: Path, command: str = "report") -> ResultView:
     """Read a result folder written by `overlap compare` (summary.json, pairs.csv, duplicates.csv and,
     when present, pair_items.parquet for the side-by-side examples). Any other folder (a matrix, ngram or
@@ -44,7 +49,7 @@ def load_result(folder: Path, command: str = "report") -> ResultView:
     try:
         pairs = _read_csv(folder / "pairs.csv") if (folder / "pairs.csv").is_file() else pd.DataFrame()
         dups = _read_csv(folder / "duplicates.csv") if (folder / "duplicates.csv").is_file() else pd.DataFrame()
-        items = pd.read_parquet(folder / PAIR_ITEMS_FILE) if (folder / PAIR_ITEMS_FILE).is_file() else None
+        items = _read_parquet(folder / PAIR_ITEMS_FILE) if (folder / PAIR_ITEMS_FILE).is_file() else None
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"{folder}: cannot read its tables ({type(exc).__name__}); re-run `overlap compare "
                          "--out`") from None

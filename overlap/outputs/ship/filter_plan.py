@@ -30,6 +30,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ...model import KEY_KINDS
+from ...text import MAX_NGRAM
 
 DEFAULT_REASONS = ("id", "fix", "dup")
 FIX_RELATIONS = ("identical", "contains", "contained")
@@ -85,11 +86,11 @@ class FilterResult:
 
 def check_reasons(reasons: Iterable[str]) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(r.strip().lower() for r in reasons if r.strip()))
-    bad = [r for r in out if not _REASON_RE.match(r) or (r.startswith("ngram:") and not 1 <= int(r[6:]) <= 64)
+    bad = [r for r in out if not _REASON_RE.match(r) or (r.startswith("ngram:") and not 1 <= int(r[6:]) <= MAX_NGRAM)
            or (r.startswith("id:") and r[3:] not in KEY_KINDS)]
     if bad:
         raise InputError(f"unknown drop reason '{bad[0]}'; use id, id:<kind> (kind: {', '.join(KEY_KINDS)}), fix, "
-                         "dup, ngram:<n> (n from 1 to 64) or spec:harness")
+                         f"dup, ngram:<n> (n from 1 to {MAX_NGRAM}) or spec:harness")
     if not out:
         raise InputError("no drop reason given; use e.g. --drop id --drop dup")
     return out

@@ -132,15 +132,18 @@ def file_batches(files: TrainFiles, columns: Sequence[str], batch_rows: int,
     source_of = {renames.get(c, c): c for c in read}
     if files.id_column in wanted:
         source_of[files.id_column] = files.id_column
-    for batch in _file_batches(files, read, batch_rows):
+    # every asked column but the ids is text: a number there is refused, not scanned as the words of its digits
+    texts = tuple(c for c in read if c not in renames and c != id_col)
+    for batch in _file_batches(files, read, batch_rows, texts):
         if renames:
             batch = pa.RecordBatch.from_arrays([batch.column(source_of[c]) for c in wanted], names=wanted)
         yield batch
 
 
-def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int,
+                  text_columns: tuple[str, ...] = ()) -> Iterator[pa.RecordBatch]:
     if not files.uri:
-        yield from replace(files.source, columns=columns, batch_rows=batch_rows)
+        yield from replace(files.source, columns=columns, batch_rows=batch_rows, text_columns=text_columns)
         return
     import pyarrow.dataset as ds
 
