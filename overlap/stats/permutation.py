@@ -17,6 +17,8 @@ from ..errors import InputError
 from .strata import as_count, as_strata
 
 AGREEMENT_SE = 4.0  # permutation vs exact: deviations beyond this many standard errors disagree
+# Fewer draws say nothing either way: each standard error is floored at 1/draws, so one draw "agreed" always
+AGREEMENT_MIN_DRAWS = 100
 
 PERMUTATION_METHOD = ("within-stratum shuffle of train membership: each draw fills every stratum's train "
                       "slots one by one without replacement and counts the bench items drawn")
@@ -72,7 +74,8 @@ def permutation_check(strata: Any, *, draws: int = 100_000, seed: int = 0,
     `exact` (a `stratified_baseline`/`uniform_baseline` result) is given, whether every one of mean,
     p_upper and p_lower lies within 4 standard errors of the exact value (`agrees_with_exact`) and the
     largest deviation in standard errors. A standard error is floored at 1/draws, so a tail that is
-    exactly 0 or 1 is matched exactly or almost.
+    exactly 0 or 1 is matched exactly or almost; below `AGREEMENT_MIN_DRAWS` draws agreement is not judged
+    (None, with a note).
     """
     strata = as_strata(strata)
     draws = as_count(draws, "draws")
@@ -104,7 +107,11 @@ def permutation_check(strata: Any, *, draws: int = 100_000, seed: int = 0,
             p = exact[tail]
             deviations.append(abs(out[tail] - p) / max(math.sqrt(p * (1 - p) / draws), floor))
         out["largest_deviation_se"] = float(max(deviations))
-        out["agrees_with_exact"] = bool(out["largest_deviation_se"] <= AGREEMENT_SE)
+        if draws < AGREEMENT_MIN_DRAWS:
+            out["notes"].append(f"{draws} draws are too few to cross-check the exact result (agreement is judged "
+                                f"from {AGREEMENT_MIN_DRAWS} draws)")
+        else:
+            out["agrees_with_exact"] = bool(out["largest_deviation_se"] <= AGREEMENT_SE)
     return out
 
 

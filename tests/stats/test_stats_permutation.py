@@ -112,3 +112,15 @@ def test_general_shuffle_path_keeps_strata_and_agrees():
     x = exact["observed"]
     p_hat = float((shared >= x).mean())
     assert abs(p_hat - exact["p_upper"]) < 4 * math.sqrt(exact["p_upper"] * (1 - exact["p_upper"]) / len(shared))
+
+
+def test_too_few_draws_judge_no_agreement():
+    """One draw cannot cross-check anything: with the standard errors floored at 1/draws it always 'agreed'."""
+    from overlap.stats.permutation import AGREEMENT_MIN_DRAWS
+
+    exact = stratified_baseline([("a", 10, 3, 4, 2)])
+    for draws in (1, AGREEMENT_MIN_DRAWS - 1):
+        check = permutation_check([("a", 10, 3, 4, 2)], draws=draws, seed=0, exact=exact)
+        assert check["agrees_with_exact"] is None and "too few" in check["notes"][0]
+    enough = permutation_check([("a", 10, 3, 4, 2)], draws=AGREEMENT_MIN_DRAWS, seed=0, exact=exact)
+    assert enough["agrees_with_exact"] is not None
