@@ -319,6 +319,8 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
         raise InputError(f"{chosen[0]} alone makes no cell: the atlas pairs every dataset with the benchmarks among "
                          "them; name another dataset (or none, for every registered one)")
     folder = cache_folder(cache)
+    # a pool named explicitly must load: a damaged one is said before any dataset is read, not after all of them
+    pool_loaded = load_pool(pool, data=data) if pool not in (None, "none", "auto") else None
     streamed = _streamed_sources(chosen, data) if stream and not text else {}
     entries, sides = [], {}
     for name in chosen:
@@ -347,7 +349,8 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
         raise InputError(f"engine {engine!r}: nothing in this atlas runs on it (it runs the text check, and the "
                          "key scan of a training set read by its columns from local data); drop the engine or add "
                          "the text check")
-    run = _Run(folder, ids, CellBaselines(pool, data, ids), texts,
+    run = _Run(folder, ids, CellBaselines(pool, data, ids, _loaded=pool_loaded, _tried=pool_loaded is not None),
+               texts,
                {"engine": engine, "ray_address": ray_address, "workers": workers})
     benches = [e for e in entries if e.role == "benchmark"]
     for train in entries:

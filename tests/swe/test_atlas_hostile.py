@@ -123,3 +123,21 @@ def test_a_push_leaves_no_page_of_a_cell_the_atlas_no_longer_has(tmp_path, monke
     assert done.exit_code == 0, done.output
     written = {p.relative_to(tmp_path / "atlas").as_posix() for p in (tmp_path / "atlas").rglob("*") if p.is_file()}
     assert hub.files == (written - {".overlap-output"}) | {".gitattributes", "notes.md"}
+
+
+def test_a_damaged_pool_named_explicitly_is_refused_before_any_dataset_is_read(tmp_path, monkeypatch):
+    """An existing pool file that is no pool was refused only after every dataset had been read."""
+    import overlap.api.atlas as atlas_module
+    from overlap.errors import InputError
+
+    pool = tmp_path / "pool.csv"
+    pool.write_text("not,a,pool\n1,2,3\n", encoding="utf-8")
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("a dataset was read before the pool was checked")
+
+    monkeypatch.setattr(atlas_module, "_read", no_read)
+    monkeypatch.setattr(atlas_module, "_streamed_sources", no_read)
+    data = {"mimo-cyber": DEMO / "mimo-cyber", "cybergym": DEMO / "cybergym", "arvo": DEMO / "arvo"}
+    with pytest.raises(InputError, match="pool"):
+        atlas(["mimo-cyber", "cybergym"], data=data, cache=tmp_path / "cache", pool=str(pool))
