@@ -149,3 +149,26 @@ def copy_fixture(src: Path, dest: Path) -> Path:
     else:
         shutil.copy2(src, dest)
     return dest
+
+
+# The calc task the sweep tests audit: calc.py before the fix, and the fix as a patch.
+CALC_FIX_PATCH = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n"
+                  "+    return a + b  # the sum, as the tests ask\n")
+CALC_FIXED_TEXT = "def add(a, b):\n    return a + b  # the sum, as the tests ask\n"
+CALC_DATES = {"GIT_AUTHOR_DATE": "2024-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2024-01-02T03:04:05Z"}
+
+
+def calc_repo(root: Path) -> Path:
+    """A one-commit repository holding calc.py before the fix (skips the test when git is missing)."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root.mkdir()
+    git("init", "-q", "-b", "main", cwd=root)
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "base", cwd=root, env=CALC_DATES)
+    return root

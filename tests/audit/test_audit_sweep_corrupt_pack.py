@@ -8,30 +8,22 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import tarfile
 from pathlib import Path
 
 import pytest
-from audit_helpers import git
+from audit_helpers import CALC_DATES, CALC_FIX_PATCH, calc_repo, git
 
 from overlap.audit import audit
 
-FIX_PATCH = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n"
-             "+    return a + b  # the sum, as the tests ask\n")
-DATES = {"GIT_AUTHOR_DATE": "2024-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2024-01-02T03:04:05Z"}
+FIX_PATCH = CALC_FIX_PATCH
+DATES = CALC_DATES
 
 
 def _damaged_repo(root: Path) -> Path:
     """calc.py at the base; an unreachable commit holding a near copy of the fix and other.txt, packed, with
     other.txt's compressed bytes overwritten."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    root.mkdir()
-    git("init", "-q", "-b", "main", cwd=root)
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    git("add", "-A", cwd=root)
-    git("commit", "-qm", "base", cwd=root, env=DATES)
+    calc_repo(root)
     git("checkout", "-q", "-b", "side", cwd=root)
     (root / "calc.py").write_text("def add(a, b):\n    return a + b  # the sum, as the tests ask\n\nx = 1\n")
     (root / "other.txt").write_text("z" * 40 + " other\n")

@@ -8,34 +8,22 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import tarfile
 import tempfile
 from pathlib import Path
 
 import pytest
-from audit_helpers import git, run_cli
+from audit_helpers import CALC_FIX_PATCH, CALC_FIXED_TEXT, calc_repo, run_cli
 
 from overlap.audit import audit
 from overlap.audit.scratch import remove_tree
 from overlap.errors import InputError
 
-FIX_PATCH = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n"
-             "+    return a + b  # the sum, as the tests ask\n")
-FIXED_TEXT = b"def add(a, b):\n    return a + b  # the sum, as the tests ask\n"
+FIX_PATCH = CALC_FIX_PATCH
+FIXED_TEXT = CALC_FIXED_TEXT.encode()
 DEEP_JSON = '{"names": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
 
-def _repo(root: Path) -> Path:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    root.mkdir()
-    git("init", "-q", "-b", "main", cwd=root)
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    git("add", "-A", cwd=root)
-    git("commit", "-qm", "base", cwd=root, env={"GIT_AUTHOR_DATE": "2024-01-02T03:04:05Z",
-                                               "GIT_COMMITTER_DATE": "2024-01-02T03:04:05Z"})
-    return root
 
 
 @pytest.fixture
@@ -46,7 +34,7 @@ def fix_patch(tmp_path) -> Path:
 
 
 def test_deeply_nested_mypy_cache_file_is_no_internal_error(tmp_path, fix_patch):
-    repo = _repo(tmp_path / "repo")
+    repo = calc_repo(tmp_path / "repo")
     (repo / ".mypy_cache" / "3.11").mkdir(parents=True)
     (repo / ".mypy_cache" / "3.11" / "calc.data.json").write_text(DEEP_JSON)
     r = run_cli(str(repo), "--fix", str(fix_patch), "--test-id", "tests/test_calc.py::test_add", cwd=tmp_path)
@@ -55,7 +43,7 @@ def test_deeply_nested_mypy_cache_file_is_no_internal_error(tmp_path, fix_patch)
 
 
 def test_deeply_nested_task_record_is_one_line(tmp_path):
-    repo = _repo(tmp_path / "repo")
+    repo = calc_repo(tmp_path / "repo")
     (tmp_path / "task.json").write_text('{"a": ' * 100_000)
     r = run_cli(str(repo), "--instance", "task.json", cwd=tmp_path)
     assert r.code == 2 and "internal error" not in r.stderr
@@ -105,7 +93,7 @@ def _image(path: Path, repo: Path, deep_file: str) -> Path:
 
 def test_folders_thousands_deep_in_an_image_are_read_and_removed(tmp_path, fix_patch, monkeypatch):
     """1,900 levels: under path_bytes and the host's PATH_MAX, past Python's recursion limit."""
-    image = _image(tmp_path / "deep.tar", _repo(tmp_path / "repo"), "root" + "/d" * 1900 + "/x.py")
+    image = _image(tmp_path / "deep.tar", calc_repo(tmp_path / "repo"), "root" + "/d" * 1900 + "/x.py")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
@@ -117,7 +105,7 @@ def test_folders_thousands_deep_in_an_image_are_read_and_removed(tmp_path, fix_p
 
 def test_folders_past_the_hosts_path_max_are_counted_not_dropped(tmp_path, fix_patch):
     """The container reads /root/d/…/x.py (under 4,096 bytes); the host path of the private copy is longer."""
-    image = _image(tmp_path / "deeper.tar", _repo(tmp_path / "repo"), "root" + "/d" * 2040 + "/x.py")
+    image = _image(tmp_path / "deeper.tar", calc_repo(tmp_path / "repo"), "root" + "/d" * 2040 + "/x.py")
     r = run_cli(str(image), "--fix", str(fix_patch), cwd=tmp_path, timeout=60)
     assert r.code == 0, r.stderr
     assert "not walked: root/d/d/" in r.stdout and "File name too long" in r.stdout
@@ -128,7 +116,7 @@ def test_folders_past_the_hosts_path_max_are_counted_not_dropped(tmp_path, fix_p
 
 
 def test_repository_folders_past_path_max_are_counted(tmp_path, fix_patch):
-    repo = _repo(tmp_path / "repo")
+    repo = calc_repo(tmp_path / "repo")
     here = os.getcwd()
     try:
         os.chdir(repo)

@@ -9,33 +9,20 @@ import hashlib
 import http.server
 import io
 import json
-import shutil
 import tarfile
 import threading
 from pathlib import Path
 
 import pytest
-from audit_helpers import git, run_cli
+from audit_helpers import CALC_FIX_PATCH, CALC_FIXED_TEXT, calc_repo, run_cli
 
 from overlap.audit import audit
 from overlap.errors import InputError
 
-FIX_PATCH = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n"
-             "+    return a + b  # the sum, as the tests ask\n")
-FIXED_TEXT = "def add(a, b):\n    return a + b  # the sum, as the tests ask\n"
+FIX_PATCH = CALC_FIX_PATCH
+FIXED_TEXT = CALC_FIXED_TEXT
 
 
-def _repo(root: Path) -> Path:
-    """A one-commit repository holding calc.py before the fix."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    root.mkdir()
-    git("init", "-q", "-b", "main", cwd=root)
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    git("add", "-A", cwd=root)
-    git("commit", "-qm", "base", cwd=root, env={"GIT_AUTHOR_DATE": "2024-01-02T03:04:05Z",
-                                               "GIT_COMMITTER_DATE": "2024-01-02T03:04:05Z"})
-    return root
 
 
 def _tar(entries: dict[str, str], repo: Path) -> bytes:
@@ -60,7 +47,7 @@ def _blob(root: Path, data: bytes) -> dict:
 def platform_layout(root: Path) -> Path:
     """An OCI layout whose index.json lists two manifests of one image, amd64 (clean) and arm64 (the fixed
     file left in /root), each with its platform on the descriptor; no ref names."""
-    repo = _repo(root.parent / "repo")
+    repo = calc_repo(root.parent / "repo")
     root.mkdir()
     (root / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
     entries = []
