@@ -5,7 +5,7 @@ one pass over a string array's bytes instead of several kernels and temporaries.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -9,7 +9,7 @@ values (Unicode lowercasing is Arrow's). The helpers shared with :mod:`.kernels`
 
 from __future__ import annotations
 
-import numba
+from ...jit import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
