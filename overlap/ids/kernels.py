@@ -5,6 +5,7 @@ one pass over a string array's bytes instead of several kernels and temporaries.
 from __future__ import annotations
 
 import numpy as np
+
 from ..jit import njit
 
 

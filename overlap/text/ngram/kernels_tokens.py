@@ -9,9 +9,10 @@ values (Unicode lowercasing is Arrow's). The helpers shared with :mod:`.kernels`
 
 from __future__ import annotations
 
-from ...jit import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
+
+from ...jit import numba
 
 U = np.uint64
 _M1 = U(0xFF51AFD7ED558CCD)
