@@ -111,17 +111,21 @@ def owner_form_keys(offsets, data, valid, owner_byte, name_byte, ok, number, has
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _write_joined(out, at, left, left_start, left_stop, separator, right, right_start, right_stop):
     """Writes `left[left_start:left_stop] + separator + right[right_start:right_stop]` into `out` at `at`;
     returns where the next write goes."""
-    # slice copies (a memcpy each): a byte at a time, these copies were a quarter of `owner_form_keys`
-    middle = at + left_stop - left_start
-    out[at:middle] = left[left_start:left_stop]
-    out[middle] = separator
-    end = middle + 1 + right_stop - right_start
-    out[middle + 1:end] = right[right_start:right_stop]
-    return end
+    # byte loops, inlined: a slice is an array view (its reference counted) per copy, and the copies are a
+    # few bytes (measured on owner__name-N ids: 82 ns a row with slices, 55 inlined)
+    for q in range(left_start, left_stop):
+        out[at] = left[q]
+        at += 1
+    out[at] = separator
+    at += 1
+    for q in range(right_start, right_stop):
+        out[at] = right[q]
+        at += 1
+    return at
 
 
 @njit(cache=True, nogil=True)
