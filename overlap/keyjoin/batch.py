@@ -169,9 +169,10 @@ class BatchJoin:
         if missing:
             at = int(np.argmin(valid))
             first_missing = (items.column("file")[at].as_py(), int(items.column("file_row")[at].as_py()))
+        # The keys stay in their recogniser's pieces (a PR's repo_pr and repo_pr_exact pieces hold one array):
+        # combined into one chunk, every key string would be copied once more, the shared array twice.
         code, copies = _kind_codes(keys.column("kind"))
         value_hashes = _chunk_hashes(keys.column("value"))
-        keys = keys.combine_chunks()
         local = keys.column("row").to_numpy() - base
         if missing and len(local):
             keep = valid[local]
@@ -180,14 +181,16 @@ class BatchJoin:
                 value_hashes = value_hashes[keep]
         oss = code == OSSFUZZ
         if oss.any():  # made canonical on the OSS-Fuzz keys alone (a few in a mix of PR ids)
-            at = pa.array(np.flatnonzero(oss))
-            value = _one_chunk(keys.column("value"))
-            canonical = self._canonical(_one_chunk(keys.column("raw")).take(at))
-            changed = pc.fill_null(pc.not_equal(canonical, value.take(at)), True).to_numpy(zero_copy_only=False)
+            at = np.flatnonzero(oss)
+            value = keys.column("value")
+            canonical = self._canonical(_one_chunk(keys.column("raw").take(pa.array(at))))
+            changed = pc.fill_null(pc.not_equal(canonical, _one_chunk(value.take(pa.array(at)))), True)
+            changed = changed.to_numpy(zero_copy_only=False)
             if changed.any():
                 renamed = canonical.filter(pa.array(changed))
-                keys = keys.set_column(2, "value", _placed(value, at.to_numpy()[changed], renamed))
-                value_hashes[at.to_numpy()[changed]] = hash64(renamed)
+                keys = keys.set_column(keys.schema.get_field_index("value"), "value",
+                                       _placed(value, at[changed], renamed))
+                value_hashes[at[changed]] = hash64(renamed)
         if copies:
             kept = _first_copies(keys, local, code)
             if kept is not None:
@@ -208,7 +211,7 @@ class BatchJoin:
         hit = _among(keys.column("value"), value_hashes, self.bench.values, self.bench.value_hashes)
         if task.any() and len(self.bench.raws):
             at = np.flatnonzero(task)
-            raws = _one_chunk(keys.column("raw"))
+            raws = keys.column("raw")
             # most raw values are their value again (key_strings keeps a raw only where it differs): hashed once
             differ = key_strings.column("raw").is_valid().to_numpy(zero_copy_only=False)
             raw_hashes = value_hashes[at]
@@ -225,15 +228,33 @@ class BatchJoin:
 
 
 def _one_chunk(column) -> pa.Array:
-    """The array of a column of a combined table (no copy where it is one chunk already)."""
+    """The array of a column (no copy where it is one chunk already)."""
+    if isinstance(column, pa.Array):
+        return column
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
-def _placed(values: pa.Array, where: np.ndarray, new: pa.Array) -> pa.Array:
-    """`values` with `new` at positions `where` (one take, cheaper than a masked replace of strings)."""
-    index = np.arange(len(values))
-    index[where] = len(values) + np.arange(len(where))
-    return pa.concat_arrays([values, new.cast(values.type)]).take(pa.array(index))
+def _placed(values: pa.ChunkedArray, where: np.ndarray, new: pa.Array) -> pa.ChunkedArray:
+    """`values` with `new` at positions `where` (rising), chunk by chunk: only a chunk holding one of them is
+    copied (one take each, cheaper than a masked replace of strings)."""
+    chunks, start = [], 0
+    for chunk in values.chunks:
+        stop = start + len(chunk)
+        low, high = np.searchsorted(where, [start, stop])
+        if high > low:
+            index = np.arange(len(chunk))
+            index[where[low:high] - start] = len(chunk) + np.arange(high - low)
+            chunk = pa.concat_arrays([chunk, new.slice(low, high - low).cast(chunk.type)]).take(pa.array(index))
+        chunks.append(chunk)
+        start = stop
+    return pa.chunked_array(chunks, values.type)
+
+
+def _same_array(a: pa.Array, b: pa.Array) -> bool:
+    """Whether two arrays are one array (the same buffers, offset and length), without comparing values."""
+    return a.offset == b.offset and len(a) == len(b) and a.type == b.type and all(
+        (x is None and y is None) or (x is not None and y is not None and x.address == y.address and x.size == y.size)
+        for x, y in zip(a.buffers(), b.buffers(), strict=True))
 
 
 def _kind_codes(kinds) -> tuple[np.ndarray, bool]:
@@ -263,16 +284,29 @@ def _task_keys(keys: pa.Table, code: np.ndarray, task: np.ndarray, value_hashes:
                                                                                                        pa.Table]:
     """(hash of each task-kind key's kind and value with its row, the keys as strings), given the hashes of
     their values. A raw value equal to the value is left null (most are: it is the value again), which halves
-    what is kept of them."""
-    mask = pa.array(task)
-    rows = keys.column("row").filter(mask)
-    value, raw = keys.column("value").filter(mask), keys.column("raw").filter(mask)
+    what is kept of them; a piece whose raw array is its value array is known to be so without comparing."""
+    values, raws, start = [], [], 0
+    for piece in keys.select(["value", "raw"]).to_batches():
+        chosen = task[start:start + piece.num_rows]
+        start += piece.num_rows
+        if not chosen.any():
+            continue
+        value, raw = piece.column(0), piece.column(1)
+        if _same_array(value, raw):
+            raw = pa.nulls(len(raw), pa.string())
+        else:
+            raw = pc.if_else(pc.fill_null(pc.equal(value, raw), False), pa.scalar(None, pa.string()), raw)
+        if not chosen.all():
+            mask = pa.array(chosen)
+            value, raw = value.filter(mask), raw.filter(mask)
+        values.append(value)
+        raws.append(raw)
+    rows = keys.column("row").filter(pa.array(task))
     with np.errstate(over="ignore"):
         hashed = value_hashes + code[task].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    raw = pc.if_else(pc.fill_null(pc.equal(value, raw), False), pa.scalar(None, pa.string()), raw)
     return (pa.table({"hash": hashed, "row": rows}, schema=TASK_KEY_SCHEMA),
-            pa.table({"row": rows, "kind": code[task].astype(np.int8), "value": value, "raw": raw},
-                     schema=KEY_STRING_SCHEMA))
+            pa.table({"row": rows, "kind": code[task].astype(np.int8), "value": pa.chunked_array(values, pa.string()),
+                      "raw": pa.chunked_array(raws, pa.string())}, schema=KEY_STRING_SCHEMA))
 
 
 def _first_copies(keys: pa.Table, local: np.ndarray, code: np.ndarray) -> np.ndarray | None:
