@@ -26,6 +26,7 @@ from ..join import TASK_KINDS
 from ..model import KEY_KINDS
 from ..sources.row_checks import CHECKS, problem_rows
 from .hashing import hash64
+from .spill import in_sorted
 
 KIND_CODES = pa.array(KEY_KINDS, pa.string())
 OSSFUZZ = KEY_KINDS.index("ossfuzz")
@@ -71,23 +72,28 @@ class BenchKeys:
 
 
 class HashTable:
-    """Which low bits the hashes of a set have (a table of about 16 slots per hash, so about one hash in 16
-    not in the set passes): a lookup is one index per value, where a binary search is a dozen."""
+    """Whether a hash is one of a set's: a table of which low bits the set's hashes have (about 16 slots per
+    hash) rules out most at one index per value, and the few left are looked up among the sorted hashes."""
 
     def __init__(self, hashes: np.ndarray) -> None:
         size = 1 << int(min(max(np.ceil(np.log2(max(len(hashes), 1) * 16)), 16), 26))
         self.mask = np.uint64(size - 1)
         self.slots = np.zeros(size, bool)
         self.slots[(hashes & self.mask).astype(np.int64)] = True
+        self.sorted = np.unique(hashes)
 
-    def may_hold(self, hashes: np.ndarray) -> np.ndarray:
-        return self.slots[(hashes & self.mask).astype(np.int64)]
+    def holds(self, hashes: np.ndarray) -> np.ndarray:
+        out = self.slots[(hashes & self.mask).astype(np.int64)]
+        maybe = np.flatnonzero(out)
+        if len(maybe):
+            out[maybe] = in_sorted(hashes[maybe], self.sorted)
+        return out
 
 
 def _among(strings, hashes: np.ndarray, wanted: pa.Array, table: HashTable, at: np.ndarray | None = None) -> np.ndarray:
     """Whether each of `strings` (hashed: `hashes`; or, given `at`, each of `strings` at those positions) is
-    one of `wanted` (its hashes' `table`)."""
-    out = table.may_hold(hashes)
+    one of `wanted` (its hashes' `table`): only the strings whose hash is one of theirs are compared."""
+    out = table.holds(hashes)
     if out.any():
         candidates = np.flatnonzero(out)
         found = pc.is_in(strings.take(pa.array(candidates if at is None else at[candidates])), value_set=wanted)

@@ -301,8 +301,11 @@ def item_ids_of(ids, written=None, numbers=None):
     PR number (a set with repo and PR columns), a row without one has its PR's conventional id, `owner__name-N`.
     The one definition: the scan and the streamed join's clean-id list both read ids through it."""
     item_ids = id_strings(ids)
-    item_ids = pc.if_else(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(item_ids), ""), True),
-                          pa.scalar(None, pa.string()), item_ids)
+    # blank: empty or only whitespace, as `utf8_trim_whitespace` sees it (the same over every code point), found
+    # without a trimmed copy of every id; ids with no blank among them are kept as they are
+    blank = pc.or_(pc.utf8_is_space(item_ids), pc.equal(pc.binary_length(item_ids), 0))
+    if pc.any(blank).as_py():
+        item_ids = pc.if_else(pc.fill_null(blank, True), pa.scalar(None, pa.string()), item_ids)
     if written is not None:
         made = pc.binary_join_element_wise(pc.replace_substring(written, "/", "__", max_replacements=1),
                                            numbers.cast(pa.string()), "-")

@@ -139,3 +139,19 @@ def test_problem_counts_do_not_depend_on_where_batches_split(tmp_path, batch_row
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     dataset = read_generic(path, {"id": "task", "repo": "repo", "pr": "pr"}, batch_rows=batch_rows)
     assert {p.what: p.count for p in dataset.problems}.get("missing_repo") == 2  # rows 5 and 6 again
+
+
+def test_item_ids_blank_where_trimming_leaves_nothing_over_every_code_point():
+    """An id is blank (no item id) exactly when trimming its whitespace leaves nothing: every code point alone,
+    twice, and beside a letter."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from overlap.sources.generic import item_ids_of
+
+    points = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    values = pa.array(points + [p * 2 for p in points] + ["a" + p for p in points[:4096]] + ["", None])
+    expected = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(values), ""), True).to_pylist()
+    got = pc.is_null(item_ids_of(values)).to_pylist()
+    assert got == expected
+    assert sum(expected) > 20  # the Unicode spaces are among them
