@@ -227,10 +227,12 @@ def _repo_blocks(train, bench, counted: pd.DataFrame) -> tuple[list[dict[str, An
             overlap_by_repo[str(project)].add(b_id)
     rows = []
     if "project" in bench.items.columns:
-        for project, group in bench.items.groupby("project", sort=True):
+        # items per project counted at once (a group per project was a pandas group each: thousands of repos)
+        sizes = bench.items["project"].dropna().value_counts(sort=False)
+        for project, size in sorted(sizes.items()):
             found = len(overlap_by_repo.get(str(project), ()))
-            rows.append({"repo": str(project), "bench_items": int(len(group)), "overlap": found,
-                         "share": _share(found, len(group)), "train_items_in_repo": int(train_repos.get(project, 0))})
+            rows.append({"repo": str(project), "bench_items": int(size), "overlap": found,
+                         "share": _share(found, int(size)), "train_items_in_repo": int(train_repos.get(project, 0))})
     present = [r for r in rows if r["train_items_in_repo"] > 0]
     presence = {
         "bench_repos": len(rows),
