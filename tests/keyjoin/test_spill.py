@@ -87,6 +87,29 @@ def test_the_compiled_shared_hash_pass_is_the_sort(values):
     assert out.tolist() == hashing._sorted_shared(hashes).tolist() == [values.count(v) > 1 for v in values]
 
 
+@settings(deadline=None, max_examples=5)
+@given(st.integers(0, 2**32 - 1))
+def test_the_bucketed_shared_hash_pass_past_its_threshold_is_a_count(seed):
+    """Past `BUCKET_FROM` hashes the pass lays them out in buckets by their top bits first: equal to a plain
+    count, for hashes of one spill partition (the same low bits), hashes of one bucket (the same top bits),
+    repeats near and far, and one hash many times."""
+    from collections import Counter
+
+    from overlap.keyjoin.hash_kernel import BUCKET_FROM, shared_hashes
+
+    rng = np.random.default_rng(seed)
+    n = BUCKET_FROM + 1 + int(rng.integers(0, 5000))
+    hashes = rng.integers(0, 2**58, n, dtype=np.uint64) << np.uint64(6)  # one partition's low bits
+    hashes[: n // 8] = (hashes[: n // 8] >> np.uint64(20)) | np.uint64(0xABC << 52)  # one bucket's top bits
+    picked = rng.integers(0, n, n // 20)
+    hashes[rng.integers(0, n, n // 20)] = hashes[picked]  # repeats anywhere
+    hashes[rng.integers(0, n, 50)] = np.uint64(2**64 - 1)
+    out = np.empty(n, bool)
+    shared_hashes(hashes, out)
+    counts = Counter(hashes.tolist())
+    assert out.tolist() == [counts[v] > 1 for v in hashes.tolist()]
+
+
 def test_a_null_slot_that_spans_bytes_hashes_as_empty():
     data = pa.py_buffer(b"abcdef")
     offsets = pa.py_buffer(np.array([0, 3, 6], np.int32))
