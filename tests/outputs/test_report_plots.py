@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import base64
 
-from overlap.outputs.report.html import _pyplot, draw_plot, null_range
+from overlap.outputs.plots import pyplot
+from overlap.outputs.report.html import draw_plot, null_range
 from overlap.outputs.report.sections import _strata_blocks
 
 
@@ -25,7 +26,7 @@ def test_null_range_sits_where_the_mass_is_not_at_zero():
 def test_null_panels_share_one_range_and_are_labelled():
     models = {"uniform": {"observed": 214, "expected": 197.5, "sd": 7.0},
               "within project": {"observed": 214, "expected": 205.0, "sd": 5.0}}
-    svg = _svg(draw_plot(_pyplot(), "null", {"models": models}))
+    svg = _svg(draw_plot(pyplot(), "null", {"models": models}))
     for text in ("Null: uniform", "Null: within project", "probability under chance", "overlapping items (count)",
                  "Overlap expected by chance vs observed"):
         assert text in svg
@@ -36,6 +37,6 @@ def test_strata_plot_shows_deficits_too():
               {"stratum": "c", "shared": 1, "expected": 1.0}]
     plot = _strata_blocks(strata, "within project")[0]
     assert plot.data["labels"] == ["a", "c", "b"]  # above chance first, the largest deficit last
-    svg = _svg(draw_plot(_pyplot(), "strata", plot.data))
+    svg = _svg(draw_plot(pyplot(), "strata", plot.data))
     assert "observed minus expected" in svg and "stratum" in svg and "Observed minus expected overlap" in svg
     assert "0 seen, 2.5 expected" in svg  # the deficit is drawn and labelled

@@ -14,24 +14,13 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from ..plots import pyplot
 from .assemble import APPENDIX, build_report
 from .cell_text import title_of
 from .sections import ResultView
 
 PLOTS_SKIPPED = "Plots skipped: matplotlib is not installed (install the extra: pip install overlap[plots])."
 NORMALISED, PLAIN, OBSERVED = "#1f6fb2", "#b9c7d6", "#c0392b"
-
-
-def _pyplot():
-    """matplotlib.pyplot on the non-interactive backend, or None when matplotlib is missing."""
-    try:
-        import matplotlib  # imported here: heavy, loaded only to draw (and optional at run time)
-    except ImportError:
-        return None
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _draw_shares(ax, data: dict[str, Any]) -> None:
@@ -175,7 +164,7 @@ def draw_plot(plt, kind: str, data: dict[str, Any]) -> str:
 
 
 def render_html(view: ResultView) -> str:
-    plt = _pyplot()
+    plt = pyplot()
     sections = build_report(view)
     images: dict[int, str] = {}
     if plt is not None:

@@ -28,6 +28,7 @@ from ...atlas_model import AtlasResult
 from ...errors import InputError, OverlapError
 from ...jsonout import dumps_json
 from ..atomic import atomic_folder
+from ..plots import pyplot
 from ..published import public_provenance, safe_name, scrub_paths
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name tests replace
@@ -63,11 +64,10 @@ def _label(name: str) -> str:
 
 def heatmap_svg(result: AtlasResult) -> str:
     """The share of each benchmark (column) matched by each dataset (row), as SVG text."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib  # pyplot() has loaded it (a core dependency)
     import numpy as np
+
+    plt = pyplot()
 
     trains, benches, cells = _grid(result)
     shares = np.full((len(trains), len(benches)), np.nan)
