@@ -381,7 +381,11 @@ def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.
             packed += counts << np.uint64(8 * int(kind))
     present = np.zeros(n, np.uint8)
     for bit, column in enumerate(PRESENT_COLUMNS):
-        present |= (pc.is_valid(items.column(column)).to_numpy(zero_copy_only=False).astype(np.uint8) << bit)
+        cells = items.column(column)
+        if cells.null_count == 0:
+            present |= np.uint8(1 << bit)
+        elif cells.null_count < len(cells):
+            present |= (pc.is_valid(cells).to_numpy(zero_copy_only=False).astype(np.uint8) << bit)
     if "_unrecognised" in items.column_names:  # no scheme took the row's id
         unrecognised = pc.fill_null(items.column("_unrecognised"), False)
         if "_pr_from" in items.column_names:

@@ -269,8 +269,10 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     repo = pc.utf8_trim_whitespace(_text(column(spec.repo))) if spec.repo else pa.nulls(n, pa.string())
     if spec.project:
         project = _text(column(spec.project))
-    else:
+    elif spec.repo:
         project = pc.coalesce(canonical_repos(written), repo_of_keys)
+    else:  # no repo column: the repo each row's keys carry, as it is (not copied by a coalesce with nothing)
+        project = repo_of_keys
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
              "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
