@@ -123,6 +123,7 @@ class Ctx:
         self._loaded = False
         self._files: list[FileEntry] | None = None
         self._gitdirs: list[tuple[str, Path]] = []
+        self._lost_gitdirs: list[tuple[str, str]] = []  # (shown .git entry, why it leads to no git folder)
         self.walk_notes: list[str] = []
         self.exact_copies: dict[str, str] = {}  # scanned file -> fix|tests, matched exactly by F1/F2
 
@@ -407,7 +408,10 @@ class Ctx:
                 for fe in walk(scope, skip_dir=skip, notes=self.walk_notes):
                     if fe.rel == ".git" or fe.rel.endswith("/.git"):
                         target = _gitfile_target(fe.path, self.fsroot)
-                        if target is not None and target not in (self.gitdir, self.origin_gitdir):
+                        problem = _gitfile_problem(fe.path, self.fsroot) if target is None else None
+                        if problem:
+                            self._lost_gitdirs.append((self.shown(fe.rel), problem))
+                        elif target is not None and target not in (self.gitdir, self.origin_gitdir):
                             gitdirs.append((self.shown(fe.rel), target))
                         continue
                     self._files.append(fe)
@@ -439,6 +443,12 @@ class Ctx:
                 seen.add(str(p))
                 uniq.append((rel, p))
         return uniq
+
+    def lost_gitdirs(self) -> list[tuple[str, str]]:
+        """Nested ``.git`` entries that lead to no git folder: (path as shown, why). Nothing of such a store
+        can be checked, so G13 names each one instead of passing over it."""
+        self.files()
+        return list(self._lost_gitdirs)
 
     def index(self) -> gb.Index | None:
         """The index parsed by the tool's own code (works even when git cannot read the repo)."""
@@ -487,6 +497,29 @@ def _looks_like_gitdir(p: Path) -> bool:
             and (p / "refs").is_dir()
     except OSError:
         return False
+
+
+def _gitfile_problem(p: Path, fsroot: Path | None) -> str | None:
+    """Why the ``.git`` entry ``p`` leads to no git folder (``_gitfile_target`` found none); None when it
+    leads to a linked worktree's folder, whose store is its common git folder (found and named elsewhere)."""
+    if p.is_symlink():
+        return "a symlink, not followed"
+    try:
+        data = read_regular(p, 4096)
+    except TooLarge:
+        return "a .git file too large to be a gitdir: file"
+    if data is None:
+        return "neither a git folder nor a gitdir: file"
+    if not data.startswith(b"gitdir:"):
+        return "a .git file without a gitdir: line"
+    line = cut(data[7:].strip().decode("utf-8", "replace"), 120)
+    # repo_layout resolves the line as git does (inside the image for an image): a layout means the folder exists
+    layout = repo_layout(p.parent, fsroot)
+    if layout is None:
+        return f"its git folder {line} is missing"
+    if (layout[1] / "HEAD").is_file() and (layout[1] / "commondir").is_file():
+        return None
+    return f"its git folder {line} is not a git folder (no HEAD, objects/ and refs/)"
 
 
 def _gitfile_target(p: Path, fsroot: Path | None = None) -> Path | None:

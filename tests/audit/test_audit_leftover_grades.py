@@ -4,11 +4,13 @@ checkouts and `touch` change mtimes), and L11 shadowed image files matched by th
 
 from __future__ import annotations
 
+import io
 import os
 import py_compile
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 from audit_helpers import assert_valid_report, git
@@ -58,3 +60,28 @@ def test_shadowed_files_equal_to_the_fix_are_found_by_hash(gitfix, tmp_path):
     assert (l11["L11:/testbed/src/calc.py"].evidence["how"], l11["L11:/opt/answer/calc.py"].evidence["how"]) == \
         ("overwritten", "whiteout")
     assert l11["L11:/opt/answer/calc.py"].evidence["layer"] == 1
+
+
+def test_a_file_overwritten_in_its_own_layer_is_shadowed_content(gitfix, tmp_path):
+    """A layer tar holding a path twice shows the later member, but the earlier one's bytes are still in the
+    layer: the reference patch written and then overwritten in one RUN is builder-only content (L11)."""
+    shutil.copytree(gitfix.L / "r", tmp_path / "l0/testbed", symlinks=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for data in ((gitfix.L / "fix.patch").read_bytes(), b"nothing here\n"):
+            info = tarfile.TarInfo("tmp/fix.patch")
+            info.size, info.mtime = len(data), 1_700_000_000
+            t.addfile(info, io.BytesIO(data))
+    (tmp_path / "l1.tar").write_bytes(buf.getvalue())
+    out = tmp_path / "img.tar"
+    subprocess.run([sys.executable, str(MKIMAGE), str(out), "docker", "t:1", "[]", str(tmp_path / "l0"), "clone",
+                    str(tmp_path / "l1.tar"), "RUN git diff > /tmp/fix.patch; echo nothing here > /tmp/fix.patch"],
+                   check=True)
+    report = audit(str(out), **gitfix.R)
+    assert_valid_report(report)
+    l11 = [f for f in report.targets[0].findings if f.check == "L11"]
+    assert [(f.key, f.severity) for f in l11] == [("L11:/tmp/fix.patch", "info")]
+    ev = l11[0].evidence
+    assert (ev["layer"], ev["hidden_by"], ev["how"]) == (1, 1, "overwritten by a later member of the same layer")
+    assert ev["hunks"]  # the earlier member, not the visible one, is the reference patch
+    assert "written by layer 1, hidden by layer 1" in l11[0].title

@@ -109,3 +109,20 @@ def test_a_submodule_whose_commit_is_not_here_is_incomplete_naming_it(gitfix, tm
     where = "no git store at lib/.git or .git/modules/lib" if store == "absent" else ".git/modules/lib does not hold it"
     assert where in checks["F1"][1]
     assert report.verdict == "incomplete" and report.exit_code == 2
+
+
+@pytest.mark.parametrize("store, why", [("removed", "its git folder ../.git/modules/lib is missing"),
+                                        ("emptied", "its git folder ../.git/modules/lib is not a git folder")])
+def test_a_submodule_whose_git_folder_is_gone_is_named_as_not_checked(gitfix, tmp_path, store, why):
+    """The checkout's `gitdir:` file leads nowhere: nothing of that store can be audited, and the report says
+    so (G13 info) instead of passing over it."""
+    sup = _superproject(tmp_path, gitfix.L / "up", gitfix.base)
+    shutil.rmtree(sup / ".git/modules/lib")
+    if store == "emptied":
+        (sup / ".git/modules/lib").mkdir()
+    report = audit(str(sup), base="HEAD")
+    assert_valid_report(report)
+    g13 = [f for f in report.targets[0].findings if f.check == "G13"]
+    assert [(f.key, f.severity) for f in g13] == [("G13:lib/.git", "info")]
+    assert g13[0].evidence["kind"] == "missing" and g13[0].evidence["not_checked"].startswith(why)
+    assert g13[0].title.startswith(f"nested git store lib/.git not checked: {why}")

@@ -232,6 +232,12 @@ def check_g13(ctx: Ctx) -> list[Finding]:
         reasons = list(dict.fromkeys(r.split(": ", 1)[1] for r in incomplete))
         if reasons:  # what a nested store hides is not known: never `clean` on it
             blocked.append(f"nested store {rel}: " + "; ".join(reasons))
+    # a submodule whose git folder is gone holds no history here to leak, but the report says it was not checked
+    for rel, why in ctx.lost_gitdirs():
+        out.append(ctx.finding("G13", rel, "info", "hygiene", f"nested git store {rel} not checked: {why}", rel,
+                               {"path": rel, "kind": "missing", "objects": None, "fixed_blobs": [], "findings": [],
+                                "incomplete": [], "not_checked": why},
+                               f"cat {ctx.q(rel.lstrip('/') if ctx.fsroot is not None else rel)}", run_on="host"))
     if blocked:
         raise Incomplete("; ".join(blocked), out)
     return out

@@ -251,18 +251,15 @@ def _add(merged: Merged, name: str, e: MEntry) -> str | None:
         if old.kind == "dir" and e.kind == "dir":
             entries[name] = e
             return None
-        if old.kind == "file" and old.layer < e.layer:
-            merged.shadowed.append({"path": "/" + name, "layer": old.layer, "hidden_by": e.layer, "how": "overwritten",
-                                    "src": old.src, "size": old.size, "interesting": interesting(name)})
+        if old.kind == "file":
+            _hidden(merged, name, old, e.layer)
     if e.kind != "dir" and name in merged.parents:
         # a folder (named in the layer or only implied by its members) replaced by a file or symlink: the
         # runtime removes it whole before it writes the new entry
         for k in [k for k in entries if k.startswith(name + "/")]:
             gone = entries.pop(k)
-            if gone.kind == "file" and gone.layer < e.layer:
-                merged.shadowed.append({"path": "/" + k, "layer": gone.layer, "hidden_by": e.layer,
-                                        "how": "overwritten", "src": gone.src, "size": gone.size,
-                                        "interesting": interesting(k)})
+            if gone.kind == "file":
+                _hidden(merged, k, gone, e.layer)
         merged.parents.discard(name)
     if e.kind == "hardlink":
         target = entries.get(e.link) if e.link else None
@@ -279,6 +276,14 @@ def _add(merged: Merged, name: str, e: MEntry) -> str | None:
         merged.parents.add(parent)
         parent = posixpath.dirname(parent)
     return None
+
+
+def _hidden(merged: Merged, path: str, old: MEntry, by: int) -> None:
+    """Record a file that a later member replaced. One from the same layer counts too: the runtime keeps the
+    later member, but the earlier one's bytes stay in the layer tar for anyone with the image to read."""
+    how = "overwritten" if old.layer < by else "overwritten by a later member of the same layer"
+    merged.shadowed.append({"path": "/" + path, "layer": old.layer, "hidden_by": by, "how": how, "src": old.src,
+                            "size": old.size, "interesting": interesting(path)})
 
 
 def read_members(img: Image, wanted: set[tuple[int, int]], limits: dict[str, int]) -> dict[tuple[int, int], bytes]:
