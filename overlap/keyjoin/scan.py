@@ -328,9 +328,12 @@ def _first_of_each(ids: pa.Table, known: pa.Table | None, first_rows: RowBits, r
         repeats.rows.add(rows[~first])
         later = ids.filter(pa.array(~first))
         repeats.first = _earliest(repeats.first, later)
-        other = later.filter(at_other_base(known, later))
-        repeats.other_base += other.num_rows
-        repeats.other_base_first = _earliest(repeats.other_base_first, other)
+        # no base commit on either side (a set without a base column): no repeat is at another base
+        if later.column("base_commit").null_count < later.num_rows or \
+                known.column("base_commit").null_count < known.num_rows:
+            other = later.filter(at_other_base(known, later))
+            repeats.other_base += other.num_rows
+            repeats.other_base_first = _earliest(repeats.other_base_first, other)
     return known
 
 
