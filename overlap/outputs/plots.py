@@ -20,9 +20,8 @@ from typing import Any
 def pyplot() -> Any:
     """matplotlib.pyplot on the Agg backend, or None when matplotlib is not installed."""
     try:
-        if "matplotlib" not in sys.modules and "MPLCONFIGDIR" not in os.environ and not os.path.isdir(_cache()):
-            folder = tempfile.mkdtemp(prefix="overlap-matplotlib-")
-            atexit.register(shutil.rmtree, folder, True)
+        folder = _private_folder()
+        if folder is not None:
             os.environ["MPLCONFIGDIR"] = folder
             try:
                 _import_pyplot()  # the font list is made now, once for the process, in `folder`
@@ -31,6 +30,20 @@ def pyplot() -> Any:
         return _import_pyplot()
     except ImportError:
         return None
+
+
+def _private_folder() -> str | None:
+    """A temporary folder for matplotlib's first import in this process, or None: matplotlib loaded already,
+    a folder chosen with MPLCONFIGDIR, a cache of the user's to use, or no temporary folder to be had (then
+    matplotlib finds a place itself, as it does anywhere)."""
+    if "matplotlib" in sys.modules or "MPLCONFIGDIR" in os.environ or os.path.isdir(_cache()):
+        return None
+    try:
+        folder = tempfile.mkdtemp(prefix="overlap-matplotlib-")
+    except OSError:
+        return None
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def _import_pyplot() -> Any:
