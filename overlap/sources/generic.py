@@ -260,19 +260,16 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if recognition.pr_fields is not None and spec.id_fills_blanks:
         pr_of_keys, repo_of_keys = recognition.pr_fields
     else:  # keys were dropped (a blank repo or PR cell) or parsed one by one: read back from what is left
-        pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n, want_repo=not spec.project)
+        pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n, want_repo=not spec.project or bool(spec.repo))
     numbers = pc.coalesce(numbers, pr_of_keys)
     if spec.pr:  # a PR cell that is there but not a number gives no PR (counted), not the id's
         junk = pc.and_(pc.is_valid(id_strings(column(spec.pr))), pc.is_null(cell_numbers))
         junk = pc.and_(pc.fill_null(junk, False), pc.invert(_blank_cells(column(spec.pr))))
         numbers = pc.if_else(junk, pa.scalar(None, pa.int64()), numbers)
     repo = pc.utf8_trim_whitespace(_text(column(spec.repo))) if spec.repo else pa.nulls(n, pa.string())
-    if spec.project:
-        project = _text(column(spec.project))
-    elif spec.repo:
-        project = pc.coalesce(canonical_repos(written), repo_of_keys)
-    else:  # no repo column: the repo each row's keys carry, as it is (not copied by a coalesce with nothing)
-        project = repo_of_keys
+    # the row's repo: its repo cell's where that is a GitHub owner/name, else its keys' (what its id says)
+    repo_found = pc.coalesce(canonical_repos(written), repo_of_keys) if spec.repo else repo_of_keys
+    project = _text(column(spec.project)) if spec.project else repo_found
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
              "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
@@ -284,7 +281,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     table["_unrecognised"] = pc.is_null(recognition.recogniser)
     if spec.repo or spec.pr or spec.base:
         pr_from = _pr_from(column, spec, recognition)
-        table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from))
+        table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from, repo_found))
         table["_other_scheme"] = other_scheme(column, spec, recognition)
     return pa.table(table), keys
 

@@ -174,3 +174,15 @@ def test_generated_json_cells_stream_as_they_are_held(tmp_path_factory, row_batc
     if not ("repo" in roles and "pr" in roles):  # (with both, a row without an id is named by its repo and PR)
         assert summary["items"] == len({i for i in ids if i is not None})
         assert problems.get("missing_id", 0) == ids.count(None)
+
+
+def test_a_blank_project_cell_beside_a_good_repo_is_no_malformed_repo(tmp_path, row_batches):
+    """With a project column, a row's repo check reads its repo cell (and id), not its project cell: a good
+    repo beside a blank project was reported as `repo is not a GitHub owner/name`. A bad repo cell still is."""
+    rows = [{"id": "owner__repo-12", "repo": "owner/repo", "pr": 12, "project": None},
+            {"id": "owner__repo-13", "repo": "owner/repo", "pr": 13, "project": "lib"},
+            {"id": "x-14", "repo": "not a repo", "pr": 14, "project": "lib"}]
+    streamed, held = _same_both_ways(tmp_path, rows, {"id": "id", "repo": "repo", "pr": "pr", "project": "project"})
+    for result in (streamed, held):
+        found = {p.what: (p.count, p.example) for p in result.train.problems}
+        assert found.get("malformed_repo") == (1, "x-14: 'not a repo'")
