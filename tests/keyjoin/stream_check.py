@@ -51,3 +51,15 @@ def _diff(a, b, path="") -> list[str]:
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _diff(x, y, f"{path}[{i}]")]
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def assert_whole_side(streamed, expected: dict, shown) -> None:
+    """A streamed result's whole-side counts (items, repeats, rows without an id, duplicate groups) are the
+    oracle's (`mix_oracle.whole_side_counts`)."""
+    summary = streamed.summary()["train"]
+    problems = {p["what"]: p["count"] for p in summary["problems"]}
+    assert summary["items"] == expected["items"], shown
+    assert problems.get("duplicate_id", 0) == expected["repeats"], shown
+    assert problems.get("missing_id", 0) == expected["missing"], shown
+    groups = {(r.kind, r.value): set(r.item_ids.split(";")) for r in streamed.train_duplicates.itertuples()}
+    assert groups == expected["groups"], shown

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "properties"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_oracle import TASK_KINDS, Columns, Data, counted_pairs  # noqa: E402
+from mix_oracle import Columns, counted_pairs, whole_side_counts  # noqa: E402
 from mix_strategies import DATA, PR_TASKS, MixCase, forced_cases, mix_cases, row  # noqa: E402
-from stream_check import both_ways, differences  # noqa: E402
+from stream_check import assert_whole_side, both_ways, differences  # noqa: E402
 
 import overlap.keyjoin.scan as scan  # noqa: E402
 
@@ -46,19 +46,6 @@ def small_batches(monkeypatch):
     monkeypatch.setattr("overlap.keyjoin.spill.PARTITIONS", 8)
 
 
-def oracle_counts(train: Data) -> dict:
-    """What the summary counts of the whole side, in a few lines of plain Python."""
-    items = train.items()
-    holders: dict[tuple[str, str], set[str]] = {}
-    for item in items.values():
-        for key in item.keys:
-            if key[0] in TASK_KINDS:
-                holders.setdefault(key, set()).add(item.item_id)
-    return {"items": len(items), "repeats": sum(len(i.rows) - 1 for i in items.values()),
-            "missing": len(train.rows_without_item()),
-            "groups": {k: v for k, v in holders.items() if len(v) > 1}}
-
-
 def _check(case: MixCase, folder: Path, evidence: bool) -> None:
     written = case.write(folder / "in")
     streamed, held = both_ways(str(written.train_path), written.bench_args, folder, columns=case.columns.options(),
@@ -66,14 +53,7 @@ def _check(case: MixCase, folder: Path, evidence: bool) -> None:
     assert streamed.train.totals is not None and held.train.totals is None
     found = differences(folder)
     assert not found, f"{case!r}\n" + "\n".join(found)
-    expected = oracle_counts(written.train)
-    summary = streamed.summary()["train"]
-    problems = {p["what"]: p["count"] for p in summary["problems"]}
-    assert summary["items"] == expected["items"], case
-    assert problems.get("duplicate_id", 0) == expected["repeats"], case
-    assert problems.get("missing_id", 0) == expected["missing"], case
-    groups = {(r.kind, r.value): set(r.item_ids.split(";")) for r in streamed.train_duplicates.itertuples()}
-    assert groups == expected["groups"], case
+    assert_whole_side(streamed, whole_side_counts(written.train), case)
     for comp, bench in zip(streamed.benches, written.benches, strict=True):
         pairs = set(zip(comp.pairs["train_id"], comp.pairs["bench_id"], strict=True))
         assert pairs == counted_pairs(written.train, bench), case

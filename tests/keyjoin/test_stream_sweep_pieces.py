@@ -24,20 +24,18 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "properties"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mix_oracle import (  # noqa: E402
-    TASK_KINDS,
     Columns,
     arvo_mapping,
     counted_pairs,
     cybergym,
     id_text,
-    item_id,
     pr_keys,
     row_keys,
+    whole_side_counts,
 )
 from mix_oracle import Data as OracleData  # noqa: E402
-from mix_oracle import Item as OracleItem  # noqa: E402
 from mix_strategies import DATA, sha  # noqa: E402
-from stream_check import both_ways, differences  # noqa: E402
+from stream_check import assert_whole_side, both_ways, differences  # noqa: E402
 
 import overlap.keyjoin.scan as scan  # noqa: E402
 
@@ -188,7 +186,7 @@ class SweepData(OracleData):
         cell = row.get(self.columns.pr) if self.columns.pr else None
         return isinstance(cell, str) and bool(cell.strip()) and not PR_NUMBER.fullmatch(cell.strip())
 
-    def _keys(self, row) -> frozenset:
+    def keys_of(self, row) -> frozenset:
         keys = set(row_keys(row, self.columns))
         if self._junk_pr(row) and id_text(row.get(self.columns.id)) is not None:
             # the PR keys of the row without a PR number: its base alone
@@ -203,30 +201,6 @@ class SweepData(OracleData):
                 if BARE_SHA.fullmatch(text):
                     keys.add(("fix_commit", text.lower()))
         return frozenset(keys)
-
-    def items(self):
-        out = {}
-        for position, row in enumerate(self.rows):
-            name = item_id(row, self.columns)
-            if name is None:
-                continue
-            if name in out:
-                out[name].rows.append(position)
-            else:
-                out[name] = OracleItem(name, [position], self._keys(row))
-        return out
-
-
-def oracle(rows: list[dict], columns: Columns, fix: str | None) -> dict:
-    data = SweepData("train", rows, columns, fix)
-    items = data.items()
-    holders: dict[tuple[str, str], set[str]] = {}
-    for item in items.values():
-        for key in item.keys:
-            if key[0] in TASK_KINDS:
-                holders.setdefault(key, set()).add(item.item_id)
-    return {"data": data, "items": len(items), "repeats": sum(len(i.rows) - 1 for i in items.values()),
-            "missing": len(data.rows_without_item()), "groups": {k: v for k, v in holders.items() if len(v) > 1}}
 
 
 # --- the check ----------------------------------------------------------------------------------------------
@@ -258,18 +232,12 @@ def check(folder: Path, rows: list[dict], chosen: dict, fmt: str, pr_text: bool,
     if not oracle_checks:
         return
     oc = Columns(id="task", repo=columns.get("repo"), pr=columns.get("pr"), base=columns.get("base"))
-    expected = oracle(train, oc, columns.get("fix"))
-    summary = streamed.summary()["train"]
-    problems = {p["what"]: p["count"] for p in summary["problems"]}
-    assert summary["items"] == expected["items"], shown
-    assert problems.get("duplicate_id", 0) == expected["repeats"], shown
-    assert problems.get("missing_id", 0) == expected["missing"], shown
-    groups = {(r.kind, r.value): set(r.item_ids.split(";")) for r in streamed.train_duplicates.itertuples()}
-    assert groups == expected["groups"], shown
+    train_data = SweepData("train", train, oc, columns.get("fix"))
+    assert_whole_side(streamed, whole_side_counts(train_data), shown)
     bench_data = SweepData("bench", bench, oc, columns.get("fix"))
     for comp, data in zip(streamed.benches, [cybergym(), bench_data], strict=True):
         pairs = set(zip(comp.pairs["train_id"], comp.pairs["bench_id"], strict=True))
-        assert pairs == counted_pairs(expected["data"], data), shown
+        assert pairs == counted_pairs(train_data, data), shown
 
 
 # --- the tests ----------------------------------------------------------------------------------------------
@@ -417,16 +385,10 @@ def test_a_large_side_streams_as_held(tmp_path, with_columns):
     # and the plain oracle's counts and pairs
     rows = [dict(zip(fields, values, strict=True)) for values in zip(*columns.values(), strict=True)]
     oc = Columns(id="task", repo=options_.get("repo"), pr=options_.get("pr"), base=options_.get("base"))
-    expected = oracle(rows, oc, options_.get("fix"))
-    summary = streamed.summary()["train"]
-    problems = {p["what"]: p["count"] for p in summary["problems"]}
-    assert summary["items"] == expected["items"]
-    assert problems.get("duplicate_id", 0) == expected["repeats"]
-    assert problems.get("missing_id", 0) == expected["missing"]
-    groups = {(r.kind, r.value): set(r.item_ids.split(";")) for r in streamed.train_duplicates.itertuples()}
-    assert groups == expected["groups"]
+    train_data = SweepData("train", rows, oc, options_.get("fix"))
+    assert_whole_side(streamed, whole_side_counts(train_data), "")
     bench_data = SweepData("bench", bench, oc, options_.get("fix"))
-    items = expected["data"].items()
+    items = train_data.items()
     for comp, data in zip(streamed.benches, [cybergym(), bench_data], strict=True):
         pairs = set(zip(comp.pairs["train_id"], comp.pairs["bench_id"], strict=True))
         assert pairs == _indexed_pairs(items, data)

@@ -342,8 +342,12 @@ class Data:
             if name in out:
                 out[name].rows.append(position)
             else:
-                out[name] = Item(name, [position], row_keys(row, self.columns))
+                out[name] = Item(name, [position], self.keys_of(row))
         return out
+
+    def keys_of(self, row: Mapping) -> frozenset:
+        """The keys of a row that is its item's first."""
+        return row_keys(row, self.columns)
 
     def rows_without_item(self) -> list[int]:
         return [p for p, row in enumerate(self.rows) if item_id(row, self.columns) is None]
@@ -455,3 +459,17 @@ def filter_plan(train: Data, benches: Sequence[Data], reasons: tuple[str, ...] =
             removed.update(dict.fromkeys(item.rows[1:], "dup"))
     kept = [p for p in range(len(train.rows)) if p not in removed]
     return FilterPlan(kept, removed)
+
+
+def whole_side_counts(train: Data) -> dict:
+    """What a compare's summary counts of a whole training side, in a few lines of plain Python: its items, the
+    rows that repeat an earlier id, the rows without one, and the task keys two items or more hold."""
+    items = train.items()
+    holders: dict[tuple[str, str], set[str]] = {}
+    for item in items.values():
+        for key in item.keys:
+            if key[0] in TASK_KINDS:
+                holders.setdefault(key, set()).add(item.item_id)
+    return {"items": len(items), "repeats": sum(len(i.rows) - 1 for i in items.values()),
+            "missing": len(train.rows_without_item()),
+            "groups": {k: v for k, v in holders.items() if len(v) > 1}}
