@@ -281,7 +281,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     table["_unrecognised"] = pc.is_null(recognition.recogniser)
     if spec.repo or spec.pr or spec.base:
         pr_from = _pr_from(column, spec, recognition)
-        table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from, repo_found))
+        table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from, written))
         table["_other_scheme"] = other_scheme(column, spec, recognition)
     return pa.table(table), keys
 

@@ -26,7 +26,7 @@ DETAILS = {
     "missing_base_commit": "empty base commit: no base or base_pr key",
     "malformed_base_commit": "base commit is not a hex commit id: no base or base_pr key",
 }
-HIDDEN = ("_written", "_repo_found", "_pr_cell", "_pr_blank", "_base_cell", "_base_blank", "_pr_from",
+HIDDEN = ("_written", "_repo_ok", "_pr_cell", "_pr_blank", "_base_cell", "_base_blank", "_pr_from",
           "_other_scheme")
 # Every check `problem_rows` may run, in a fixed order (a streamed side keeps each row's as bits).
 CHECKS = ("missing_repo", "malformed_repo", "malformed_id", "missing_pr", "non_numeric_pr", "missing_base_commit",
@@ -51,9 +51,9 @@ def _reprs(column, mask) -> Any:
     return pc.if_else(mask, shown.take(pc.if_else(mask, where, 0)), pa.scalar(None, pa.string()))
 
 
-def check_columns(column, spec, numbers, sha, pr_from, repo_found) -> dict[str, Any]:
-    """The hidden columns of one batch: the repo cell as written and whether the row has a repo (`repo_found`:
-    its cell's, where that is a GitHub owner/name, else its id's; never the project column's), whether the PR and
+def check_columns(column, spec, numbers, sha, pr_from, repo) -> dict[str, Any]:
+    """The hidden columns of one batch: the repo cell as written and whether it is a GitHub owner/name (`repo`:
+    the cell read as one, null where it is not; never the id's repo nor the project column), whether the PR and
     base cells are blank, the repr of the cells that are not blank yet give no PR number (`numbers`) or base
     commit (`sha`), and where the PR comes from (`pr_from`: the PR column's name, `id`, or None when the set has
     no PR numbers)."""
@@ -62,7 +62,7 @@ def check_columns(column, spec, numbers, sha, pr_from, repo_found) -> dict[str, 
     if spec.repo:
         text = id_strings(column(spec.repo))
         out["_written"] = pc.if_else(_blank(text), pa.scalar(None, pa.string()), text)
-        out["_repo_found"] = pc.is_valid(repo_found)
+        out["_repo_ok"] = pc.is_valid(repo)
     if spec.pr:
         cell = column(spec.pr)
         if pa.types.is_floating(cell.type):
@@ -95,7 +95,7 @@ def problem_rows(items) -> list[tuple[str, Any, Any, Any]]:
     if "_written" in names:
         written = items.column("_written")
         checks.append(("missing_repo", pc.and_(pr_task, pc.is_null(written)), None))
-        malformed = pc.and_(pc.is_valid(written), pc.invert(items.column("_repo_found")))
+        malformed = pc.and_(pc.is_valid(written), pc.invert(items.column("_repo_ok")))
         checks.append(("malformed_repo", malformed,
                        pc.binary_join_element_wise(item_id, _reprs(written, malformed), ": ")))
     no_pr = pc.is_null(items.column("pr"))
