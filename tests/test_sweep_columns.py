@@ -21,6 +21,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "properties"))
+from mix_oracle import canonical_repo  # noqa: E402  (the plain-Python repo rule of the mix oracle)
+
 ROOT = Path(__file__).resolve().parents[1]
 ARVO = ROOT / "data" / "demo" / "arvo"
 QUIET = {"pool": None, "evidence": False, "text": []}
@@ -28,39 +31,12 @@ QUIET = {"pool": None, "evidence": False, "text": []}
 
 # --- a small independent oracle ---------------------------------------------------------------------------
 
-_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
 _INSTANCE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*)__(.+)-([0-9]+)$")
-
-
-def _renames() -> dict[str, str]:
-    with open(ROOT / "mappings" / "repo_renames.csv", newline="", encoding="utf-8") as f:
-        return {r["old"].lower(): r["new"].lower() for r in csv.DictReader(f)}
 
 
 def _mapping() -> dict[str, str]:
     with open(ARVO / "arvo" / "oss_fuzz_mappings.csv", newline="", encoding="utf-8") as f:
         return {old: new for old, new in csv.reader(f)}
-
-
-def norm_repo(cell) -> str | None:
-    """owner/name lowercased from `Owner/Name`, a github URL or `.git`; None when not a repo."""
-    if cell is None:
-        return None
-    text = str(cell).strip()
-    for prefix in ("https://", "http://", "git@"):
-        if text.lower().startswith(prefix):
-            text = text[len(prefix):]
-    if text.lower().startswith("github.com"):
-        text = text[len("github.com"):].lstrip(":/")
-    text = text.rstrip("/")
-    if text.lower().endswith(".git"):
-        text = text[:-4]
-    return text.lower() if _REPO.match(text) else None
-
-
-def canon_repo(cell) -> str | None:
-    name = norm_repo(cell)
-    return None if name is None else _renames().get(name, name)
 
 
 def blank(cell) -> bool:
@@ -91,7 +67,7 @@ def oracle_keys(row: dict, mapping: dict[str, str]) -> set[tuple[str, str]]:
         keys.add(("cve", m.group(0).upper()))
     m = _INSTANCE.fullmatch(rid)
     id_repo, id_pr = (f"{m.group(1)}/{m.group(2)}", int(m.group(3))) if m else (None, None)
-    repo = canon_repo(row.get("repo")) or canon_repo(id_repo)  # a repo cell that is owner/name wins
+    repo = canonical_repo(row.get("repo")) or canonical_repo(id_repo)  # a repo cell that is owner/name wins
     cell = row.get("pr")
     pr = id_pr if blank(cell) else pr_of(cell)  # a blank PR cell falls back to the id; junk gives none
     if repo and pr:
@@ -323,9 +299,9 @@ def _by_repo_oracle() -> dict[str, tuple[int, int, int]]:
     mapping = _mapping()
 
     def repo_of(row):
-        own = canon_repo(row.get("repo"))
+        own = canonical_repo(row.get("repo"))
         m = _INSTANCE.fullmatch(row["id"])
-        return own or (canon_repo(f"{m.group(1)}/{m.group(2)}") if m else None)
+        return own or (canonical_repo(f"{m.group(1)}/{m.group(2)}") if m else None)
 
     paired = {b for _, b in oracle_pairs(TRAIN, BENCH)}
     out: dict[str, list[int]] = {}
