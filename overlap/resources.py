@@ -26,3 +26,8 @@ def demo_root() -> Path:
 def renames_file() -> Path:
     """The known GitHub repository renames (`mappings/repo_renames.csv`)."""
     return _folder("overlap._mappings") / "repo_renames.csv"
+
+
+def packages_file() -> Path:
+    """The repository → package table of the audit's network route (`mappings/repo_packages.csv`)."""
+    return _folder("overlap._mappings") / "repo_packages.csv"

@@ -127,6 +127,20 @@ def audit(
     ray_address: RayAddressOption = None,
     data: DataOption = None,
     registry: RegistryOption = None,
+    package: Annotated[str | None, typer.Option(
+        "--package", metavar="[ECOSYSTEM:]NAME", rich_help_panel="Network route",
+        help="The package the task's repository publishes (pypi:NAME, npm:NAME, go:MODULE); default: the task "
+             "record's package field, else mappings/repo_packages.csv.")] = None,
+    index_url: Annotated[str | None, typer.Option(
+        "--index-url", metavar="URL", rich_help_panel="Network route",
+        help="The package index (default: pip's index-url / PIP_INDEX_URL, npm's registry, GOPROXY).")] = None,
+    all_releases: Annotated[bool, typer.Option(
+        "--all-releases", rich_help_panel="Network route",
+        help="Read every release after the base, not only up to the first that carries the fix.")] = False,
+    check_index: Annotated[bool, typer.Option(
+        "--check-index", rich_help_panel="Network route",
+        help="With PATH and --instance: also find the first package release carrying the fix (implied when "
+             "--instance is given without PATH).")] = False,
 ) -> None:
     """Find the reference fix leaking from a task environment: git objects and metadata beyond the base,
     the fixed content anywhere in the store, and file times that point at the touched files.
@@ -159,8 +173,14 @@ def audit(
                                  git=git, fmt=fmt, out=output, fail_on=fail_on,
                                  insecure_registries=insecure_registry)
         raise typer.Exit(code)
+    if path is None and instance is not None:  # the network route alone: which release hands over the fix
+        from .audit_network import run_network_only  # imported here: keeps `overlap --help` fast
+
+        raise typer.Exit(run_network_only(instance, network=network.value, fmt=fmt, output=output, package=package,
+                                          index_url=index_url, all_releases=all_releases))
     if path is None:
-        raise InputError("give what to audit: PATH, --targets FILE or --benchmark NAME")
+        raise InputError("give what to audit: PATH, --targets FILE or --benchmark NAME (or --instance FILE alone "
+                         "for the network route)")
     given = [f"--{k.replace('_name', '').replace('_', '-')}" for k, v in batch.items() if v]
     if given:
         raise InputError(f"{given[0]}: only with --targets or --benchmark")
@@ -178,6 +198,12 @@ def audit(
             stage=stage)
     report.fail_on = fail_on
     text = report.to_json()
+    if check_index or package or index_url:
+        if instance is None:
+            raise InputError("--check-index: needs --instance FILE (the task record names the package and version)")
+        from .audit_network import with_network  # imported here: keeps `overlap --help` fast
+
+        text = with_network(text, instance, network.value, package, index_url, all_releases)
     if output:
         _write_atomic(output, text)
     if fmt in (Format.csv, Format.md):

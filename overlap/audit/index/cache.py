@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..image.blobcache import default_root, offline
+from ..image.blobcache import default_root
 from .http import Http, Unavailable, redact, timeouts
 
 PAGE_LIMIT = 32 << 20  # an index page (PyPI's largest projects list well under this)
@@ -25,11 +25,17 @@ def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def offline() -> bool:
+    """``OVERLAP_OFFLINE`` alone: unlike a registry pull, the index route answers to no other tool's switch."""
+    return os.environ.get("OVERLAP_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 class IndexCache:
     def __init__(self, http: Http, root: Path | None = None, offline_only: bool | None = None):
         self.http = http
         self.root = (root or default_root()) / "index"
         self.offline = offline() if offline_only is None else offline_only
+
 
     # ------------------------------------------------------------------------------------------- pages
     def page(self, url: str, accept: str | None = None, limit: int = PAGE_LIMIT) -> tuple[bytes, dict[str, str]]:
