@@ -153,6 +153,7 @@ def verdaccio(storage: Path):
     if exe is None:
         need("verdaccio", "npm install -g verdaccio@6.8.0")
     port = free_port()
+    storage.mkdir(parents=True, exist_ok=True)
     conf = storage / "config.yaml"
     conf.write_text(f"storage: {storage / 'store'}\nauth:\n  htpasswd:\n    file: {storage / 'htpasswd'}\n"
                     "    max_users: -1\nuplinks: {}\npackages:\n  '**':\n    access: $all\n    publish: $all\n"
