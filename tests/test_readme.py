@@ -88,6 +88,8 @@ EXPECT: dict[str, str] = {
     "overlap datasets --show swe-bench": 'name = "swe-bench"',
     "overlap audit try/testbed --fix try/fix.patch --format json --output try/audit.json --fail-on leak "
     "|| echo \"exit code $?\"": "exit code 1",
+    "overlap audit --instance data/network_demo/task.json --index-url data/network_demo/simple":
+        "fix one install away: pypi:demopkg 1.1.2",
 }
 
 

@@ -83,6 +83,8 @@ def go_proxy() -> str | None:
 def index_url(ecosystem: str, given: str | None = None) -> str:
     """``--index-url`` if given, else the configured one, else the public default."""
     if given:
+        if "://" not in given and os.path.isdir(given):  # a local folder laid out as an index
+            return Path(os.path.abspath(given)).as_uri() + "/"
         return given
     found = {"pypi": pip_index, "npm": npm_registry, "go": go_proxy}[ecosystem]()
     return found or DEFAULTS[ecosystem]

@@ -56,7 +56,8 @@ class _Anchors(html.parser.HTMLParser):
 
 def parse_page(body: bytes, content_type: str, page_url: str) -> list[dict]:
     """The files of a project page: dicts with filename, url, hashes, upload_time, yanked, size."""
-    if "json" in content_type:
+    # a static folder (file://) has no content type: a PEP 691 page is told apart by its first byte
+    if "json" in content_type or (not content_type and body.lstrip()[:1] == b"{"):
         try:
             doc = json.loads(body)
         except (ValueError, RecursionError):
