@@ -41,7 +41,7 @@ class IndexCache:
     def page(self, url: str, accept: str | None = None, limit: int = PAGE_LIMIT) -> tuple[bytes, dict[str, str]]:
         """An index document: fetched (and remembered) online, read from the cache offline."""
         where = self.root / "pages" / _key(f"{accept}|{url}")
-        if self.offline:
+        if self.offline and not url.startswith("file:"):  # a local index folder is no network
             try:
                 meta = json.loads((where.with_suffix(".json")).read_text(encoding="utf-8"))
                 return where.read_bytes(), meta["headers"]
@@ -69,7 +69,7 @@ class IndexCache:
             if path.is_file():
                 self.http.counters.archives_cached += 1
                 return path, _meta(by_url)
-        if self.offline:
+        if self.offline and not url.startswith("file:"):
             raise Unavailable(f"{redact(url)}: not in the cache and OVERLAP_OFFLINE=1")
         if size is not None and size > limit:
             raise Unavailable(f"{redact(url)}: {size:,} bytes, over the archive limit of {limit:,}")

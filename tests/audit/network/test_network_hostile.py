@@ -3,13 +3,12 @@ outside the cache."""
 
 from __future__ import annotations
 
-import functools
+import gzip
 import hashlib
 import http.server
 import io
 import json
 import tarfile
-import gzip
 import zipfile
 
 import pytest
