@@ -343,14 +343,10 @@ def _walk(checker: _Checker, index, releases: list[Release], src: RefSource, fix
 
 def _probe_time(checker: _Checker, r: Release) -> None:
     try:
-        resp, _ = checker.http.open(r.url)
+        value = checker.cache.last_modified(r.url)
     except Unavailable:
         checker.counters.skip("older release without an upload time")
         return
-    value = resp.headers.get("Last-Modified")
-    from .index.http import _discard
-
-    _discard(resp)
     if value:
         r.upload_time, r.upload_time_source = _http_date(value), "last-modified"
 

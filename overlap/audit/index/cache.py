@@ -53,6 +53,23 @@ class IndexCache:
         _write(where.with_suffix(".json"), json.dumps({"url": redact(url), "headers": keep}).encode())
         return body, keep
 
+    def last_modified(self, url: str) -> str | None:
+        """An archive's ``Last-Modified`` header without reading its body (an index without upload times);
+        remembered, so an offline run sees the same date."""
+        where = self.root / "dates" / _key(url)
+        if self.offline or url.startswith("file:"):
+            try:
+                return json.loads(where.read_text(encoding="utf-8"))["last_modified"]
+            except (OSError, ValueError, KeyError):
+                return None
+        r, _ = self.http.open(url)
+        value = r.headers.get("Last-Modified")
+        from .http import _discard
+
+        _discard(r)
+        _write(where, json.dumps({"last_modified": value}).encode())
+        return value
+
     # ---------------------------------------------------------------------------------------- archives
     def archive(self, url: str, digests: dict[str, str], size: int | None, limit: int) -> tuple[Path, dict]:
         """(cached file, {"last_modified": …}) of a release archive, verified against ``digests``

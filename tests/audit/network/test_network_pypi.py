@@ -76,12 +76,15 @@ def test_first_release_on_pypiserver(pypi_index, cache, name):
     assert all(p["lines_found"] == 2 and p["lines_total"] == 4 for p in section["partial"])
 
 
-def test_offline_after_online_gives_the_same_json(pypi_index, cache, monkeypatch):
+def test_offline_after_online_gives_the_same_json(pypi_index, cache, monkeypatch, capfd):
     record = _record("backport", "2.0")
     online = check_task(record, NetworkOptions(index_url=pypi_index))
     monkeypatch.setenv("OVERLAP_OFFLINE", "1")
+    capfd.readouterr()
     offline = check_task(record, NetworkOptions(index_url=pypi_index))
+    assert " 0 requests" in capfd.readouterr().err  # nothing was asked of the server
     assert json.dumps(online, sort_keys=True) == json.dumps(offline, sort_keys=True)
+    assert online["first_release"]["version"] == "1.4.1"  # the backport: found offline through the cached dates
 
 
 def test_offline_with_an_empty_cache_says_so(pypi_index, cache, monkeypatch):
