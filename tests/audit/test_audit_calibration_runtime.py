@@ -41,7 +41,8 @@ calc() {  # calc.py: $1 = the subtraction bug or the fix
   printf '\n\ndef add(a, b):\n'
   [ "$1" = fixed ] && printf '    return a + b\n' || printf '    return a - b\n'
   printf '\n\ndef total(values):\n    out = 0\n    for v in values:\n        out = add(out, v)\n    return out\n'
-  [ "$1" = fixed ] && printf '\n\ndef sum_all(values):\n    warnings.warn("%s", DeprecationWarning, stacklevel=2)\n    return total(values)\n' "$MESSAGE"
+  [ "$1" = fixed ] && printf '\n\ndef sum_all(values):\n    %s\n    return total(values)\n' \
+    "warnings.warn(\"$MESSAGE\", DeprecationWarning, stacklevel=2)"
   true; }
 cd "$L"
 git init -q -b main up && cd up
@@ -55,7 +56,8 @@ git checkout -q main
 echo 'x1 = 11' > src/m1.py; git add -A; c 2020-02-01T10:00:00Z 'main work'; t 2020-02-01T10:00:00Z v1.0
 echo 'x2 = 22' > src/m2.py; git add -A; c 2020-03-01T10:00:00Z 'base: tweak m2'; BASE=$(git rev-parse HEAD)
 calc fixed > src/calc.py
-printf 'def test_old():\n    pass\n\n\ndef test_sum_all_warns_and_adds():\n    from src.calc import sum_all\n    assert sum_all([2, 2]) == 4\n' > tests/test_calc.py
+printf 'def test_old():\n    pass\n\n\ndef test_sum_all_warns_and_adds():\n' > tests/test_calc.py
+printf '    from src.calc import sum_all\n    assert sum_all([2, 2]) == 4\n' >> tests/test_calc.py
 git add -A; c 2020-04-01T10:00:00Z 'Deprecate sum_all, fix add (#42)'; FIX=$(git rev-parse HEAD)
 echo 'x3 = 33' > src/m3.py; git add -A; c 2020-05-01T10:00:00Z 'later work'; t 2020-05-01T10:00:00Z v2.0
 cd ..
@@ -81,12 +83,14 @@ mkdir withdrawn-like; git -C up archive $BASE | tar -x -C withdrawn-like
 # base committed on the base's tree, the upstream ref written to info/refs (update-server-info) and deleted,
 # then gc (not rewriting info/refs): the past stays in the store, named by info/refs only
 git init -q -b main withdrawn-past
-(cd withdrawn-past; git fetch -q --no-tags file://$L/up $(git -C ../up rev-parse $BASE~1):refs/heads/upstream; git checkout -q upstream
+(cd withdrawn-past; PAST=$(git -C ../up rev-parse $BASE~1)
+  git fetch -q --no-tags file://$L/up $PAST:refs/heads/upstream; git checkout -q upstream
   git checkout -q --orphan main; git -C ../up archive $BASE | tar -x; git add -A
   c 2024-06-01T10:00:00Z 'synthetic base'; git update-server-info
   q git branch -D upstream; git reflog expire --expire=now --all; q git -c repack.updateServerInfo=false gc)
 # old tag: a full clone keeps the 2010 release tag whose commit edits src/calc.py (no fixed blob)
-q git clone -q file://$L/up old-tag; (cd old-tag; clean; for b in $(git branch -r); do q git update-ref -d refs/remotes/$b; done)
+q git clone -q file://$L/up old-tag
+(cd old-tag; clean; for b in $(git branch -r); do q git update-ref -d refs/remotes/$b; done)
 # planted leaks, each on the clean recipe
 cp -a clean-recipe leak-branch; git -C leak-branch fetch -q file://$L/up $FIX:refs/heads/fix-42
 cp -a clean-recipe leak-reflog; (cd leak-reflog; git fetch -q file://$L/up $FIX:refs/heads/tmp; rm .git/FETCH_HEAD
@@ -237,3 +241,38 @@ def test_every_planted_leak_is_still_found_on_the_runtime(task, tmp_path, shape)
         assert hits, (want, got)
         if where is not None:
             assert any(k.endswith(where) for k in hits), (where, got)
+
+
+# ------------------------------------------------------------------------------------------ as an image
+def test_as_an_image_the_clean_build_is_clean_and_a_leak_layer_is_found(task, tmp_path):
+    """The python part of the runtime as the base layer, the clean repository as the task's layer; then the
+    same with a layer holding a compiled copy of the fix's strings and a fixed copy outside the repository."""
+    import sys
+
+    from audit_helpers import HERE
+
+    tree = rootfs_copy(tmp_path / "tree")
+    base = tmp_path / "base"
+    for part in ("usr/lib/python3.11", "usr/share/python-wheels"):
+        shutil.copytree(tree / part, base / part, symlinks=True)
+    layer = tmp_path / "task"
+    shutil.copytree(task[0] / "clean-recipe", layer / "testbed", symlinks=True)
+    leak = tmp_path / "leak"
+    _plant_so(leak, task)
+    where = _plant_copy(leak, task)
+
+    def image(*layers) -> str:
+        tar = tmp_path / f"img{len(layers)}.tar"
+        args = [str(x) for pair in layers for x in pair]
+        subprocess.run([sys.executable, str(HERE / "fixtures" / "mkimage.py"), str(tar), "docker", "task:1", "[]",
+                        *args], check=True, env=clean_env(tmp_path))
+        return str(tar)
+
+    py = (base, "ADD python.tar /"), (layer, "COPY testbed /testbed")
+    report = audit(image(*py), repo_path="/testbed", **R(task))
+    got = {f.key: f.severity for f in report.targets[0].findings}
+    assert report.verdict == "clean" and above(got, "low") == {}, got
+    report = audit(image(*py, (leak, "RUN make install")), repo_path="/testbed", **R(task))
+    got = {f.key: f.severity for f in report.targets[0].findings}
+    assert report.verdict == "leak", got
+    assert got.get("L5:/opt/calcpkg/_speed.so") == "high" and got.get(f"F3:{where}") == "critical", got
