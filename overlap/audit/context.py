@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .content.base_blobs import BaseBlobs
+from .content.matchers import distinctive_hunks, holds, stripped_lines
 from .content.reference import BaseUnreadable, Reference, compute_fixed
 from .git import binary as gb
 from .git import files as gf
@@ -42,6 +43,10 @@ DEFAULT_LIMITS: dict[str, int] = {
     "git_timeout": 300,
     "max_items": 50,
 }
+
+
+SIDE_HISTORY_NOTE = ("dated before the base, never reaching it, holding no fixed blob nor the fix's hunks: the "
+                     "base's past (an old release, upstream history), not its future")
 
 
 class NotApplicable(Exception):
@@ -288,10 +293,31 @@ class Ctx:
         r = self.reference.paths
         return bool(info and info.paths and r and any(p in r for p in info.paths))
 
+    def holds_fix_hunks(self, commit: str) -> bool:
+        """Whether one of the commit's blobs at the reference paths holds a usable fix hunk (a near copy)."""
+        info = self.repo.commits.get(commit)
+        if info is None or not self.reference.given:
+            return False
+        cache = self.__dict__.setdefault("_hunk_blobs", {})
+        if "hunks" not in cache:
+            cache["hunks"] = [h for h in distinctive_hunks(self.reference, self.reference.base_texts())[0]
+                              if h.kind == "fix"]
+        hunks = cache["hunks"]
+        wanted = [b for b in info.rblobs.values() if b not in cache]
+        for oid, (typ, data) in self.repo.read_objects(wanted, max_size=self.limits["scan_file_bytes"]).items():
+            lines = stripped_lines(data.decode("utf-8", "replace")) if typ == "blob" else []
+            cache[oid] = any(holds(lines, h) for h in hunks)
+        return any(cache.get(b, False) for b in info.rblobs.values())
+
     def commit_grade(self, commit: str) -> str:
         if self.holds_fixed(commit):
             return "critical"
         if self.touches_reference(commit):
+            # a commit dated before the base that never reaches it (an old release tag, the base's own upstream
+            # past behind a synthetic base) edits the files the fix edits as every past commit does: without a
+            # fixed blob or the fix's hunks it holds the base's past, not its future
+            if self.repo.predates_base(commit) and not self.holds_fix_hunks(commit):
+                return "info"
             return "high"
         if not self.reference.given and commit in self.repo.descends_from_base():
             return "high"
@@ -345,6 +371,8 @@ class Ctx:
             "is_fix_commit": self.is_fix_commit(oid),
             "severity": self.commit_grade(oid),
         })
+        if rec["severity"] == "info" and rec["touches_reference"]:
+            rec["note"] = SIDE_HISTORY_NOTE
         return rec
 
     def is_fix_commit(self, oid: str) -> bool:

@@ -46,9 +46,10 @@ class Compiled:
         self.add("L5", shown, sev, "location", title, capped(refs, self.ctx.max_items),
                  f"git bundle list-heads {self.ctx.q(shown)}")
 
-    def archive(self, fe, shown: str) -> bool:
+    def archive(self, fe, shown: str, outside: bool = False) -> bool:
         """L5: archive members (zip family, tars, compressed files) holding the fixed content, reference hunks or
-        fix-only strings. Whether the file read as an archive (False: no member, so it is read as a file)."""
+        fix-only strings. Whether the file read as an archive (False: no member, so it is read as a file).
+        Outside the repository the hunks and strings wait for the background (``Outside.settle``)."""
         fixed = self.ctx.fixed_blobs() if self.ref.given and self.ctx._repo is not None else {}
         hexlen = self.ctx._repo.hexlen if self.ctx._repo is not None else 40
         hits, sevs, skipped, names = [], [], 0, []
@@ -61,19 +62,30 @@ class Compiled:
                 continue
             blob = blob_id(data, hexlen)
             text = data.decode("utf-8", "replace") if b"\0" not in data[:8192] else ""
-            lines = stripped_lines(text) if text and self.hunks else []
-            held = [h for h in self.hunks if holds(lines, h)]
-            tokens = [t for t in self.tokens if t.encode("utf-8", "replace") in data]
             if blob in fixed:
                 sevs.append("critical")
                 hits.append({"member": name, "equals_fixed": fixed[blob].path})
-            elif held:
+                continue
+            if outside:
+                found, whole = self.outside_member(data, text)
+                tokens = [t for t in self.tokens if t.encode("utf-8", "replace") in data]
+                if found:
+                    hits.append({"member": name, "found": found, "whole": whole})
+                elif tokens:
+                    hits.append({"member": name, "tokens": tokens})
+                continue
+            lines = stripped_lines(text) if text and self.hunks else []
+            held = [h for h in self.hunks if holds(lines, h)]
+            tokens = [t for t in self.tokens if t.encode("utf-8", "replace") in data]
+            if held:
                 sevs.append("critical" if len(held) == len(self.hunks) else "high")
                 hits.append({"member": name, "hunks": len(held)})
             elif tokens:
                 sevs.append("high")
                 hits.append({"member": name, "tokens": [cut(t, 120) for t in tokens]})
-        if hits:
+        if hits and outside:
+            self.pending.append(("archive", shown, (hits, skipped, self._listing(fe.path, shown, names))))
+        elif hits:
             self.add("L5", shown, worst(sevs), "content", f"archive members hold the fix ({len(hits)})",
                      {**capped(hits, self.ctx.max_items), "members_skipped": skipped},
                      self._listing(fe.path, shown, names))
@@ -90,12 +102,19 @@ class Compiled:
             return f"tar -tvf {where}"
         return f"python3 -m zipfile -l {where}"
 
-    def binary(self, rel: str, shown: str, name: str, data: bytes) -> None:
+    def binary(self, rel: str, shown: str, name: str, data: bytes, outside: bool = False) -> None:
+        """L5: printable strings of a compiled file holding fix-only strings (outside the repository, graded
+        against the background by ``Outside.settle``)."""
         if not self.tokens or not (name.endswith(BINARY_SUFFIXES) or data.startswith(BINARY_MAGIC)):
             return
+        maybe = [t for t in self.tokens if t.encode("utf-8", "replace") in data]  # cheap test before the strings
+        if not maybe:
+            return
         strings = re.findall(rb"[\x20-\x7e]{8,}", data)
-        found = sorted({t for t in self.tokens for s in strings if t.encode("utf-8", "replace") in s})
-        if found:
+        found = sorted({t for t in maybe for s in strings if t.encode("utf-8", "replace") in s})
+        if found and outside:
+            self.pending.append(("binary", shown, found))
+        elif found:
             self.add("L5", shown, "high", "content", "a compiled file holds strings only the fix adds",
                      {"tokens": [cut(t, 120) for t in found]}, f"strings {self.ctx.q(shown)} | grep -F -e "
                      + self.ctx.q(found[0][:40]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...words import plural, verb
-from ..context import Ctx, Incomplete, capped, cut, iso, short
+from ..context import SIDE_HISTORY_NOTE, Ctx, Incomplete, capped, cut, iso, short
 from ..git import files as gf
 from ..git.entries import LABELS
 from ..model import SEVERITY_RANK, Finding, worst
@@ -71,7 +71,8 @@ def check_g1(ctx: Ctx) -> list[Finding]:
             f"{plural(len(recs), 'ref')} in {ns} " + (
                 f"{verb(len(recs), 'names', 'name')} only side history dated before the base" if old
                 else f"{verb(len(recs), 'points', 'point')} beyond the base"), where,
-            {"namespace": ns, **capped(recs, ctx.max_items)}, cmd,
+            {"namespace": ns, **capped(recs, ctx.max_items),
+             **({"side_history_before_base": True, "note": SIDE_HISTORY_NOTE} if old else {})}, cmd,
             related=[f"G6:{repo.labels.get(bytes.fromhex(r['target']), 'refs')}" for r in recs if r["object_present"]
                      and repo.type_of(repo.peel(r["target"])) == "commit"]))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...words import plural
-from ..context import Ctx, capped, cut, short
+from ..context import SIDE_HISTORY_NOTE, Ctx, capped, cut, short
 from ..git import files as gf
 from ..model import Finding, worst
 from ..tree import walk
@@ -67,6 +67,8 @@ def check_g4(ctx: Ctx) -> list[Finding]:
             info = repo.commits.get(peeled)
             if info is not None:
                 rec["subject"] = cut(info.commit.subject)
+                if sev == "info" and oid != heads.get(folder) and repo.predates_base(peeled):
+                    rec["note"] = SIDE_HISTORY_NOTE
             recs.append(rec)
             sevs.append(sev)
         if not recs:

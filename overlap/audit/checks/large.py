@@ -96,7 +96,8 @@ class Large:
             self.bundle(fe, shown)
             return
         room = size <= 16 * ctx.limits["archive_member_bytes"]
-        if room and (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(head[:HEAD_BYTES])) and self.archive(fe, shown):
+        if room and (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(head[:HEAD_BYTES])) and self.archive(
+                fe, shown, self.outside(wt)):
             return
         if b"\0" in head:
             self.not_read(shown, "binary, over scan_file_bytes", size)
@@ -130,7 +131,13 @@ class Large:
                 return False
         name = posixpath.basename(fe.rel)
         hits = [f"{h.kind} {h.path} {h.header}" for h in plus.held()]
-        if self.hunks and not ctx.exact_copies.get(fe.rel):
+        if self.hunks and not ctx.exact_copies.get(fe.rel) and self.outside(wt):
+            found = plain.held()  # streamed: whole files by hunk, order within each hunk only
+            whole = [f"{k}:{p}" for k, p in dict.fromkeys((h.kind, h.path) for h in found)
+                     if all(h in found for h in self.hunks if (h.kind, h.path) == (k, p))]
+            if found:
+                self.pending.append(("near", shown, (found, whole)))
+        elif self.hunks and not ctx.exact_copies.get(fe.rel):
             self.near_held(shown, plain.held())
         if name.endswith(self.PATCH_SUFFIXES) or (diff_head and plus_line):
             self.patch_graded(shown, name, hits, sorted(touched & set(self.tracked)), None)

@@ -33,6 +33,7 @@ from ..content.reference import blob_id, reverse_applies
 from ..context import Ctx, Incomplete, NotApplicable, cut
 from ..model import Finding, worst
 from ..tree import TooLarge, list_dir, read_regular, walk
+from .background import Background, Outside
 from .caches import Caches, cache_kind
 from .compiled import Compiled
 from .fixed import worktree_link
@@ -51,7 +52,7 @@ _APPLY = re.compile(r"\b(git\s+apply|git\s+am|patch\s+-p\d)\b[^\n]*")
 _SHA_CMD = re.compile(r"\bgit\s+(?:checkout|show|cherry-pick|reset\s+--hard|switch\s+--detach)\s+([0-9a-f]{7,64})\b")
 
 
-class _Scan(Compiled, Caches, Large):
+class _Scan(Compiled, Caches, Large, Outside):
     """The one pass: findings per check id."""
 
     PATCH_SUFFIXES = PATCH_SUFFIXES
@@ -66,6 +67,8 @@ class _Scan(Compiled, Caches, Large):
         self.tokens = fix_only_tokens(self.ref, self._tracked_text()) if self.ref.fix else []
         self.pycs: list[tuple[str, str, dict]] = []
         self.unscanned: list[dict] = []  # files and archive members not read (``Large.not_read``)
+        self.bg = Background(self.tokens, self.hunks)  # how common the fix's strings and lines are around the repo
+        self.pending: list[tuple[str, str, tuple]] = []  # matches outside the repository, graded by ``settle``
 
     # ---------------------------------------------------------------------------------- helpers
     def _tracked(self) -> dict:
@@ -159,12 +162,14 @@ class _Scan(Compiled, Caches, Large):
             if data.startswith(BUNDLE_MAGIC):
                 self.bundle(fe, shown)
                 continue
-            if (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(data[:HEAD_BYTES])) and self.archive(fe, shown):
+            if (fe.rel.endswith(ARCHIVE_SUFFIXES) or is_archive(data[:HEAD_BYTES])) and self.archive(fe, shown,
+                                                                                          self.outside(wt)):
                 continue
             self.file(fe.rel, shown, wt, data)
         self.git_folder()
         self.bytecode()
         self.names()
+        self.settle()
 
     def git_folder(self) -> None:
         """The git folder's own text files, outside ``objects/``, read for the reference's hunks: the fix left
@@ -207,16 +212,21 @@ class _Scan(Compiled, Caches, Large):
     def file(self, rel: str, shown: str, wt: str | None, data: bytes) -> None:
         name = posixpath.basename(rel)
         text = data.decode("utf-8", "replace") if b"\0" not in data[:8192] else None
+        outside = self.outside(wt)
+        if outside and text is None:
+            self.bg.see(data, None)
         if name.endswith(".pyc"):
             src = pyc.source_of(wt) if wt is not None else None
             if src and (src in self.tracked or src in self.ref.added_paths()):
                 self.pycs.append((shown, src, {"pyc": data}))
             return
         if text is None:
-            self.binary(rel, shown, name, data)
+            self.binary(rel, shown, name, data, outside)
             return
         exact = self.ctx.exact_copies.get(rel)
-        if self.hunks and not exact:
+        if outside:
+            self.outside_text(shown, data, text, exact)
+        elif self.hunks and not exact:
             self.near_copy(shown, text)
         if name.endswith(PATCH_SUFFIXES) or looks_like_diff(text):
             self.patch(shown, name, text)

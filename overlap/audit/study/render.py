@@ -27,12 +27,26 @@ def _cells(s: dict) -> list[tuple[str, str, list[str]]]:
     c = s["columns"]
     newest = c["newest_files"]
     return [("tasks", str(s["tasks"]), []),
-            *((title, str(c[cid]["count"]), c[cid]["ids"]) for cid, title, _ in COLUMNS[:-1]),
+            *((title, _count(c[cid]), c[cid]["ids"]) for cid, title, _ in COLUMNS[:-1]),
             (COLUMNS[-1][1] + ": tests", f"{newest['tests']['count']} / {newest['fix']['count']}",
              newest["tests"]["ids"]),
             (COLUMNS[-1][1] + ": fix", "", newest["fix"]["ids"]),
             ("leak", str(s["verdicts"]["leak"]["count"]), s["verdicts"]["leak"]["ids"]),
             ("failed", str(s["failed"]["count"]), s["failed"]["ids"])]
+
+
+SIDE_NOTE = ("† counted only for side history dated before the base, holding no fixed content (an old release "
+             "tag `git log --all` shows): clean")
+
+
+def _count(cell: dict) -> str:
+    return f"{cell['count']}†" if cell.get("side_history") else str(cell["count"])
+
+
+def _side_notes(doc: dict) -> list[tuple[str, list[str]]]:
+    """(set, ids) of the sets whose `git log --all` cell holds side history only (the † of the table)."""
+    return [(s["set"], s["columns"]["git_log_all"]["side_history"]["ids"]) for s in doc["sets"]
+            if s["columns"]["git_log_all"].get("side_history")]
 
 
 def _row(s: dict) -> list[str]:
@@ -48,6 +62,8 @@ def render_console(doc: dict) -> str:
         for name, _, ids in _cells(s):
             if ids:
                 lines.append(escape(f"{s['set']} / {name}: {' '.join(ids)}"))
+    for name, ids in _side_notes(doc):
+        lines.append(escape(f"{name} / {SIDE_NOTE}: {' '.join(ids)}"))
     for e in doc["targets"]:
         if e["status"] != "ok":
             lines.append(escape(f"failed: {e['set']} / {e['instance_id'] or e.get('image') or e.get('path')}: "
@@ -103,6 +119,8 @@ def render_md(doc: dict) -> str:
         for name, _, ids in _cells(s):
             if ids:
                 out.append(f"- **{_md(s['set'])} / {name}**: " + ", ".join(_code(i) for i in ids))
+    for name, ids in _side_notes(doc):
+        out.append(f"- **{_md(name)}** {SIDE_NOTE}: " + ", ".join(_code(i) for i in ids))
     return "\n".join(out) + "\n"
 
 
@@ -123,6 +141,8 @@ def render_html(doc: dict) -> str:
         tds += [td(v, ids) for _, v, ids in cells[6:]]
         rows.append("<tr>" + "".join(tds) + "</tr>")
     head = "".join(f"<th>{html.escape(h)}</th>" for h in HEAD)
+    notes = "".join(f"<p>{html.escape(escape(name))} {html.escape(SIDE_NOTE)}: "
+                    f"{html.escape(' '.join(escape(i) for i in ids))}</p>\n" for name, ids in _side_notes(doc))
     return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>overlap audit: image sets</title></head>\n"
             f"<body><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows)
-            + "\n</tbody></table></body></html>\n")
+            + "\n</tbody></table>\n" + notes + "</body></html>\n")

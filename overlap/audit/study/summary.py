@@ -4,6 +4,10 @@ Each column of the table is a set of finding codes (only findings that move the 
 high or medium); a task counts in a column when one of its findings is there. The newest-files column
 counts, apart, the tasks whose newest group holds every hidden-test file and those whose group holds every
 file the fix changes (the reference paths the audited tree holds).
+
+The `git log --all` column also counts, marked apart (``side_history``, shown ``1†``), the tasks whose only
+refs beyond the base name side history dated before it with no fixed content (an old release tag a full
+clone keeps): `git log --all` shows those commits, so the cell is not zero, but the task is clean.
 """
 
 from __future__ import annotations
@@ -68,6 +72,12 @@ def columns_of(report: dict) -> dict:
                 newest["tests"] |= _covered(group, tests, present)
                 newest["fix"] |= _covered(group, fix - tests, present)
     out["newest_files"] = {"any": out["newest_files"], **newest}
+    # the study's convention: a ref `git log --all` follows that names only side history dated before the base
+    # (an old release tag) is counted, marked apart, though the task is clean (the key only when it holds)
+    if not out["git_log_all"] and any(
+        f.get("check") == "G1" and (f.get("evidence") or {}).get("side_history_before_base") is True
+            for target in report.get("targets") or () for f in target.get("findings") or ()):
+        out["side_history"] = True
     return out
 
 
@@ -95,6 +105,10 @@ def _cell(entries: list[dict]) -> dict:
 def set_summary(name: str, entries: list[dict]) -> dict:
     ok = [e for e in entries if e["status"] == "ok"]
     cols = {cid: _cell([e for e in ok if e["columns"][cid] is True]) for cid in COLUMN_IDS[:-1]}
+    side = [e for e in ok if e["columns"].get("side_history") is True]
+    if side:
+        cols["git_log_all"] = {**_cell([e for e in ok if e["columns"]["git_log_all"] is True] + side),
+                               "side_history": _cell(side)}
     newest = [e for e in ok if e["columns"]["newest_files"]["any"]]
     cols["newest_files"] = {"any": _cell(newest),
                             "tests": _cell([e for e in newest if e["columns"]["newest_files"]["tests"]]),
