@@ -94,3 +94,22 @@ def test_read_at_the_base_commit_not_the_worktree(tmp_path: Path):
     assert names(files) == [("pypi", "at-base", "pyproject.toml")]
     assert read_at_base(repo, None) == {} and read_at_base(tmp_path / "none", base) == {}
     assert read_at_base(repo, "--output=x") == {}  # only a hex id is passed to git
+
+
+def test_the_mapping_table_is_well_formed_and_covers_swe_bench():
+    import csv
+
+    from overlap.audit.index import ECOSYSTEMS
+    from overlap.resources import packages_file
+
+    with open(packages_file(), encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["repo"].lower() for r in rows] == list(dict.fromkeys(r["repo"].lower() for r in rows))  # unique
+    for r in rows:
+        assert r["ecosystem"] in ECOSYSTEMS and r["package"].strip() and r["source"].strip(), r
+        assert r["repo"].count("/") == 1 and not any(c.isspace() for c in r["package"]), r
+    # the twelve repositories of SWE-bench's test split (its paper's table of repositories)
+    swe_bench = {"astropy/astropy", "django/django", "matplotlib/matplotlib", "mwaskom/seaborn", "pallets/flask",
+                 "psf/requests", "pydata/xarray", "pylint-dev/pylint", "pytest-dev/pytest", "scikit-learn/scikit-learn",
+                 "sphinx-doc/sphinx", "sympy/sympy"}
+    assert swe_bench <= {r["repo"] for r in rows if r["ecosystem"] == "pypi"}
