@@ -213,6 +213,8 @@ def check_task(record: dict, options: NetworkOptions = NetworkOptions(), *,
         url = index_url(eco, options.index_url)
         section["index"] = redact(url)
         index = client(eco, url, checker.cache)
+        if stage is not None:
+            stage(f"listing the releases of {eco}:{name} on {section['index']}")
         try:
             releases = index.releases(name)
         except Unavailable as exc:
@@ -262,6 +264,8 @@ def _walk(checker: _Checker, index, releases: list[Release], src: RefSource, fix
     out: dict = {}
     if before:
         v, r = before[-1]
+        if checker.stage is not None:
+            checker.stage(f"reading the unfixed file from {r.filename}")
         try:
             unfixed_texts, _ = checker.texts(r, fix_paths)
             out["unfixed_release"] = {"version": r.version, "files_found": sorted(unfixed_texts)}
@@ -279,7 +283,7 @@ def _walk(checker: _Checker, index, releases: list[Release], src: RefSource, fix
     first: _Read | None = None
     for i, (_, r) in enumerate(candidates, 1):
         if checker.stage is not None:
-            checker.stage(f"{record.get('instance_id') or ''} {r.filename} ({i}/{len(candidates)})".strip())
+            checker.stage(f"reading {r.filename} ({i}/{len(candidates)})")
         index.details(r)
         item = _read_release(checker, r, hunks, lines, fix_paths)
         read.append(item)

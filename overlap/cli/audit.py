@@ -206,7 +206,8 @@ def audit(
             raise InputError("--check-index: needs --instance FILE (the task record names the package and version)")
         from .audit_network import with_network  # imported here: keeps `overlap --help` fast
 
-        text = with_network(text, instance, network.value, package, index_url, all_releases)
+        text = with_network(text, instance, network.value, package, index_url, all_releases,
+                            progress=fmt != Format.json, path=path)
     if output:
         _write_atomic(output, text)
     if fmt in (Format.csv, Format.md):
