@@ -29,9 +29,8 @@ def renames_file() -> Path:
 
 
 def packages_file() -> Path:
-    """The repository → package table of the audit's network route (`mappings/repo_packages.csv`)."""
-    found = _folder("overlap._mappings") / "repo_packages.csv"
-    if not found.is_file():  # an editable install made from another checkout: this checkout's own table
-        beside = Path(__file__).resolve().parents[1] / "mappings" / "repo_packages.csv"
-        return beside if beside.is_file() else found
-    return found
+    """The repository → package table of the audit's network route (`mappings/repo_packages.csv`): the one beside
+    these sources when they are a checkout (an editable install made from another checkout would otherwise read
+    that checkout's table), else the installed one."""
+    beside = Path(__file__).resolve().parents[1] / "mappings" / "repo_packages.csv"
+    return beside if beside.is_file() else _folder("overlap._mappings") / "repo_packages.csv"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..audit.study.naming import ImageNaming, record_value
+from ..audit.study.naming import RECORD_ROLES, ImageNaming, record_value
 from ..audit.study.targets import BatchTarget
 from ..errors import InputError
 from ..sources.files import read_records
@@ -89,7 +89,7 @@ def _target(naming: ImageNaming, record: dict | None, iid: str, tag: str | None,
         return BatchTarget(set_name, "", "image", instance_id=iid,
                            error=f"no record with {naming.columns['id']} = {iid} in the benchmark's files")
     ref = {role: str_or_none(record_value(record, naming.columns[role]))
-           for role in ("base_commit", "patch", "test_patch", "fix_commit") if role in naming.columns}
+           for role in ("base_commit", "patch", "test_patch", "fix_commit", *RECORD_ROLES) if role in naming.columns}
     try:
         kind, target = naming.target(record, iid, tag, base)
     except InputError as exc:

@@ -17,7 +17,6 @@ keeps every carrying release out of an install.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import re
 import sys
@@ -31,17 +30,16 @@ from packaging.version import Version
 from ..errors import InputError
 from .content.matchers import HunkLines, distinctive_hunks, holds
 from .content.reference import Reference, RefSource, parse_patch
-from .index import ECOSYSTEMS, Release, client, version_or_none
+from .index import Release, client, version_or_none
 from .index.archive import read_members
 from .index.cache import IndexCache
 from .index.config import index_url, npm_auth
 from .index.http import Counters, Http, Unavailable, redact
+from .package_meta import package_for, read_at_base
 
 ARCHIVE_LIMIT = 256 << 20
 MEMBER_LIMIT = 16 << 20
 PROBE_LIMIT = 200  # older releases whose upload time is asked of the server (an index without PEP 700)
-SUFFIX_ECOSYSTEM = {".py": "pypi", ".pyx": "pypi", ".js": "npm", ".mjs": "npm", ".cjs": "npm", ".ts": "npm",
-                    ".tsx": "npm", ".jsx": "npm", ".go": "go"}
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _LAYOUT = frozenset("()[]{},\\;")
 
@@ -71,41 +69,6 @@ def closed(network: str) -> dict:
     """The section of a target whose environment declares no network access."""
     return {"route": "closed", "reason": f"--network {network}: the environment declares no network access, so no "
                                          "index is reachable", "first_release": None, "pin": None}
-
-
-# --------------------------------------------------------------------------------------------- the package
-def _mapping_rows() -> list[dict]:
-    from ..resources import packages_file
-
-    with open(packages_file(), encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-def package_for(record: dict, option: str | None, fix_paths: list[str]) -> tuple[str, str, str] | None:
-    """(ecosystem, name, where it came from) or None when no package is known (never guessed)."""
-    def split(value: str) -> tuple[str | None, str]:
-        eco, sep, name = value.partition(":")
-        if sep and eco.lower() in ECOSYSTEMS:
-            return eco.lower(), name.strip()
-        return None, value.strip()
-
-    by_suffix = {SUFFIX_ECOSYSTEM.get(PurePosixPath(p).suffix) for p in fix_paths} - {None}
-    for value, source in ((option, "option"), (record.get("package"), "record")):
-        if isinstance(value, str) and value.strip():
-            eco, name = split(value)
-            eco = eco or (record.get("ecosystem") if record.get("ecosystem") in ECOSYSTEMS else None)
-            if eco is None and len(by_suffix) == 1:
-                eco = next(iter(by_suffix))
-            if eco is None:
-                raise InputError(f"--package {value}: say which index, e.g. pypi:{name}, npm:{name} or go:{name}")
-            return eco, name, source
-    repo = str(record.get("repo") or "").strip().lower()
-    if not repo:
-        return None
-    for row in _mapping_rows():
-        if row["repo"].strip().lower() == repo:
-            return row["ecosystem"].strip(), row["package"].strip(), "mapping"
-    return None
 
 
 # ------------------------------------------------------------------------------------------ the fix lines
@@ -226,8 +189,9 @@ def _series(v: Version) -> tuple[int, ...]:
 
 
 def check_task(record: dict, options: NetworkOptions = NetworkOptions(), *,
-               stage: Callable[[str], None] | None = None) -> dict:
-    """The ``network`` section of one task (see the module)."""
+               stage: Callable[[str], None] | None = None, checkout: str | None = None) -> dict:
+    """The ``network`` section of one task (see the module); ``checkout``: the task's repository, whose own
+    packaging metadata at the base commit names the package."""
     started = time.monotonic()
     counters = Counters()
     src = _fix_source(record)
@@ -237,7 +201,8 @@ def check_task(record: dict, options: NetworkOptions = NetworkOptions(), *,
                      "files": fix_paths, "fix_lines": None, "first_release": None, "pin": None, "partial": [],
                      "releases_read": [], "unfixed_release": None, "skipped": {}}
     try:
-        found = package_for(record, options.package, fix_paths)
+        own = read_at_base(checkout, record.get("base_commit")) if checkout and not options.package else None
+        found = package_for(record, options.package, fix_paths, own)
         if found is None:
             return section | {"route": "unknown_package",
                               "reason": f"no package is known for {record.get('repo') or 'this task'} (add a row to "
@@ -248,6 +213,8 @@ def check_task(record: dict, options: NetworkOptions = NetworkOptions(), *,
         url = index_url(eco, options.index_url)
         section["index"] = redact(url)
         index = client(eco, url, checker.cache)
+        if stage is not None:
+            stage(f"listing the releases of {eco}:{name} on {section['index']}")
         try:
             releases = index.releases(name)
         except Unavailable as exc:
@@ -297,6 +264,8 @@ def _walk(checker: _Checker, index, releases: list[Release], src: RefSource, fix
     out: dict = {}
     if before:
         v, r = before[-1]
+        if checker.stage is not None:
+            checker.stage(f"reading the unfixed file from {r.filename}")
         try:
             unfixed_texts, _ = checker.texts(r, fix_paths)
             out["unfixed_release"] = {"version": r.version, "files_found": sorted(unfixed_texts)}
@@ -314,7 +283,7 @@ def _walk(checker: _Checker, index, releases: list[Release], src: RefSource, fix
     first: _Read | None = None
     for i, (_, r) in enumerate(candidates, 1):
         if checker.stage is not None:
-            checker.stage(f"{record.get('instance_id') or ''} {r.filename} ({i}/{len(candidates)})".strip())
+            checker.stage(f"reading {r.filename} ({i}/{len(candidates)})")
         index.details(r)
         item = _read_release(checker, r, hunks, lines, fix_paths)
         read.append(item)

@@ -139,8 +139,9 @@ def audit(
         help="Read every release after the base, not only up to the first that carries the fix.")] = False,
     check_index: Annotated[bool, typer.Option(
         "--check-index", rich_help_panel="Network route",
-        help="With PATH and --instance: also find the first package release carrying the fix (implied when "
-             "--instance is given without PATH).")] = False,
+        help="With PATH and --instance, --targets or --benchmark: also find the first package release carrying "
+             "each task's fix (a network section per target; the image-set table's column 'fix one install away'). "
+             "Implied by --package or --index-url, and when --instance is given without PATH.")] = False,
 ) -> None:
     """Find the reference fix leaking from a task environment: git objects and metadata beyond the base,
     the fixed content anywhere in the store, and file times that point at the touched files.
@@ -171,7 +172,9 @@ def audit(
                   "--rootfs": rootfs}
         code = run_batch_command(batch, single, network=network.value, repo_path=repo_path, limit=limit or [],
                                  git=git, fmt=fmt, out=output, fail_on=fail_on,
-                                 insecure_registries=insecure_registry)
+                                 insecure_registries=insecure_registry,
+                                 index={"check": bool(check_index or package or index_url), "package": package,
+                                        "index_url": index_url, "all_releases": all_releases})
         raise typer.Exit(code)
     if path is None and instance is not None:  # the network route alone: which release hands over the fix
         from .audit_network import run_network_only  # imported here: keeps `overlap --help` fast
@@ -203,7 +206,8 @@ def audit(
             raise InputError("--check-index: needs --instance FILE (the task record names the package and version)")
         from .audit_network import with_network  # imported here: keeps `overlap --help` fast
 
-        text = with_network(text, instance, network.value, package, index_url, all_releases)
+        text = with_network(text, instance, network.value, package, index_url, all_releases,
+                            progress=fmt != Format.json, path=path)
     if output:
         _write_atomic(output, text)
     if fmt in (Format.csv, Format.md):

@@ -68,7 +68,7 @@ def _progress(enabled: bool):
 
 def run_batch_command(batch: dict, single: dict, *, network: str, repo_path: str | None, limit: list[str],
                       git: str | None, fmt: Format, out: str | None, fail_on: str | None,
-                      insecure_registries: list[str] | None = None) -> int:
+                      insecure_registries: list[str] | None = None, index: dict | None = None) -> int:
     from ..audit.study.render import render_console, render_csv, render_md
     from ..audit.study.run import DEFAULT_TIMEOUT, BatchOptions, document_json, run_batch, write_document
 
@@ -78,7 +78,10 @@ def run_batch_command(batch: dict, single: dict, *, network: str, repo_path: str
     options = BatchOptions(network=network, repo_path=repo_path, limits=tuple(limit), git=git,
                            timeout=batch["timeout"] if batch["timeout"] is not None else DEFAULT_TIMEOUT,
                            jobs=batch["jobs"], engine=batch["engine"] or "local", ray_address=batch["ray_address"],
-                           fail_on=fail_on, insecure_registries=tuple(insecure_registries or ()))
+                           fail_on=fail_on, insecure_registries=tuple(insecure_registries or ()),
+                           check_index=bool(index and index["check"]), package=(index or {}).get("package"),
+                           index_url=(index or {}).get("index_url"),
+                           all_releases=bool((index or {}).get("all_releases")))
     options.check()
     folder = _out_folder(out)
     targets = _targets(batch)

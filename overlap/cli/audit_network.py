@@ -32,10 +32,19 @@ def network_options(package: str | None, index_url: str | None, all_releases: bo
     return NetworkOptions(package=package, index_url=index_url, all_releases=all_releases)
 
 
-def section_for(record: dict, network: str, options) -> dict:
-    from ..audit.network import check_task, closed
+def section_for(record: dict, network: str, options, *, progress: bool = False, checkout: str | None = None) -> dict:
+    """The task's section; with ``progress`` a spinner on stderr names each release as it is read (off when
+    stderr is not a terminal)."""
+    import contextlib
 
-    return closed(network) if network == "none" else check_task(record, options)
+    from ..audit.network import check_task, closed
+    from ..progress import stage, status
+
+    if network == "none":
+        return closed(network)
+    who = record.get("instance_id") or record.get("repo") or "the task"
+    with status(f"network route: {who}") if progress else contextlib.nullcontext():
+        return check_task(record, options, stage=stage if progress else None, checkout=checkout)
 
 
 def render_line(record: dict, s: dict) -> str:
@@ -67,7 +76,8 @@ def run_network_only(instance: str, *, network: str, fmt: Format, output: str | 
     from ..outputs.atomic import write_text_atomic
 
     record = load_record(instance)
-    section = section_for(record, network, network_options(package, index_url, all_releases))
+    section = section_for(record, network, network_options(package, index_url, all_releases),
+                          progress=fmt != Format.json)
     text = json.dumps(document(record, section), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if output:
         from pathlib import Path
@@ -82,10 +92,15 @@ def run_network_only(instance: str, *, network: str, fmt: Format, output: str | 
 
 
 def with_network(report_json: str, instance: str, network: str, package: str | None, index_url: str | None,
-                 all_releases: bool) -> str:
-    """The audit's JSON with a ``network`` section in each target."""
+                 all_releases: bool, *, progress: bool = False, path: str | None = None) -> str:
+    """The audit's JSON with a ``network`` section in each target; ``path``: the audited folder, whose own
+    packaging metadata at the base commit names the package when it is a repository."""
+    import os
+
     record = load_record(instance)
-    section = section_for(record, network, network_options(package, index_url, all_releases))
+    checkout = path if path and os.path.isdir(path) else None
+    section = section_for(record, network, network_options(package, index_url, all_releases), progress=progress,
+                          checkout=checkout)
     doc = json.loads(report_json)
     for target in doc.get("targets") or ():
         target["network"] = section

@@ -63,6 +63,17 @@ def audit_target(payload: dict) -> dict:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def run_target(payload: dict) -> dict:
+    """``audit_target``, plus the network route's section when the run asked for it (``options["index"]``). The
+    route needs no image, so a target whose audit failed still gets it."""
+    result = audit_target(payload)
+    if payload["options"].get("index") is not None:
+        from .network import network_section
+
+        result["network"] = network_section(payload["target"], payload["options"])
+    return result
+
+
 def _child(payload: dict, out: str) -> None:
     os.setsid()  # its own process group: a timeout kills the audit and the git it started, nothing else
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the parent while it was started
@@ -70,7 +81,7 @@ def _child(payload: dict, out: str) -> None:
     # removes whatever ends the run: a child killed mid-audit cannot clean up after itself
     tempfile.tempdir = os.path.dirname(out)
     os.environ["TMPDIR"] = tempfile.tempdir
-    result = audit_target(payload)
+    result = run_target(payload)
     tmp = out + ".part"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
@@ -150,7 +161,7 @@ def run_ray(jobs: Iterable[Job], workers: int | None, timeout: float, done: Done
     """
     with ray_session(address, workers) as ray:
         limit = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        task = ray.remote(num_cpus=1, max_retries=0)(audit_target)
+        task = ray.remote(num_cpus=1, max_retries=0)(run_target)
         pending: deque[Job] = deque(jobs)
         running: dict = {}  # object ref -> (key, deadline)
         while pending or running:

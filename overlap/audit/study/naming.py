@@ -22,8 +22,10 @@ from ...errors import InputError
 from .targets import image_reference
 
 ROLES = ("id", "base_commit", "patch", "test_patch", "fix_commit")
+# the task record's columns the network route reads (the repository's package, the release series, the date)
+RECORD_ROLES = ("repo", "version", "created_at", "package")
 # the same names as overlap.sources.spec.AUDIT_FIELDS (the audit layer reads no dataset module)
-KNOWN = ("image", "lower", "replace", "tags", "repo_path", *ROLES)
+KNOWN = ("image", "lower", "replace", "tags", "repo_path", *ROLES, *RECORD_ROLES)
 BUILTIN = ("instance", "id", "tag")
 
 
@@ -59,7 +61,7 @@ class ImageNaming:
         if not isinstance(table.get("lower", False), bool):
             raise InputError(f"{where}: lower must be true or false")
         columns = {}
-        for role in ROLES:
+        for role in (*ROLES, *RECORD_ROLES):
             value = table.get(role, "instance_id" if role == "id" else None)
             if value is not None and not (isinstance(value, str) and value):
                 raise InputError(f"{where}: {role} must name a record column")

@@ -42,10 +42,18 @@ class BatchOptions:
     # transport only: which hosts may be reached over plain HTTP changes whether a pull succeeds, never what
     # the audit finds, so it is passed to each target but kept out of the key (a failed target runs again)
     insecure_registries: tuple[str, ...] = ()
+    # the network route (--check-index): each target also gets the first package release carrying its fix
+    check_index: bool = False
+    package: str | None = None
+    index_url: str | None = None
+    all_releases: bool = False
 
     def result_fields(self) -> dict:
         """The options that change a target's result (its key); jobs, engine and timeout do not."""
-        return {"network": self.network, "repo_path": self.repo_path, "limits": sorted(self.limits), "git": self.git}
+        fields = {"network": self.network, "repo_path": self.repo_path, "limits": sorted(self.limits), "git": self.git}
+        if self.check_index:  # only then: a run without the route keeps the keys of earlier runs
+            fields["index"] = {"package": self.package, "index_url": self.index_url, "all_releases": self.all_releases}
+        return fields
 
     def check(self) -> None:
         if self.network not in ("any", "none"):
@@ -168,7 +176,8 @@ def document(entries: list[dict], options: BatchOptions, repeated_rows: int = 0)
     return text_safe({
         "schema": SCHEMA, "tool": {"name": "overlap", "version": __version__},
         "options": {**options.result_fields(), "fail_on": options.fail_on},
-        "columns": [{"id": cid, "title": title, "codes": list(codes)} for cid, title, codes in COLUMNS],
+        "columns": [{"id": cid, "title": title, "codes": list(codes)} for cid, title, codes in COLUMNS]
+        + ([{"id": "network", "title": "fix one install away", "codes": []}] if options.check_index else []),
         "verdict": worst_verdict(entries), "exit_code": exit_code(entries, options.fail_on),
         "counts": {"targets": len(entries), "ok": ok, "error": len(entries) - ok, "repeated_rows": repeated_rows},
         "sets": summarise(entries), "targets": entries,

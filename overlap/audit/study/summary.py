@@ -86,6 +86,8 @@ def entry_of(target, key: str, result: dict) -> dict:
     entry = {"key": key, "set": target.set, "instance_id": target.instance_id, target.kind: target.target,
              "kind": target.kind, "reference": target.reference(), "status": result["status"],
              "error": result.get("error"), "verdict": None, "complete": None, "columns": None, "findings": []}
+    if "network" in result:  # the route needs no image: a failed audit still has it
+        entry["network"] = result["network"]
     report = result.get("report")
     if result["status"] == "ok" and report:
         entry.update(verdict=report["verdict"], complete=report["complete"], columns=columns_of(report),
@@ -115,7 +117,28 @@ def set_summary(name: str, entries: list[dict]) -> dict:
                             "fix": _cell([e for e in newest if e["columns"]["newest_files"]["fix"]])}
     verdicts = {v: _cell([e for e in ok if e["verdict"] == v]) for v in VERDICTS}
     return {"set": name, "tasks": len(_ids(entries)), "targets": len(entries), "audited": len(ok),
-            "failed": _cell([e for e in entries if e["status"] != "ok"]), "verdicts": verdicts, "columns": cols}
+            "failed": _cell([e for e in entries if e["status"] != "ok"]), "verdicts": verdicts, "columns": cols,
+            "network": network_summary(entries)}
+
+
+def network_summary(entries: list[dict]) -> dict | None:
+    """The set's "fix one install away" cell: tasks whose route is open (a release carries the fix), with the
+    median days from the task's creation to that release; each other route counted apart. None when the run
+    did not check the index."""
+    checked = [e for e in entries if isinstance(e.get("network"), dict)]
+    if not checked:
+        return None
+    routes: dict[str, list[dict]] = {}
+    for e in checked:
+        routes.setdefault(str(e["network"].get("route")), []).append(e)
+    days = sorted(d for e in routes.get("open", ()) if (d := (e["network"].get("first_release") or {})
+                                                           .get("days_after_created")) is not None)
+    median = None
+    if days:
+        mid = len(days) // 2
+        median = days[mid] if len(days) % 2 else round((days[mid - 1] + days[mid]) / 2, 1)
+    return {"open": _cell(routes.get("open", [])), "median_days": median, "days_known": len(days),
+            "routes": {r: _cell(v) for r, v in sorted(routes.items())}}
 
 
 def summarise(entries: list[dict]) -> list[dict]:

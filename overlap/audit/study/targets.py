@@ -2,8 +2,9 @@
 
 A row names what to audit (``image``: a registry reference ``docker://…``; or ``path``: a local target) and
 optionally ``set``, ``instance_id``, ``base_commit``, ``patch``, ``test_patch``, ``fix_commit``,
-``repo_path``. ``patch`` and ``test_patch`` hold the diff text, or (a value without a line break) the name of
-a file holding it, relative to the targets file. A row that cannot be used becomes a failed target with
+``repo_path`` (and, for the network route, ``repo``, ``version``, ``created_at``, ``package``). ``patch`` and
+``test_patch`` hold the diff text, or (a value without a line break) the name of a file holding it, relative to
+the targets file. A row that cannot be used becomes a failed target with
 its reason, so one bad row never stops the others; a file that cannot be read at all is an InputError.
 """
 
@@ -22,6 +23,9 @@ from ... import __version__
 from ...errors import InputError
 
 COLUMNS = ("image", "path", "set", "instance_id", "base_commit", "patch", "test_patch", "fix_commit", "repo_path")
+# what the network route reads of a task besides its fix (overlap.audit.network): optional, a row without them
+# is audited as before
+RECORD_COLUMNS = ("repo", "version", "created_at", "package")
 TEXT_LIMIT = 64 << 20  # a patch file larger than this is refused (the audit's own patch limit)
 
 
@@ -37,6 +41,10 @@ class BatchTarget:
     fix_commit: str | None = None
     repo_path: str | None = None
     error: str | None = None  # why the row cannot be audited (reported as a failed target)
+    repo: str | None = None  # owner/name of the repository (the network route's package)
+    version: str | None = None  # the task's release series (SWE-bench's version column)
+    created_at: str | None = None  # when the task was opened
+    package: str | None = None  # ECOSYSTEM:NAME, overriding the mapping
 
     @property
     def label(self) -> str:
@@ -56,6 +64,8 @@ class BatchTarget:
         data = {"v": 1, "tool": __version__, "set": self.set, "kind": self.kind, "target": self.target,
                 "instance_id": self.instance_id, "repo_path": self.repo_path, "options": options,
                 **self.reference()}
+        if options.get("index") is not None:  # the network route reads these too
+            data["record"] = {k: getattr(self, k) for k in RECORD_COLUMNS}
         if self.error is not None:
             # rows that cannot be used share an empty target: without their reason (which names the row) every
             # bad row after the first would count as a repeat of it and its own reason would never be shown
@@ -116,7 +126,7 @@ def target_of(row: dict, folder: Path, default_set: str, where: str) -> BatchTar
                            error=f"{where}: {len(row) - 1 + len(extra)} cells, the header has {len(row) - 1} "
                                  "(quote a cell that holds a comma)")
     image, path = _cell(row, "image"), _cell(row, "path")
-    fields = {k: _cell(row, k) for k in ("instance_id", "base_commit", "fix_commit", "repo_path")}
+    fields = {k: _cell(row, k) for k in ("instance_id", "base_commit", "fix_commit", "repo_path", *RECORD_COLUMNS)}
     set_name = _cell(row, "set") or default_set
     if image and path:
         return BatchTarget(set_name, "", "path", **fields, error=f"{where}: both image and path; give one")

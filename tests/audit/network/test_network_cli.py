@@ -64,3 +64,36 @@ def test_package_without_an_ecosystem_is_an_input_error(tmp_path):
     out = run("--instance", str(task), "--package", "thing", env=_env(tmp_path))
     assert out.returncode == 2 and "say which index, e.g. pypi:thing" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _with_stderr_on_a_terminal(args, env) -> tuple[int, str]:
+    """The command with its stderr on a pseudo-terminal (stdout a pipe); (exit code, what the terminal got)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "overlap", "audit", *args], stdout=subprocess.PIPE,
+                            stderr=follower, env=env)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the child has ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.communicate(timeout=120)
+    os.close(leader)
+    return proc.returncode, seen.decode("utf-8", "replace")
+
+
+def test_progress_names_each_release_on_a_terminal_and_is_off_otherwise(tmp_path):
+    args = ["--instance", str(DEMO / "task.json"), "--index-url", str(DEMO / "simple")]
+    code, terminal = _with_stderr_on_a_terminal(args, {**_env(tmp_path), "COLUMNS": "200"})
+    assert code == 0
+    # the spinner refreshes a few times a second: the last release read is what it surely shows
+    assert "network route: example__demopkg-101: reading demopkg-1.1.2.tar.gz (3/3)" in terminal
+    piped = run(*args, env=_env(tmp_path / "again"))
+    assert piped.returncode == 0 and "reading demopkg" not in piped.stderr and "\x1b" not in piped.stderr
