@@ -108,7 +108,8 @@ def compare_junit(summary: Mapping[str, Any], items: list[dict[str, Any]], cross
         name = bench["bench"]
         case = _element("testcase", name=name, classname=f"overlap.{command}.{train}")
         matched, total = bench.get("bench_items_matched", 0), bench.get("bench_items", 0)
-        lines = [f"{i['bench_id']}: {', '.join(i['train_ids'])} ({', '.join(i['kinds'])})" for i in by_bench.get(name, [])]
+        lines = [f"{i['bench_id']}: {', '.join(i['train_ids'])} ({', '.join(i['kinds'])})"
+                 for i in by_bench.get(name, [])]
         headline = f"{matched} of {total} bench items in {train} ({bench.get('bench_share', 0):.1%})"
         fails = name in crossed_set if crossed_set is not None else matched > 0
         if fails:

@@ -10,18 +10,15 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import jsonschema
 import pytest
-import xmlschema
 from audit_helpers import copy_fixture, run_cli
+from ci_checks import assert_valid_junit, assert_valid_sarif
 from typer.testing import CliRunner
 
 import overlap
 from overlap.audit.model import CHECK_IDS
 from overlap.cli import app
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "ci_schemas"
-SARIF_SCHEMA = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
 # docs/audit.md: critical and high make a leak, medium a suspect; SARIF has error, warning, note
 LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
 
@@ -35,36 +32,13 @@ def audit(*args: str):
     return CliRunner().invoke(app, ["audit", *args])
 
 
-def assert_github_code_scanning(log: dict) -> None:
-    """GitHub code scanning's documented requirements for an uploaded SARIF file."""
-    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
-    assert len(log["runs"]) == 1
-    run = log["runs"][0]
-    driver = run["tool"]["driver"]
-    assert driver["name"]
-    rule_ids = [r["id"] for r in driver["rules"]]
-    assert len(rule_ids) == len(set(rule_ids))
-    for rule in driver["rules"]:
-        assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
-    for result in run["results"]:
-        assert result["ruleId"] in rule_ids
-        assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
-        assert result["message"]["text"].strip()
-        assert result["level"] in ("error", "warning", "note")
-        uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for loc in result["locations"]]
-        assert uris and all(uris)
-        assert result["partialFingerprints"] and all(isinstance(v, str) and v
-                                                       for v in result["partialFingerprints"].values())
-
-
 def test_sarif_validates_and_maps_each_finding(gitfix):
     args = [gitfix.path("swb4"), *reference(gitfix)]
     sarif = audit(*args, "--format", "sarif")
     report = json.loads(audit(*args, "--format", "json").stdout)
     assert sarif.exit_code == 0, sarif.output
     log = json.loads(sarif.stdout)
-    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
-    assert_github_code_scanning(log)
+    assert_valid_sarif(log)
     run = log["runs"][0]
     # every check is a rule, with its description
     assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [cid for cid, _ in CHECK_IDS]
@@ -109,7 +83,7 @@ def test_sarif_clean_target_has_no_results(gitfix):
     res = audit(gitfix.path("ctl-fresh"), "--base", "HEAD", "--fix", gitfix.path("fix.patch"), "--format", "sarif")
     assert res.exit_code == 0, res.output
     log = json.loads(res.stdout)
-    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    assert_valid_sarif(log)
     assert log["runs"][0]["results"] == []
 
 
@@ -117,7 +91,7 @@ def test_sarif_incomplete_audit_names_the_checks_that_did_not_run(gitfix):
     res = audit(gitfix.path("reftable"), *reference(gitfix), "--format", "sarif")
     assert res.exit_code == 2  # incomplete, as for every format
     log = json.loads(res.stdout)
-    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    assert_valid_sarif(log)
     invocation = log["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False
     assert "G1" in {n["associatedRule"]["id"] for n in invocation["toolExecutionNotifications"]}
@@ -130,12 +104,7 @@ def test_sarif_through_a_real_process_with_fail_on(gitfix, tmp_path, monkeypatch
     res = run_cli(gitfix.path("swb4"), *reference(gitfix), "--format", "sarif", "--fail-on", "leak", cwd=tmp_path,
                   timeout=120)
     assert res.code == 1, res.stderr  # --fail-on keeps its exit code
-    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(json.loads(res.stdout))
-
-
-@pytest.fixture(scope="module")
-def junit_schema():
-    return xmlschema.XMLSchema(str(SCHEMAS / "junit-10.xsd"))
+    assert_valid_sarif(json.loads(res.stdout))
 
 
 @pytest.mark.parametrize("target, fail_on, outcome", [
@@ -144,11 +113,11 @@ def junit_schema():
     ("remote", "suspect", "failure"),   # ... unless --fail-on suspect
     ("reftable", None, "error"),        # checks that could not run
 ])
-def test_junit_one_case_per_target(gitfix, junit_schema, target, fail_on, outcome):
+def test_junit_one_case_per_target(gitfix, target, fail_on, outcome):
     args = [gitfix.path(target), *reference(gitfix), *(["--fail-on", fail_on] if fail_on else [])]
     res = audit(*args, "--format", "junit")
     report = json.loads(audit(*args, "--format", "json").stdout)
-    junit_schema.validate(res.stdout)
+    assert_valid_junit(res.stdout)
     root = ET.fromstring(res.stdout)
     cases = root.findall("./testsuite/testcase")
     assert [c.get("name") for c in cases] == [t["path"] for t in report["targets"]]
