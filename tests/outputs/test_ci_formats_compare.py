@@ -90,7 +90,8 @@ def test_compare_junit_one_case_per_benchmark(checkout):
     for case, bench in zip(cases, summary["benches"], strict=True):
         failure = case.find("failure")
         assert (failure is not None) == (bench["bench_items_matched"] >= 1)
-        listed = {line.split(": ", 1)[0] for line in (failure.text or "").splitlines()} if failure is not None else set()
+        text = failure.text if failure is not None else ""
+        listed = {line.split(": ", 1)[0] for line in (text or "").splitlines()}
         assert listed == {bid for (b, bid) in expected if b == bench["bench"]}
 
 
