@@ -76,8 +76,8 @@ def test_manifest_is_valid_for_pre_commit():
 
     hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
     assert set(hooks) == {"overlap-compare", "overlap-audit"}
-    assert hooks["overlap-compare"]["entry"].startswith("overlap compare ") and "--fail-on" in hooks["overlap-compare"]["entry"]
-    assert hooks["overlap-audit"]["entry"].startswith("overlap audit ") and "--fail-on" in hooks["overlap-audit"]["entry"]
+    for hook, command in (("overlap-compare", "overlap compare "), ("overlap-audit", "overlap audit ")):
+        assert hooks[hook]["entry"].startswith(command) and "--fail-on" in hooks[hook]["entry"]
     assert all(not h["pass_filenames"] for h in hooks.values())
 
 
