@@ -16,9 +16,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-# Characters XML 1.0 cannot hold at all (C0 controls but tab and line breaks, lone surrogates, U+FFFE/F),
-# written as visible escapes: a commit subject or a file name can carry them.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Characters XML 1.0 cannot hold at all (C0 controls but tab and line feed, lone surrogates, U+FFFE/F),
+# written as visible escapes: a commit subject or a file name can carry them. A carriage return is escaped
+# too: a parser would read it back as a line feed.
+_NOT_XML = re.compile("[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
 AUDIT_FAILS_AT = {"leak": ("leak",), "suspect": ("leak", "suspect")}
 
 

@@ -57,12 +57,17 @@ def artifact_uri(place: str, cwd: Path) -> str:
         relative = path.relative_to(Path(os.path.abspath(cwd)))
     except ValueError:
         return path.as_uri()
-    return quote(relative.as_posix() or ".", safe="/")
+    return _quoted(relative.as_posix() or ".")
+
+
+def _quoted(path: str) -> str:
+    """A `/`-separated path as URI text; a byte that was not UTF-8 (held as a surrogate) as that byte."""
+    return quote(path, safe="/", encoding="utf-8", errors="surrogateescape")
 
 
 def _joined(base: str, rel: str) -> str:
     """`rel` (a path inside a target, `/`-separated) under the URI `base`."""
-    rel_uri = quote(rel.lstrip("/"), safe="/")
+    rel_uri = _quoted(rel.lstrip("/"))
     if base in (".", ""):
         return rel_uri
     return f"{base.rstrip('/')}/{rel_uri}"
@@ -201,7 +206,7 @@ def _item_uri(item: Mapping[str, Any], cwd: Path) -> str:
         return artifact_uri(str(place), cwd)
     if location:
         return _joined(str(location), str(file)) if file else str(location)
-    return quote(str(item["bench"]), safe="")
+    return quote(str(item["bench"]), safe="", errors="surrogateescape")
 
 
 def compare_sarif(items: list[dict[str, Any]], tool: Mapping[str, Any], train: str, crossed: Iterable[str] | None,
