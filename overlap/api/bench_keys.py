@@ -20,13 +20,15 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
-from ..ids.ossfuzz import OssFuzzMapping, canonicalize_keys
+from ..ids.ossfuzz import OssFuzzMapping
 from ..ids.recognise import RECOGNISERS, recognise
 from ..join import TASK_KINDS
 from ..model import Dataset
 from ..sources.generic import GenericColumns
 from ..sources.load import data_paths
 from .compare import _dataset_args, _read_datasets, canonical_ossfuzz_ids
+
+TASK_SET = frozenset(TASK_KINDS)
 
 
 @dataclass(frozen=True)
@@ -52,20 +54,26 @@ class BenchKeys:
         """For each id (text, a whole number or None), the benchmark items it is the same task as (an empty
         list: none), each benchmark item once with every kind they share, in benchmark then item order."""
         values = pa.array([None if v is None else str(v) for v in ids], pa.string())
-        keys = recognise(values, scheme=self.scheme).keys.to_pandas()
-        keys = keys[keys["kind"] != "base"]
-        if self.mapping is not None and (keys["kind"] == "ossfuzz").any():
-            keys = canonicalize_keys(keys, self.mapping)
-        found: list[dict[tuple[str, str], set[str]]] = [{} for _ in ids]
-        for row, kind, value in zip(keys["row"], keys["kind"], keys["value"], strict=True):
-            for bench_item in self.index.get((kind, str(value)), ()):
-                found[int(row)].setdefault(bench_item, set()).add(kind)
+        keys = recognise(values, scheme=self.scheme).keys
+        found: dict[int, dict[tuple[str, str], set[str]]] = {}
+        # column-wise to Python lists: iterating the table's cells one by one costs more than the recognisers
+        for row, kind, value, raw in zip(*(keys.column(c).to_pylist() for c in ("row", "kind", "value", "raw")),
+                                         strict=True):
+            if kind == "base":
+                continue
+            if kind == "ossfuzz" and self.mapping is not None:  # canonical as `canonicalize_keys` makes it
+                value = str(self.mapping.canonical(int(raw)))
+            for bench_item in self.index.get((kind, value), ()):
+                found.setdefault(row, {}).setdefault(bench_item, set()).add(kind)
         order = {name: i for i, name in enumerate(self.benches)}
-        # a pair counts when it shares a task key; `repo_pr_exact` (the repo as written) only refines `repo_pr`
-        return [[KeyMatch(bench, bench_id, tuple(sorted(kinds)))
-                 for (bench, bench_id), kinds in sorted(items.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
-                 if kinds & set(TASK_KINDS)]
-                for items in found]
+        matches: list[list[KeyMatch]] = [[] for _ in ids]
+        for row, items in found.items():
+            # a pair counts when it shares a task key; `repo_pr_exact` (the repo as written) only refines `repo_pr`
+            matches[row] = [KeyMatch(bench, bench_id, tuple(sorted(kinds)))
+                            for (bench, bench_id), kinds in sorted(items.items(), key=lambda kv: (order[kv[0][0]],
+                                                                                                kv[0][1]))
+                            if kinds & TASK_SET]
+        return matches
 
 
 def bench_keys(benches: str | os.PathLike | Dataset | list[str | os.PathLike | Dataset], *,

@@ -49,7 +49,7 @@ class OverlapFilter(BaseFilter):
     def __init__(self, benches: str | os.PathLike | list[str | os.PathLike], *,
                  data: Mapping[str, str | os.PathLike] | None = None, bench_columns: Mapping[str, str] | None = None,
                  id_key: str | None = None, id_scheme: str | None = None, split: str | None = None,
-                 exclusion_writer: DiskWriter | None = None, batch_size: int = 1000) -> None:
+                 exclusion_writer: DiskWriter | None = None, batch_size: int = 10_000) -> None:
         super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
         if id_key is not None and (not isinstance(id_key, str) or not id_key.strip()):
             raise InputError(f"id_key: expected a metadata field name, got {id_key!r}")

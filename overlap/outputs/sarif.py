@@ -25,7 +25,6 @@ from urllib.parse import quote
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/overlap/"
 FINGERPRINT = "overlap/v1"
 
 # The audit's severities as SARIF levels: what makes a leak is an error, a suspect a warning.
@@ -93,8 +92,7 @@ def _log(driver: dict[str, Any], results: list[dict[str, Any]], invocation: dict
 
 
 def _driver(tool: Mapping[str, Any], rules: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"name": str(tool.get("name") or "overlap"), "version": str(tool.get("version") or ""),
-            "informationUri": INFORMATION_URI, "rules": rules}
+    return {"name": str(tool.get("name") or "overlap"), "version": str(tool.get("version") or ""), "rules": rules}
 
 
 def _rule(rule_id: str, description: str, tags: Iterable[str]) -> dict[str, Any]:
