@@ -19,12 +19,15 @@ import typer
 from ..errors import InputError
 from ..outputs.atomic import check_file_target, write_text_atomic
 from ..progress import progress_enabled, stage, status
+from .ci_output import print_audit, refuse_for_batch
 from .options import (
+    CI_FORMATS,
     OUT_NAMES,
+    CiFormat,
+    CiFormatOption,
     DataOption,
     Engine,
     Format,
-    FormatOption,
     RayAddressOption,
     RegistryOption,
     ray_address_for,
@@ -82,7 +85,7 @@ def audit(
              "always may). Repeatable.")] = None,
     rootfs: Annotated[bool, typer.Option(
         "--rootfs", help="PATH is an unpacked root filesystem.")] = False,
-    fmt: FormatOption = Format.table,
+    fmt: CiFormatOption = CiFormat.table,
     output: Annotated[str | None, typer.Option(
         *OUT_NAMES, "--output", metavar="FILE",
         help="Also write the JSON report to FILE (--output: the older spelling); with --targets or "
@@ -154,6 +157,8 @@ def audit(
 
     Example: overlap audit docker://ghcr.io/org/task:1 --instance task.json
 
+    Example: overlap audit ./testbed --instance task.json --format sarif > audit.sarif
+
     Exit codes: 0 done, 1 when --fail-on is reached, 2 usage or input error, or an incomplete audit (with
     --targets an incomplete target counts as done).
     """
@@ -166,6 +171,8 @@ def audit(
              "seed": seed if seed != 0 else None, "engine": engine.value if engine != Engine.local else None}
     if targets is not None or benchmark:
         from .audit_batch import run_batch_command  # imported here: keeps `overlap --help` fast
+
+        refuse_for_batch(fmt)
 
         single = {"PATH": path, "--base": base, "--fix": fix, "--tests": tests, "--test-id": test_id,
                   "--fix-commit": fix_commit, "--instance": instance, "--image": image, "--platform": platform,
@@ -193,7 +200,7 @@ def audit(
     from ..audit import audit as run_audit  # imported here: keeps `overlap --help` fast
     from ..audit import render_table
 
-    with _progress(f"auditing {path}", enabled=fmt != "json"):
+    with _progress(f"auditing {path}", enabled=fmt not in (Format.json, *CI_FORMATS)):
         report = run_audit(
             path, base=base, fix=fix or (), tests=tests or (), test_ids=test_id or (), fix_commit=fix_commit,
             instance=instance, network=network.value, repo_path=repo_path, image=image, platform=platform,
@@ -210,7 +217,9 @@ def audit(
                             progress=fmt != Format.json, path=path)
     if output:
         _write_atomic(output, text)
-    if fmt in (Format.csv, Format.md):
+    if fmt in CI_FORMATS:
+        print_audit(report, fmt, fail_on)
+    elif fmt in (Format.csv, Format.md):
         print_records(_finding_rows(report), fmt, title=f"audit: {report.verdict}")
     else:
         sys.stdout.write(text if fmt == Format.json else render_table(report))

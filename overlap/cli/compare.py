@@ -17,13 +17,16 @@ import typer
 from ..outputs.atomic import printable
 from ..progress import set_quiet, status
 from ..words import plural
+from .ci_output import print_comparison
 from .options import (
+    CI_FORMATS,
     BaseColumnOption,
+    CiFormat,
+    CiFormatOption,
     DataOption,
     Engine,
     EngineOption,
     Format,
-    FormatOption,
     IdColumnOption,
     IdSchemeOption,
     NgramOption,
@@ -96,6 +99,15 @@ def _check_fail_on(value: str | None) -> str | None:
 def _fail_on_crossed(summary: dict, fail_on: str | None) -> list[str]:
     """One line per benchmark at or above `--fail-on`, e.g. `cybergym: 7 of 10 bench items matched (70.0%) ≥
     --fail-on 5%`; empty when none is (or no threshold was given)."""
+    return [line for _, line in _crossing(summary, fail_on)]
+
+
+def benches_crossed(summary: dict, fail_on: str | None) -> list[str] | None:
+    """The benchmarks at or above `--fail-on`; None when no threshold was given."""
+    return None if fail_on is None else [name for name, _ in _crossing(summary, fail_on)]
+
+
+def _crossing(summary: dict, fail_on: str | None) -> list[tuple[str, str]]:
     threshold = _parse_fail_on(fail_on)
     if threshold is None:
         return []
@@ -105,8 +117,8 @@ def _fail_on_crossed(summary: dict, fail_on: str | None) -> list[str]:
         matched = bench["bench_items_matched"]
         observed = bench["bench_share"] if is_share else matched
         if observed >= limit and matched > 0:
-            lines.append(f"{bench['bench']}: {matched} of {plural(bench['bench_items'], 'bench item')} matched "
-                         f"({bench['bench_share']:.1%}) ≥ --fail-on {fail_on.strip()}")
+            lines.append((bench["bench"], f"{bench['bench']}: {matched} of {plural(bench['bench_items'], 'bench item')}"
+                                          f" matched ({bench['bench_share']:.1%}) ≥ --fail-on {fail_on.strip()}"))
     return lines
 
 
@@ -129,7 +141,7 @@ def compare(
     out: Annotated[Path | None, out_option("Report folder: new, empty or a previous compare report "
                                            "[default: reports/<train>__<bench>…].")] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Print only; write no report folder.")] = False,
-    fmt: FormatOption = Format.table,
+    fmt: CiFormatOption = CiFormat.table,
     fail_on: Annotated[str | None, typer.Option("--fail-on", metavar="N|P%", callback=_check_fail_on,
                                                 help="Exit 1 when a benchmark has at least N matched items "
                                                      "(or P percent of its items); each one is named on "
@@ -163,6 +175,8 @@ def compare(
     and write a report.
 
     Example: overlap compare mimo-cyber cybergym sec-bench --data arvo=./ARVO --data arvo-meta=./ARVO-Meta
+
+    Example: overlap compare my-train.jsonl cybergym --id-column id --fail-on 1 --format sarif > overlap.sarif
     """
     from ..api import compare as run_compare  # imported here: keeps `overlap --help` fast
     from ..api.text_columns import with_text_column
@@ -174,7 +188,7 @@ def compare(
         out = Path("reports") / safe_name("__".join(output_label(name) for name in (train, *bench)))
     if not no_report:
         check_out(out, "compare", train, *bench, pool, *([reference] if reference else []), data=data)
-    if fmt == Format.json:
+    if fmt in (Format.json, *CI_FORMATS):
         set_quiet()
 
     columns = column_options(id_column=id_column, repo_column=repo_column, pr_column=pr_column,
@@ -190,7 +204,10 @@ def compare(
                              engine=engine.value, ray_address=ray_address_for(engine, ray_address), workers=workers)
     if result.sections.get("baselines", {}).get("status") == "not_run":
         typer.echo(f"overlap: chance baselines not run: {result.sections['baselines']['reason']}", err=True)
-    summary = emit_compare(result, fmt, None if no_report else out)
+    summary = emit_compare(result, fmt, None if no_report else out, quiet=fmt in CI_FORMATS)
+    if fmt in CI_FORMATS:
+        print_comparison(result, summary, fmt, benches_crossed(summary, fail_on), None if no_report else out,
+                         "compare")
     report_recognition(result_datasets(result))
     report_problems(result_problems(result), None if no_report else str(out / "summary.json"))
     crossed = _fail_on_crossed(summary, fail_on)

@@ -15,13 +15,16 @@ import typer
 from ..outputs.published import safe_name
 from ..outputs.report.cell_text import plural
 from ..progress import set_quiet, status
+from .ci_output import print_comparison
 from .options import (
+    CI_FORMATS,
     BaseColumnOption,
+    CiFormat,
+    CiFormatOption,
     DataOption,
     Engine,
     EngineOption,
     Format,
-    FormatOption,
     IdColumnOption,
     IdSchemeOption,
     PatchColumnOption,
@@ -81,7 +84,7 @@ def filter_cmd(
                                                     help="Same as --push --repo OWNER/NAME.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Config name on the Hub "
                                                "[default: minus-<bench>…].")] = None,
-    fmt: FormatOption = Format.table,
+    fmt: CiFormatOption = CiFormat.table,
 ) -> None:
     """Write TRAIN without the rows that overlap BENCH: data/<input file name> (one shard per input file, in
     its own format, all original columns, read again from the same pinned source), removed.csv (each dropped
@@ -105,7 +108,7 @@ def filter_cmd(
     push_to_hub = push_to_hub or (repo if push else None)
     if push and not push_to_hub:
         raise typer.BadParameter("--push needs --repo OWNER/NAME", param_hint="--repo")
-    if fmt == Format.json:
+    if fmt in (Format.json, *CI_FORMATS):
         set_quiet()
     reasons = splits.check_reasons(drop or splits.DEFAULT_REASONS)
     names = [output_label(t) for t in (train, *bench)]
@@ -135,6 +138,11 @@ def filter_cmd(
         benches = [b.bench.name for b in result.benches]
         url = splits.push_split(result, filtered, push_to_hub, config or f"minus-{'-'.join(benches)}", split=out,
                                 api=api)
+    if fmt in CI_FORMATS:  # the comparison that decided the removals: its contaminated benchmark items
+        print_comparison(result, result.summary(), fmt, None, None, "filter")
+        typer.echo(written.verified_line(), err=True)
+        typer.echo(f"written to {out}", err=True)
+        return
     if fmt != Format.table:
         _print_filter(info, written.verified_line(), out, url, fmt)
         typer.echo(f"written to {out}", err=True)

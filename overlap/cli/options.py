@@ -9,7 +9,8 @@ Vocabulary (option → commands):
 - `--ngram/-n N`                   compare, ngram (`--n`: hidden, deprecated alias)
 - `--out/-o`                       every command that writes a folder or file (audit: `--output` is a hidden
                                    alias; audit writes one JSON file, the others a folder)
-- `--format/-f table|json|csv|md`  every command that prints results
+- `--format/-f table|json|csv|md`  every command that prints results; audit, compare and filter also take
+                                   sarif|junit (the CI formats, `CiFormat`)
 - `--push` / `--repo OWNER/NAME`   card, filter (filter: `--push-to-hub REPO` = `--push --repo REPO`)
 - `--engine local|ray`, `--ray-address`, `--workers`  ngram, compare, filter, atlas (the text scan; compare's key scan)
 
@@ -49,6 +50,20 @@ class Format(StrEnum):
 
 
 FORMAT_METAVAR = "|".join(f.value for f in Format)
+
+
+class CiFormat(StrEnum):
+    """`Format` and the CI report formats, for the commands a CI step runs (audit, compare, filter)."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+    sarif = "sarif"
+    junit = "junit"
+
+
+CI_FORMATS = (CiFormat.sarif, CiFormat.junit)
 
 
 def _metavar(param) -> str:
@@ -110,6 +125,9 @@ DataOption = Annotated[
 ]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", metavar=FORMAT_METAVAR,
                                               help="What to print on stdout.")]
+CiFormatOption = Annotated[CiFormat, typer.Option(
+    "--format", "-f", metavar="|".join(f.value for f in CiFormat),
+    help="What to print on stdout; sarif (SARIF 2.1.0, for code scanning) and junit (JUnit XML) for CI.")]
 TextOption = Annotated[
     list[str] | None,
     typer.Option("--text", "--field", metavar="TRAIN_FIELD:BENCH_FIELD",

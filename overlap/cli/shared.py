@@ -129,8 +129,9 @@ def result_problems(result) -> list[tuple[str, list]]:
 
 
 
-def emit_compare(result, fmt: Format, out: Path | None) -> dict:
-    """A compare result: the report folder (when `out`), then the summary on stdout in `fmt`."""
+def emit_compare(result, fmt: Format, out: Path | None, quiet: bool = False) -> dict:
+    """A compare result: the report folder (when `out`), then the summary on stdout in `fmt` (`quiet`: not,
+    the caller prints another format)."""
     from ..outputs.report.console import print_table, render  # imported here: keeps `overlap --help` fast
     from ..outputs.report.result_folders import write_compare_report
 
@@ -138,7 +139,7 @@ def emit_compare(result, fmt: Format, out: Path | None) -> dict:
     if out is not None:
         with status(f"writing the report to {out}"):
             write_compare_report(result, out)
-    text = render(summary, fmt.value)
+    text = "" if quiet else render(summary, fmt.value)
     if text is None:
         print_table(summary, stdout_console())
     else:
