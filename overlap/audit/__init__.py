@@ -20,9 +20,10 @@ Layout, top to bottom; a module imports only from its own sub-package or file an
 (no import cycles; tests/audit/test_audit_layers.py checks it)::
 
     run.py, report.py      the run (``audit()``, the check registry) and the human table
-    checks/                the checks G1–G15, F1–F3, T1–T3, L1–L11
+    checks/                the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2
     context.py             ``Ctx``: what a check sees of one target
-    content/, image/       the reference answer and file contents; container image layers
+    content/, image/,      the reference answer and file contents; container image layers; the task's folder
+    source.py              and source when there is no repository
     git/, targets.py       the git store; what to audit (input kinds, repositories in a folder or rootfs)
     zstd_input.py          zstd-compressed input: the decompressor, an archive read as the tar it holds
     tree.py, model.py,     safe reads of the audited tree; report records, verdicts and the JSON form;
