@@ -15,6 +15,7 @@ import re
 
 from ...words import plural
 from ..report import escape
+from .cyber import cyber_lines
 from .summary import COLUMNS
 
 HEAD = ("image set", "tasks", *(title for _, title, _ in COLUMNS), "leak", "failed")
@@ -64,6 +65,7 @@ def render_console(doc: dict) -> str:
                 lines.append(escape(f"{s['set']} / {name}: {' '.join(ids)}"))
     for name, ids in _side_notes(doc):
         lines.append(escape(f"{name} / {SIDE_NOTE}: {' '.join(ids)}"))
+    lines += [escape(line) for line in cyber_lines(doc)]
     for e in doc["targets"]:
         if e["status"] != "ok":
             lines.append(escape(f"failed: {e['set']} / {e['instance_id'] or e.get('image') or e.get('path')}: "
@@ -121,6 +123,7 @@ def render_md(doc: dict) -> str:
                 out.append(f"- **{_md(s['set'])} / {name}**: " + ", ".join(_code(i) for i in ids))
     for name, ids in _side_notes(doc):
         out.append(f"- **{_md(name)}** {SIDE_NOTE}: " + ", ".join(_code(i) for i in ids))
+    out += [f"- {_md(line)}" for line in cyber_lines(doc)]
     return "\n".join(out) + "\n"
 
 
