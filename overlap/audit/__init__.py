@@ -9,8 +9,8 @@ Library entry points (modules load lazily; importing this package costs nothing)
 
 ``audit(path, *, base=None, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None,
 network="any", repo_path=None, image=None, platform=None, rootfs=False, limits=None, git=None,
-insecure_registries=(), stage=None, agent_user=None)`` returns an ``AuditReport`` (``help(audit)`` describes each option;
-``fix`` and ``tests`` take one path or a list). ``path`` is a repository folder (or a folder of
+insecure_registries=(), stage=None, agent_user=None)`` returns an ``AuditReport`` (``help(audit)``
+describes each option; ``fix`` and ``tests`` take one path or a list). ``path`` is a repository folder (or a folder of
 repositories, or a git folder), a ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar,
 with ``rootfs=True`` an unpacked root filesystem, or a ``docker://HOST/REPO:TAG`` (or ``@sha256:…``)
 reference, pulled without Docker into the blob cache (``image/pull.py``; ``stage(text)`` hears of its

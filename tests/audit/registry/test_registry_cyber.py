@@ -88,7 +88,8 @@ def expected(item: dict) -> dict:
     verdict = "leak" if {"critical", "high"} & set(sev) else "suspect" if "medium" in sev else "clean"
     return {"verdict": verdict, "fixed": bool(item["fixed"]),
             "fixed_readable": bool(item["fixed"]) and _readable_by_agent(item, item["root_only"]),
-            "poc": bool(item["poc"]), "poc_readable": bool(item["poc"]) and _readable_by_agent(item, _poc_root_only(item))}
+            "poc": bool(item["poc"]),
+            "poc_readable": bool(item["poc"]) and _readable_by_agent(item, _poc_root_only(item))}
 
 
 # ----------------------------------------------------------------------------------------------- images
