@@ -111,6 +111,12 @@ def _fix_only_strings(ctx: Ctx, data: bytes | None) -> list[str]:
     return sorted({t for t in maybe for x in strings if t in x})
 
 
+def _l5_reported(ctx: Ctx, shown: str) -> bool:
+    from .leftovers import scan
+
+    return any(f.where == shown for f in scan(ctx).out.get("L5", []))
+
+
 def check_b1(ctx: Ctx) -> list[Finding]:
     """Builds of the fixed code: named so, a second build of a target, or holding fix-only strings."""
     items = binaries(ctx)
@@ -141,8 +147,8 @@ def check_b1(ctx: Ctx) -> list[Finding]:
         tokens = _fix_only_strings(ctx, item["data"])
         if tokens:
             reasons.append("holds strings only the fix adds")
-        if not reasons:
-            continue
+        if not reasons or (reasons == ["holds strings only the fix adds"] and _l5_reported(ctx, item["shown"])):
+            continue  # fix-only strings alone in a binary L5 already names: one finding, not two
         access = who_reads(ctx, rel)
         sev, hint = grade_by_reader(ctx, access, "high")
         ev = {"path": item["shown"], "kind": item["kind"], "size": item["size"], "sha256": item["sha256"],
