@@ -9,8 +9,8 @@ Library entry points (modules load lazily; importing this package costs nothing)
 
 ``audit(path, *, base=None, fix=(), tests=(), test_ids=(), fix_commit=None, instance=None,
 network="any", repo_path=None, image=None, platform=None, rootfs=False, limits=None, git=None,
-insecure_registries=(), stage=None)`` returns an ``AuditReport`` (``help(audit)`` describes each option;
-``fix`` and ``tests`` take one path or a list). ``path`` is a repository folder (or a folder of
+insecure_registries=(), stage=None, agent_user=None)`` returns an ``AuditReport`` (``help(audit)``
+describes each option; ``fix`` and ``tests`` take one path or a list). ``path`` is a repository folder (or a folder of
 repositories, or a git folder), a ``docker save`` archive, an OCI layout (tar or folder), a rootfs tar,
 with ``rootfs=True`` an unpacked root filesystem, or a ``docker://HOST/REPO:TAG`` (or ``@sha256:…``)
 reference, pulled without Docker into the blob cache (``image/pull.py``; ``stage(text)`` hears of its
@@ -20,9 +20,10 @@ Layout, top to bottom; a module imports only from its own sub-package or file an
 (no import cycles; tests/audit/test_audit_layers.py checks it)::
 
     run.py, report.py      the run (``audit()``, the check registry) and the human table
-    checks/                the checks G1–G15, F1–F3, T1–T3, L1–L11
+    checks/                the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2
     context.py             ``Ctx``: what a check sees of one target
-    content/, image/       the reference answer and file contents; container image layers
+    content/, image/,      the reference answer and file contents; container image layers; the task's folder
+    source.py              and source when there is no repository
     git/, targets.py       the git store; what to audit (input kinds, repositories in a folder or rootfs)
     zstd_input.py          zstd-compressed input: the decompressor, an archive read as the tar it holds
     tree.py, model.py,     safe reads of the audited tree; report records, verdicts and the JSON form;
@@ -51,7 +52,7 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
           repo_path: str | None = None, image: str | None = None, platform: str | None = None,
           rootfs: bool = False, limits: Mapping[str, int | str] | Iterable[str] | str | None = None,
           git: str | None = None, insecure_registries: Iterable[str] = (),
-          stage: Callable[[str], None] | None = None) -> AuditReport:
+          stage: Callable[[str], None] | None = None, agent_user: str | None = None) -> AuditReport:
     """Audit a task environment for the reference fix leaking to the agent; returns an ``AuditReport``
     (``.verdict``: ``leak``, ``suspect``, ``clean`` or ``incomplete``; ``.findings``; ``.to_dict()``).
 
@@ -70,7 +71,8 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
             arguments win.
         network: whether the agent can reach the internet, ``"any"`` or ``"none"``: an id of a commit the
             environment does not hold is graded by what it adds to that access (``info`` with ``"none"``).
-        repo_path: where the repository sits inside an image or root filesystem (e.g. ``/testbed``).
+        repo_path: where the repository sits inside an image or root filesystem (e.g. ``/testbed``); with no
+            repository, the task's folder (e.g. ``/src/project``).
         image: which image of a multi-image archive.
         platform: which platform of a multi-platform index (``OS/ARCH``, e.g. ``linux/amd64``).
         rootfs: ``path`` is an unpacked root filesystem.
@@ -79,6 +81,8 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
         git: the git binary to run (default: ``git`` on PATH).
         insecure_registries: registry hosts to reach over plain HTTP (loopback hosts always may).
         stage: called with a line of progress text while a registry image is pulled.
+        agent_user: who the agent runs as (``NAME`` or ``UID``, ``NAME:GROUP``), for who can read a fixed build
+            or a PoC; default: the image config's ``User``, else root (the report says so).
 
     Raises ``overlap.errors.InputError`` on a user mistake (a missing path, an unknown limit, …).
     """
@@ -86,7 +90,8 @@ def audit(path: str | os.PathLike, *, base: str | None = None,
 
     return _audit(path, base=base, fix=fix, tests=tests, test_ids=test_ids, fix_commit=fix_commit,
                   instance=instance, network=network, repo_path=repo_path, image=image, platform=platform,
-                  rootfs=rootfs, limits=limits, git=git, insecure_registries=insecure_registries, stage=stage)
+                  rootfs=rootfs, limits=limits, git=git, insecure_registries=insecure_registries, stage=stage,
+                  agent_user=agent_user)
 
 
 def render_table(report: AuditReport, width: int | None = None) -> str:

@@ -22,13 +22,14 @@ from typing import Any
 
 from .content.base_blobs import BaseBlobs
 from .content.matchers import distinctive_hunks, holds, stripped_lines
-from .content.reference import BaseUnreadable, Reference, compute_fixed
+from .content.reference import BaseUnreadable, Reference, blob_id, compute_fixed
 from .git import binary as gb
 from .git import files as gf
 from .git.cmd import GitError, GitRunner
 from .git.guard import kind_of, unsafe_entries, unsafe_reason
 from .git.repo import GitRepo, RepoBlocked
 from .model import Finding, worst
+from .source import SourceTree
 from .targets import repo_layout
 from .tree import FileEntry, TooLarge, read_regular, walk
 
@@ -47,6 +48,9 @@ DEFAULT_LIMITS: dict[str, int] = {
 
 SIDE_HISTORY_NOTE = ("dated before the base, never reaching it, holding no fixed blob nor the fix's hunks: the "
                      "base's past (an old release, upstream history), not its future")
+
+
+NO_REPOSITORY = "no repository"
 
 
 class NotApplicable(Exception):
@@ -119,6 +123,7 @@ class Ctx:
     limit_hit: str | None = None  # why the input could not be read (a limit, no zstd): every check incomplete
     partial_input: str | None = None  # what the checks could not see (missing foreign layers): ran, incomplete
     tree: Path | None = None  # the audited tree a symlink of a git folder may lead into (default: ``scope``)
+    agent_user: str | None = None  # ``--agent-user NAME|UID``: who the agent runs as (else the image's ``User``)
     # audits a nested git store: ``run.run_nested``, handed down by the run (the checks sit below the registry)
     nested_runner: Callable[[Ctx, str, Path], tuple[GitRepo | None, list[Finding], list[str]]] | None = None
 
@@ -157,7 +162,7 @@ class Ctx:
         if self.gitdir is None:
             if self.git_error and self.image is not None:
                 raise Incomplete(self.git_error)
-            raise NotApplicable("no git repository in this target")
+            raise NotApplicable(NO_REPOSITORY)
         if not self._loaded:
             self._loaded = True
             if self.git_error:
@@ -245,7 +250,10 @@ class Ctx:
         cache = self.__dict__.setdefault("_base_text", {})
         if path not in cache:
             cache[path] = None
-            if self._repo is not None:
+            if self.gitdir is None:  # no repository: the task's own tree (or source tarball) is the base
+                got_bytes = self.source_tree().read(path)
+                cache[path] = got_bytes.decode("utf-8", "replace") if got_bytes is not None else None
+            elif self._repo is not None:
                 try:
                     got = self.base_blobs(self._repo).read(path, self.limits["scan_file_bytes"])
                 except BaseUnreadable:
@@ -253,6 +261,46 @@ class Ctx:
                 if got:
                     cache[path] = got[1].decode("utf-8", "replace")
         return cache[path]
+
+    def source_tree(self) -> SourceTree:
+        """The task's folder read as the base when there is no repository (its files, or a source tarball)."""
+        if "_source_tree" not in self.__dict__:
+            self._source_tree = SourceTree(self.root, self.limits["spool_bytes"])
+        return self._source_tree
+
+    def prepare_reference_without_git(self) -> None:
+        """The fixed content of a task without git: the fix applied to the task's tree or source tarball."""
+        ref = self.reference
+        if not ref.given or self.gitdir is not None or self.nested_depth or ref.fixed:
+            return
+        tree = self.source_tree()
+
+        def base_blob(path: str) -> tuple[str, bytes] | None:
+            data = tree.read(path)
+            return (blob_id(data, 40), data) if data is not None else None
+
+        scratch = self.runner.scratch or (self.private / "scratch")
+        compute_fixed(ref, base_blob, self.runner, scratch, hexlen=40)
+        if any(f.status == "incomplete" for f in ref.fixed):
+            # a tree that is already patched (or changed by the build): the shipped source tarball is the base
+            first = ref.fixed
+            tree.prefer_tarball = True
+            compute_fixed(ref, base_blob, self.runner, scratch, hexlen=40)
+            ref.fixed = [a if a.status != "incomplete" or b.status == "incomplete" else b
+                         for a, b in zip(first, ref.fixed, strict=True)]
+            tree.prefer_tarball = False
+
+    def task_paths(self) -> list[str]:
+        """Without an index, the task's files: the worktree-relative paths of the scanned tree's regular files
+        (what "occurs nowhere in the tracked worktree" means for a task that tracks nothing)."""
+        if self.root is None:
+            return []
+        out = []
+        for fe in self.files():
+            rel = self.in_worktree(fe.rel)
+            if rel is not None and stat.S_ISREG(fe.st.st_mode):
+                out.append(rel)
+        return sorted(out)
 
     def base_blobs(self, repo: GitRepo) -> BaseBlobs:
         """B's blobs of the loaded store, submodules followed (one reader per target: it caches their stores)."""

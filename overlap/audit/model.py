@@ -20,7 +20,7 @@ SCHEMA = "overlap.audit/1"
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 CLASSES = ("content", "location", "metadata", "hygiene")
-ROUTES = ("git", "fixed-content", "times", "leftovers")
+ROUTES = ("git", "fixed-content", "times", "leftovers", "builds")
 VERDICTS = ("leak", "incomplete", "suspect", "clean")
 VERDICT_RANK = {v: i for i, v in enumerate(VERDICTS)}
 
@@ -30,6 +30,8 @@ CHECK_IDS: tuple[tuple[str, str], ...] = (
     *((f"F{i}", "fixed-content") for i in range(1, 4)),
     *((f"T{i}", "times") for i in range(1, 4)),
     *((f"L{i}", "leftovers") for i in range(1, 12)),
+    # second builds of the target, proof-of-concept inputs and graders: the cyber task's answer carriers
+    ("B1", "builds"), ("P1", "builds"), ("P2", "builds"),
 )
 CHECK_ROUTE = dict(CHECK_IDS)
 CHECK_ORDER = {cid: i for i, (cid, _) in enumerate(CHECK_IDS)}

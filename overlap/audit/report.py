@@ -56,6 +56,8 @@ def _base_cell(base: dict[str, Any]) -> str:
     """The header's base: the commit audited against and where it came from; a given base that is not in
     the store is named as given (the HEAD used instead is not the argument)."""
     sha = (base.get("sha") or "?")[:7]
+    if base.get("repository") is False:
+        return "none (no repository: the task's files are the base)"
     if base.get("missing"):
         return f"{base['missing'][:7]} ({base.get('source')}, not in store) -> HEAD {sha}"
     return f"{sha} ({base.get('source')})"

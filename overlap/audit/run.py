@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError
-from .checks import fixed, git, gitmeta, leftovers, near, times
+from .checks import builds, fixed, git, gitmeta, leftovers, near, poc, times
 from .checks import image as imagechecks
 from .content.archives import read_when_large
 from .content.reference import Reference, load_reference
@@ -34,6 +34,7 @@ from .image.layers import _in_git, materialise, merge
 from .image.reference import is_registry_ref
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .scratch import remove_tree
+from .source import find_task_folder
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, private_gitdir, repo_layout
 from .tree import TooLarge, is_dir, read_regular
 
@@ -56,13 +57,14 @@ CHECKS: tuple[Check, ...] = (
     _c("G10", {"git"}, gitmeta.check_g10), _c("G11", {"git"}, gitmeta.check_g11),
     _c("G12", {"git"}, gitmeta.check_g12), _c("G13", {"git"}, gitmeta.check_g13),
     _c("G14", {"git"}, gitmeta.check_g14), _c("G15", set(), gitmeta.check_g15),
-    _c("F1", {"reference", "git"}, fixed.check_f1), _c("F2", {"reference", "git"}, fixed.check_f2),
+    _c("F1", {"reference"}, fixed.check_f1), _c("F2", {"reference"}, fixed.check_f2),
     _c("F3", {"reference"}, near.check_f3),
     _c("T1", set(), times.check_t1), _c("T2", set(), times.check_t2), _c("T3", {"image"}, imagechecks.check_t3),
     _c("L1", set(), leftovers.check_l1), _c("L2", set(), leftovers.check_l2), _c("L3", set(), leftovers.check_l3),
     _c("L4", set(), leftovers.check_l4), _c("L5", set(), leftovers.check_l5), _c("L6", set(), leftovers.check_l6),
     _c("L7", set(), leftovers.check_l7), _c("L8", {"image"}, imagechecks.check_l8), _c("L9", set(), leftovers.check_l9),
     _c("L10", set(), leftovers.check_l10), _c("L11", {"image"}, imagechecks.check_l11),
+    _c("B1", set(), builds.check_b1), _c("P1", set(), poc.check_p1), _c("P2", set(), poc.check_p2),
 )
 assert tuple(c.id for c in CHECKS) == tuple(cid for cid, _ in CHECK_IDS)
 # a nested store gets G1–G12 against its own base (G13), and G14: a submodule moved past its gitlink
@@ -237,7 +239,8 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
           test_ids: Iterable[str] = (), fix_commit: str | None = None, instance: str | None = None,
           network: str = "any", repo_path: str | None = None, image: str | None = None,
           platform: str | None = None, rootfs: bool = False, limits=None, git: str | None = None,
-          insecure_registries: Iterable[str] = (), stage: Callable[[str], None] | None = None) -> AuditReport:
+          insecure_registries: Iterable[str] = (), stage: Callable[[str], None] | None = None,
+          agent_user: str | None = None) -> AuditReport:
     """Audit a task environment; see ``overlap.audit`` for the arguments."""
     if network not in ("any", "none"):
         raise InputError(f"--network {network}: expected 'any' or 'none'")
@@ -290,8 +293,8 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                 odd = _git_odd_entries(merged) if merged is not None else []
                 if odd and not target_git_error:
                     target_git_error = unsafe_reason(odd, "in a git folder of the image, never materialised")
-                if gitdir is None and limit_hit is None and not odd:
-                    raise no_repository(given, "root filesystem" if kind == "rootfs-tar" else "image")
+                if gitdir is None and limit_hit is None and not odd and root is not None:
+                    _refuse_lost_dotgit(given, root, "root filesystem" if kind == "rootfs-tar" else "image")
             origin = gitdir
             gitdir, dropped, alt_names, target_git_error = _git_view(gitdir, fsroot, private, target_git_error)
             ctx = Ctx(kind=kind, path=display, root=root, gitdir=gitdir, runner=runner, private=private,
@@ -299,7 +302,10 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                       git_version=git_version, git_error=target_git_error, fsroot=fsroot,
                       repo_path=image_path[0] if image_path else None, origin_gitdir=origin,
                       dropped_alternates=dropped, alt_names=alt_names, image=img, merged=merged, limit_hit=limit_hit,
-                      partial_input=img.missing_reason() if img is not None else None, nested_runner=run_nested)
+                      partial_input=img.missing_reason() if img is not None else None, nested_runner=run_nested,
+                      agent_user=agent_user)
+            if gitdir is None and not limit_hit:
+                ctx.prepare_reference_without_git()
             out_targets.append(_run_target(ctx))
         inputs = _inputs(given, reference, out_targets, network, platform, lim, base_source)
         tool = {"name": "overlap", "version": __version__, "git": git_version,
@@ -342,9 +348,9 @@ def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str |
         img = open_image(p, kind, image=image, platform=platform, spool=private, max_bytes=lim["image_bytes"])
         targets = [(str(p), (None, None, None))]
     elif kind == "rootfs":
-        found = find_rootfs_repo(p, repo_path)
-        if found[1] is None:
-            raise no_repository(given, "root filesystem")
+        found = _repo_or_task(p, repo_path, None)
+        if found[1] is None and found[0] is not None:
+            _refuse_lost_dotgit(given, found[0], "root filesystem")
         targets = [(str(p), found)]
     elif layout is not None:
         targets = [(str(p), (*layout, None))]
@@ -355,7 +361,8 @@ def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str |
             if broken:
                 raise InputError(f"no git repository found in {given} ({broken}); give the folder that holds the "
                                  "repository's git data")
-            raise no_repository(given, "folder")
+            # no repository at all: the folder is the task, audited by every check that needs no git
+            return "folder", p, None, [(str(p), (p, None, None))]
         if single:
             raise InputError(f"{given}: holds {len(repos)} repositories; --base, --fix, --tests and --instance "
                              "need a single repository (audit each one separately)")
@@ -432,9 +439,29 @@ def _open_view(img, private: Path, lim: dict[str, int], repo_path: str | None):
     if repo_path is None and workdir:
         found = find_rootfs_repo(view, None if workdir in ("", "/") else workdir) if _is_repo_in(view, workdir) \
             else find_rootfs_repo(view, None)
+        if found[1] is None:
+            found = _repo_or_task(view, None, workdir)
     else:
-        found = find_rootfs_repo(view, repo_path)
+        found = _repo_or_task(view, repo_path, workdir)
     return merged, None, view, found
+
+
+def _repo_or_task(fsroot: Path, repo_path: str | None, workdir: str | None):
+    """(worktree, git folder, image path) of the repository in a root filesystem; with none, (task folder, None,
+    its image path): `--repo-path` may name a folder without git, and the known places are searched for one."""
+    if repo_path is None or _is_repo_in(fsroot, repo_path):
+        found = find_rootfs_repo(fsroot, repo_path)
+        if found[1] is not None:
+            return found
+    folder, image_path = find_task_folder(fsroot, repo_path, workdir)
+    return folder, None, image_path
+
+
+def _refuse_lost_dotgit(given: str, folder: Path, what: str) -> None:
+    """A task folder whose `.git` leads nowhere (a gitdir: file naming a host path, a broken folder) is the
+    user's repository gone missing, not a task without git: refused (exit 2), never audited as one."""
+    if os.path.lexists(folder / ".git"):
+        raise no_repository(given, what)
 
 
 def _is_repo_in(view: Path, image_path: str) -> bool:
@@ -462,6 +489,8 @@ def _run_target(ctx: Ctx) -> Target:
             base["note"] = "base = HEAD: setup commits cannot be told apart"
         t.stats = {"objects_total": len(repo.all), "objects_hist": len(repo.hist),
                    "objects_nonbase": len(repo.nonbase)}
+    if ctx.gitdir is None and not ctx.git_error:
+        base.update(source="none", repository=False, note="no repository: audited by the checks that need no git")
     t.base = base
     index = ctx.index()
     if index is not None:

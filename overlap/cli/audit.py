@@ -76,6 +76,10 @@ def audit(
         "--repo-path", metavar="PATH", help="Image mode: where the repository sits in the image.")] = None,
     image: Annotated[str | None, typer.Option(
         "--image", metavar="NAME", help="Image mode: which image of a multi-image archive.")] = None,
+    agent_user: Annotated[str | None, typer.Option(
+        "--agent-user", metavar="NAME|UID",
+        help="Who the agent runs as, for who can read a fixed build or a PoC (default: the image's User, else "
+             "root).")] = None,
     platform: Annotated[str | None, typer.Option(
         "--platform", metavar="OS/ARCH[/VARIANT]",
         help="Image mode: platform in a multi-platform index (docker:// default: linux/amd64).")] = None,
@@ -176,7 +180,7 @@ def audit(
 
         single = {"PATH": path, "--base": base, "--fix": fix, "--tests": tests, "--test-id": test_id,
                   "--fix-commit": fix_commit, "--instance": instance, "--image": image, "--platform": platform,
-                  "--rootfs": rootfs}
+                  "--rootfs": rootfs, "--agent-user": agent_user}
         code = run_batch_command(batch, single, network=network.value, repo_path=repo_path, limit=limit or [],
                                  git=git, fmt=fmt, out=output, fail_on=fail_on,
                                  insecure_registries=insecure_registry,
@@ -205,7 +209,7 @@ def audit(
             path, base=base, fix=fix or (), tests=tests or (), test_ids=test_id or (), fix_commit=fix_commit,
             instance=instance, network=network.value, repo_path=repo_path, image=image, platform=platform,
             rootfs=rootfs, limits=limit or None, git=git, insecure_registries=insecure_registry or (),
-            stage=stage)
+            stage=stage, agent_user=agent_user)
     report.fail_on = fail_on
     text = report.to_json()
     if check_index or package or index_url:

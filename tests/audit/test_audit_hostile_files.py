@@ -234,20 +234,23 @@ def test_user_files_given_as_symlink_or_fifo(gitfix, tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ no repository
-def test_image_without_repository_is_exit_2(gitfix, tmp_path):
+def test_image_without_repository_is_audited_without_git(gitfix, tmp_path):
+    """No repository anywhere: a verdict from the checks that need no git, the git route `not_applicable`."""
     layer = tmp_path / "l0"
     (layer / "etc").mkdir(parents=True)
     (layer / "etc/hostname").write_text("box\n")
     for fmt in ("docker", "oci"):
         img = _image(tmp_path, layer, fmt)
-        res = run_cli(str(img), cwd=tmp_path)
-        assert res.seconds < 20 and res.code == 2 and res.stdout == "", res.stderr
-        lines = res.stderr.strip().splitlines()
-        assert len(lines) == 1 and f"no git repository found in {img}" in lines[0], lines
-        assert "give --repo-path PATH" in lines[0] and "Traceback" not in res.stderr
+        res = run_cli(str(img), "--format", "json", cwd=tmp_path)
+        assert res.seconds < 20 and res.code == 0, res.stderr
+        target, = json.loads(res.stdout)["targets"]
+        git_checks = [c for c in target["checks"] if c["route"] == "git"]
+        assert git_checks and all(c["status"] == "not_applicable" and c["reason"] == "no repository"
+                                  for c in git_checks)
+        assert target["verdict"] == "clean" and target["base"]["repository"] is False
 
 
-def test_rootfs_tar_and_folder_without_repository_are_exit_2(tmp_path):
+def test_rootfs_tar_and_folder_without_repository_are_audited(tmp_path):
     import tarfile
 
     root = tmp_path / "rootfs"
@@ -255,25 +258,18 @@ def test_rootfs_tar_and_folder_without_repository_are_exit_2(tmp_path):
     (root / "etc/hostname").write_text("box\n")
     with tarfile.open(tmp_path / "export.tar", "w") as t:
         t.add(root / "etc", arcname="etc")
-    for args, given in (([str(tmp_path / "export.tar")], tmp_path / "export.tar"), ([str(root), "--rootfs"], root),
-                        (["rootfs", "--rootfs"], "rootfs")):
-        res = run_cli(*args, cwd=tmp_path)
-        assert res.code == 2 and res.stdout == "", res.stderr
-        line, = res.stderr.strip().splitlines()
-        assert line.endswith(
-            f"no git repository found in {given} (looked in /testbed, /app, /workspace, /repo, /home/*, "
-            "/src); give --repo-path PATH (where the repository sits in the root filesystem), or the repository "
-            "folder"), line
+    for args in ([str(tmp_path / "export.tar")], [str(root), "--rootfs"], ["rootfs", "--rootfs"]):
+        res = run_cli(*args, "--format", "json", cwd=tmp_path)
+        assert res.code == 0, res.stderr
+        assert json.loads(res.stdout)["verdict"] == "clean"
 
 
-def test_plain_folder_without_repository_is_exit_2(tmp_path):
+def test_plain_folder_without_repository_is_audited(tmp_path):
     (tmp_path / "empty" / "src").mkdir(parents=True)
-    with pytest.raises(InputError, match=r"^no git repository found in .*empty \(no \.git"):
-        audit(str(tmp_path / "empty"))
-    res = run_cli(".", cwd=tmp_path / "empty")
-    line, = res.stderr.strip().splitlines()
-    assert res.code == 2 and "no git repository found in . (no .git" in line
-    assert "give the repository folder itself" in line
+    report = audit(str(tmp_path / "empty"))
+    target, = report.targets
+    assert target.kind == "folder" and target.verdict == "clean"
+    assert {c.reason for c in target.checks if c.id.startswith("G")} == {"no repository"}
 
 
 def test_head_fifo_is_no_repository(gitfix, tmp_path):

@@ -9,7 +9,7 @@ import pytest
 grimp = pytest.importorskip("grimp")
 
 # top to bottom; a module may import its own layer's modules and any layer below
-LAYERS = (("study",), ("run", "report"), ("checks",), ("context",), ("content", "image"), ("git", "targets"),
+LAYERS = (("study",), ("run", "report"), ("checks",), ("context",), ("content", "image", "source"), ("git", "targets"),
           ("zstd_input",), ("tree", "model", "scratch"))
 RANK = {part: i for i, parts in enumerate(LAYERS) for part in parts}
 

@@ -102,7 +102,7 @@ def test_table_layout(gitfix):
     table = render_table(_report(gitfix, "swb4"), width=160)
     lines = table.splitlines()
     assert lines[0].startswith("VERDICT: LEAK  (")
-    assert lines[1] == "routes: git=leak  fixed-content=leak  times=clean  leftovers=clean"
+    assert lines[1] == "routes: git=leak  fixed-content=leak  times=clean  leftovers=clean  builds=clean"
     assert lines[2].split() == ["SEV", "CHECK", "WHERE", "EVIDENCE", "SEE", "IT"]
     assert any(ln.startswith("critical  G4") and "cat .git/ORIG_HEAD" in ln for ln in lines)
     assert "checks not run: none" in lines

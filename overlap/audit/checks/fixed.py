@@ -61,10 +61,11 @@ def _git_folder_files(ctx: Ctx) -> list:
 
 
 def _places(ctx: Ctx, ff: FixedFile, problems: list[str], git_files: list) -> list[dict]:
-    repo = ctx.repo
+    repo = ctx.repo if ctx.gitdir is not None else None  # no repository: the files alone
+    hexlen = repo.hexlen if repo is not None else 40
     blob = ff.blob
     places: list[dict] = []
-    if repo.has(blob):
+    if repo is not None and repo.has(blob):
         if repo.in_hist(blob):
             places.append({"place": "store", "in_base_history": True, "severity": "medium"})
         else:
@@ -80,7 +81,7 @@ def _places(ctx: Ctx, ff: FixedFile, problems: list[str], git_files: list) -> li
             places.append({"place": "nested-store", "store": rel, "severity": "critical"})
         elif sub is None and incomplete:  # its objects are unknown: the blob may sit there
             problems.append(f"nested store {rel} not read ({incomplete[0].split(': ', 1)[1]})")
-    if repo.index is not None:
+    if repo is not None and repo.index is not None:
         for e in repo.index.entries:
             if e.oid == blob:
                 places.append({"place": "index", "path": e.path, "stage": e.stage, "severity": "critical"})
@@ -93,18 +94,18 @@ def _places(ctx: Ctx, ff: FixedFile, problems: list[str], git_files: list) -> li
         text, problem, real = link
         if problem is not None:  # what the agent reads at this path cannot be checked: never `clean`
             problems.append(f"{ff.path} is {problem}")
-        elif real is not None and ff.size is not None and _hash_file(ctx, real, ff.size, repo.hexlen) == blob:
+        elif real is not None and ff.size is not None and _hash_file(ctx, real, ff.size, hexlen) == blob:
             places.append({"place": "worktree", "path": ff.path, "via_symlink": text, "severity": "critical"})
     if ff.size is not None:
         for fe in ctx.files():
             if not stat.S_ISREG(fe.st.st_mode) or fe.st.st_size != ff.size:
                 continue
-            if _hash_file(ctx, fe.path, ff.size, repo.hexlen) == blob:
+            if _hash_file(ctx, fe.path, ff.size, hexlen) == blob:
                 place = "worktree" if ctx.in_worktree(fe.rel) == ff.path else "file"
                 places.append({"place": place, "path": ctx.shown(fe.rel), "severity": "critical"})
                 ctx.exact_copies[fe.rel] = ff.kind
         for _, fe in git_files:
-            if fe.st.st_size == ff.size and _hash_file(ctx, fe.path, ff.size, repo.hexlen) == blob:
+            if fe.st.st_size == ff.size and _hash_file(ctx, fe.path, ff.size, hexlen) == blob:
                 places.append({"place": "file", "path": ctx.gp(fe.rel), "severity": "critical"})
     return places
 
@@ -125,7 +126,7 @@ def _check(ctx: Ctx, kind: str, check: str) -> list[Finding]:
         raise NotApplicable("no reference given (--fix, --tests or --instance)")
     if not (ref.fix if kind == "fix" else ref.tests):
         raise NotApplicable("no fix given" if kind == "fix" else "no hidden tests given (--tests)")
-    repo = ctx.repo  # Incomplete when git cannot read the repo
+    repo = ctx.repo if ctx.gitdir is not None else None  # Incomplete when git cannot read the repo
     out: list[Finding] = []
     problems = []
     git_files = _git_folder_files(ctx) if any(f.size is not None for f in ref.fixed if f.kind == kind) else []
@@ -149,7 +150,7 @@ def _check(ctx: Ctx, kind: str, check: str) -> list[Finding]:
             {"path": ff.path, "blob": ff.blob, "in_base_history": in_base, **capped(places, ctx.max_items)},
             f"git cat-file -p {short(ff.blob)}",
             hint="a revert-type fix or a synthetic-bug task restores a blob of base history" if in_base else None))
-    if kind == "fix" and ref.fix_commit:
+    if kind == "fix" and ref.fix_commit and repo is not None:
         fc = ref.fix_commit
         hits = sorted(o.hex() for o in repo.nonbase if o.hex().startswith(fc) and repo.all[o][0] == "commit")
         if hits:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...words import plural
-from ..context import Ctx, Incomplete, NotApplicable, capped, cut, iso, short
+from ..context import NO_REPOSITORY, Ctx, Incomplete, NotApplicable, capped, cut, iso, short
 from ..git import binary as gb
 from ..git import files as gf
 from ..model import SEVERITY_RANK, Finding, worst
@@ -284,7 +284,7 @@ def check_g14(ctx: Ctx) -> list[Finding]:
 def check_g15(ctx: Ctx) -> list[Finding]:
     """Formats not understood: reftable, unknown extensions, a newer repository format, git missing or old."""
     if ctx.gitdir is None:
-        raise NotApplicable("no git repository in this target")
+        raise NotApplicable(NO_REPOSITORY)
     reasons: list[str] = []
     if ctx.git_error:
         reasons.append(ctx.git_error)

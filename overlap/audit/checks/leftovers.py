@@ -80,7 +80,9 @@ class _Scan(Compiled, Caches, Large, Outside):
         if root is None:
             return ""
         parts, total = [], 0
-        for path in sorted(self.tracked):
+        # a task without git tracks nothing: its own files are what the fix's strings must be absent from
+        paths = sorted(self.tracked) if self.tracked or self.ctx.gitdir is not None else self.ctx.task_paths()
+        for path in paths:
             try:
                 data = read_regular(root / path, self.ctx.limits["scan_file_bytes"])
             except TooLarge:

@@ -14,7 +14,7 @@ import stat
 import statistics
 
 from ...words import plural
-from ..context import Ctx, Incomplete, NotApplicable, capped, iso
+from ..context import NO_REPOSITORY, Ctx, Incomplete, NotApplicable, capped, iso
 from ..model import Finding
 from ..tree import TooLarge, read_regular
 
@@ -151,7 +151,7 @@ def check_t1(ctx: Ctx) -> list[Finding]:
 def check_t2(ctx: Ctx) -> list[Finding]:
     """Index stat data: newest group of index mtimes, and files rewritten with identical content."""
     if ctx.gitdir is None:
-        raise NotApplicable("no git repository in this target")
+        raise NotApplicable(NO_REPOSITORY)
     tracked = _tracked(ctx)
     if not tracked:
         if getattr(ctx, "index_error", None):

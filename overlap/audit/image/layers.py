@@ -46,6 +46,8 @@ class MEntry:
     mtime: float
     link: str | None = None
     src: tuple[int, int] | None = None  # (layer, member ordinal) whose bytes this file shows
+    uid: int = 0  # owner from the tar header: who may read the file in the container
+    gid: int = 0
 
 
 @dataclass
@@ -151,7 +153,8 @@ def merge(img: Image, limits: dict[str, int]) -> Merged:
                             else:
                                 whiteouts.append(posixpath.join(parent, target) if parent else target)
                         continue
-                    e = MEntry(i, _kind(m), m.mode, m.size, float(m.mtime), m.linkname or None, (i, ordinal))
+                    e = MEntry(i, _kind(m), m.mode, m.size, float(m.mtime), m.linkname or None, (i, ordinal),
+                               m.uid, m.gid)
                     if e.kind == "hardlink":
                         e.link = _norm(m.linkname)
                     if e.kind == "file" and interesting(name) and m.size <= min(2 << 20, spool_left):
@@ -212,7 +215,7 @@ def _linked(merged: Merged, e: MEntry) -> MEntry:
     target = merged.entries.get(e.link) if e.link else None
     if target is None or target.kind != "file":
         return e
-    return MEntry(e.layer, "file", target.mode, target.size, e.mtime, None, target.src)
+    return MEntry(e.layer, "file", target.mode, target.size, e.mtime, None, target.src, target.uid, target.gid)
 
 
 def _blob_whole(raw, digest: str) -> bool:
@@ -267,7 +270,7 @@ def _add(merged: Merged, name: str, e: MEntry) -> str | None:
             merged.skipped.append({"path": name, "layer": e.layer, "reason": "hardlink target outside the root or "
                                                                             "not a file"})
             return None
-        e = MEntry(e.layer, "file", target.mode, target.size, e.mtime, None, target.src)
+        e = MEntry(e.layer, "file", target.mode, target.size, e.mtime, None, target.src, target.uid, target.gid)
     if e.kind in ("device", "fifo", "other"):
         merged.skipped.append({"path": name, "layer": e.layer, "reason": f"{e.kind} recorded, never created"})
     entries[name] = e

@@ -15,6 +15,7 @@ import re
 
 from ...words import plural
 from ..report import escape
+from .cyber import cyber_lines
 from .summary import COLUMNS
 
 HEAD = ("image set", "tasks", *(title for _, title, _ in COLUMNS), "leak", "failed")
@@ -114,6 +115,7 @@ def render_console(doc: dict) -> str:
     for name, ids in _side_notes(doc):
         lines.append(escape(f"{name} / {SIDE_NOTE}: {' '.join(ids)}"))
     lines += _network_lines(doc)
+    lines += [escape(line) for line in cyber_lines(doc)]
     for e in doc["targets"]:
         if e["status"] != "ok":
             lines.append(escape(f"failed: {e['set']} / {e['instance_id'] or e.get('image') or e.get('path')}: "
@@ -174,6 +176,7 @@ def render_md(doc: dict) -> str:
                 out.append(f"- **{_md(s['set'])} / {name}**: " + ", ".join(_code(i) for i in ids))
     for name, ids in _side_notes(doc):
         out.append(f"- **{_md(name)}** {SIDE_NOTE}: " + ", ".join(_code(i) for i in ids))
+    out += [f"- {_md(line)}" for line in cyber_lines(doc)]
     return "\n".join(out) + "\n"
 
 

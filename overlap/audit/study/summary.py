@@ -13,6 +13,7 @@ clone keeps): `git log --all` shows those commits, so the cell is not zero, but 
 from __future__ import annotations
 
 from ..model import VERDICT_RANK, VERDICTS
+from .cyber import cyber_summary
 
 COUNTED = ("critical", "high", "medium")
 # G6 reports non-base commits per entry-point label: the labels a ref walk (`git log --all`) follows
@@ -118,7 +119,7 @@ def set_summary(name: str, entries: list[dict]) -> dict:
     verdicts = {v: _cell([e for e in ok if e["verdict"] == v]) for v in VERDICTS}
     return {"set": name, "tasks": len(_ids(entries)), "targets": len(entries), "audited": len(ok),
             "failed": _cell([e for e in entries if e["status"] != "ok"]), "verdicts": verdicts, "columns": cols,
-            "network": network_summary(entries)}
+            "network": network_summary(entries), "cyber": cyber_summary(ok)}
 
 
 def network_summary(entries: list[dict]) -> dict | None:
