@@ -19,15 +19,18 @@ progress). User mistakes and registry failures raise ``overlap.errors.InputError
 Layout, top to bottom; a module imports only from its own sub-package or file and the rows below it
 (no import cycles; tests/audit/test_audit_layers.py checks it)::
 
-    run.py, report.py      the run (``audit()``, the check registry) and the human table
-    checks/                the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2
-    context.py             ``Ctx``: what a check sees of one target
-    content/, image/,      the reference answer and file contents; container image layers; the task's folder
-    source.py              and source when there is no repository
+    study/                 image sets: targets files, benchmark samples, the per-set table
+    run.py, report.py,     the run (``audit()``, the check registry) and the human table; the network route
+    network.py             (the first package release that carries the fix)
+    checks/,               the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2; which package a repository
+    package_meta.py        publishes (its own packaging metadata, else the shipped mapping)
+    context.py, index/     ``Ctx``: what a check sees of one target; package indexes (PyPI, npm, Go proxy)
+    source.py              the task's folder and source when there is no repository
+    content/, image/       the reference answer and file contents; container image layers
     git/, targets.py       the git store; what to audit (input kinds, repositories in a folder or rootfs)
     zstd_input.py          zstd-compressed input: the decompressor, an archive read as the tar it holds
     tree.py, model.py,     safe reads of the audited tree; report records, verdicts and the JSON form;
-    scratch.py             removing the private folder whatever an image nested in it
+    scratch.py, catalog.py removing the private folder whatever an image nested in it; one line per check
 """
 
 from __future__ import annotations

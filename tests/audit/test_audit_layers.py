@@ -1,6 +1,6 @@
 """The layout of ``overlap/audit`` (see its ``__init__``): no import cycle between its modules, each layer
 importing only the layers below it, and nothing of ``overlap`` but ``overlap.errors``, ``overlap.words`` (counts
-in words) and the version."""
+in words), ``overlap.resources`` (the shipped mappings) and the version."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 grimp = pytest.importorskip("grimp")
 
 # top to bottom; a module may import its own layer's modules and any layer below
-LAYERS = (("study",), ("run", "report"), ("checks",), ("context",), ("content", "image", "source"), ("git", "targets"),
-          ("zstd_input",), ("tree", "model", "scratch"))
+LAYERS = (("study",), ("run", "report", "network"), ("checks", "package_meta"), ("context", "index"),
+          ("source",), ("content", "image"), ("git", "targets"), ("zstd_input",),
+          ("tree", "model", "scratch", "catalog"))
 RANK = {part: i for i, parts in enumerate(LAYERS) for part in parts}
 
 
@@ -46,4 +47,5 @@ def test_layers_import_only_downwards(graph):
 def test_audit_imports_only_the_floor_from_overlap(graph):
     outside = {b for a in [*_audit_modules(graph), "overlap.audit"] for b in graph.find_modules_directly_imported_by(a)
                if b.startswith("overlap") and not b.startswith("overlap.audit")}
-    assert outside <= {"overlap", "overlap.errors", "overlap.words", "overlap.reach"}
+    # overlap.resources: where the shipped mappings sit (the network route's repository -> package table)
+    assert outside <= {"overlap", "overlap.errors", "overlap.words", "overlap.reach", "overlap.resources"}

@@ -10,40 +10,9 @@ PEP 592 yanking, hashes verified), ``npm`` (the registry's package document: ``t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .release import ECOSYSTEMS, MAX_RELEASES, Release, parse_version, version_or_none
 
-from packaging.version import InvalidVersion, Version
-
-ECOSYSTEMS = ("pypi", "npm", "go")
-MAX_RELEASES = 20_000  # versions listed for one package past this: the page is refused (no project has that many)
-
-
-@dataclass
-class Release:
-    version: str
-    url: str
-    filename: str
-    kind: str  # sdist | wheel | npm-tarball | go-zip
-    digests: dict[str, str] = field(default_factory=dict)
-    size: int | None = None
-    upload_time: str | None = None  # ISO 8601, UTC
-    upload_time_source: str | None = None  # index | last-modified
-    yanked: str | None = None  # None, or the reason ("" when the index gave none)
-
-    @property
-    def parsed(self) -> Version:
-        return parse_version(self.version)
-
-
-def parse_version(text: str) -> Version:
-    return Version(text.strip().lstrip("vV") if text.strip()[:1] in "vV" else text)
-
-
-def version_or_none(text: str) -> Version | None:
-    try:
-        return parse_version(text)
-    except InvalidVersion:
-        return None
+__all__ = ["ECOSYSTEMS", "MAX_RELEASES", "Release", "client", "parse_version", "version_or_none"]
 
 
 def client(ecosystem: str, url: str, cache):

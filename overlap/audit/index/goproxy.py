@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from . import MAX_RELEASES, Release
 from .http import Unavailable, redact
+from .release import MAX_RELEASES, Release
 
 
 def escape(path: str) -> str:

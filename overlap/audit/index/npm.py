@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-from . import MAX_RELEASES, Release
 from .http import Unavailable, redact
+from .release import MAX_RELEASES, Release
 
 
 def _integrity(dist: dict) -> dict[str, str]:

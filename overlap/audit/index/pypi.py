@@ -21,8 +21,8 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
-from . import MAX_RELEASES, Release
 from .http import Unavailable, redact
+from .release import MAX_RELEASES, Release
 
 ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 
