@@ -273,10 +273,9 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     # The repo of a pull-request task, whatever the project column says: a row of another scheme (an OSS-Fuzz
     # id or a CVE without a PR cell) is no PR task, though its repo cell names where the bug lives.
     other = other_scheme(column, spec, recognition) if spec.repo or spec.pr or spec.base else None
+    pr_repo = _with_id_repos(repo_found, ids, recognition) if spec.id_fills_blanks else repo_found
     if other is not None:
-        pr_repo = pc.if_else(other, pa.scalar(None, pa.string()), repo_found)
-    else:
-        pr_repo = repo_found  # the id's repo: only a PR id has one
+        pr_repo = pc.if_else(other, pa.scalar(None, pa.string()), pr_repo)
     table = {"item_id": item_ids, "project": project, "repo": repo, "pr_repo": pr_repo, "pr": numbers,
              "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
@@ -291,6 +290,19 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
         table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from, written))
         table["_other_scheme"] = other
     return pa.table(table), keys
+
+
+def _with_id_repos(repos, ids, recognition):
+    """`repos` with, for a PR id whose keys name no repo (its PR cell is no number, so it has no PR key), the
+    canonical repo its id names: the task is in that repo whatever its PR cell says."""
+    lacking = pc.and_(pc.is_null(repos), pc.fill_null(pc.equal(recognition.recogniser, "github_pr"), False))
+    if not pc.any(lacking).as_py():
+        return repos
+    again = recognise(ids.filter(lacking), scheme="github_pr")  # the ids alone, without the row's cells
+    found = again.pr_fields[1] if again.pr_fields is not None else \
+        _from_pr_keys(again.keys, pc.sum(lacking).as_py())[1]
+    return pc.replace_with_mask(repos, lacking, pa.array(found, pa.string()) if not isinstance(found, pa.Array)
+                                else found.cast(pa.string()))
 
 
 def _cells(array):
