@@ -37,10 +37,11 @@ def _repo_pr_written(dataset) -> pd.DataFrame:
     id where the cell gave none) read as a lowercased `owner/name` without the renames (a URL, a `.git` suffix,
     another case of one repo are one repo; an old and a new name are two)."""
     keys = dataset.keys[dataset.keys["kind"] == "repo_pr"]
-    raws = keys["raw"].fillna(keys["value"]).astype(str)
-    folded = {raw: normalize_repo(split_key(raw)[0]) for raw in set(raws)}
+    # a repo_pr key is `<repo>#<PR>`: the repo is what comes before the last `#` (read once per repo)
+    heads = keys["raw"].fillna(keys["value"]).astype(str).str.rsplit("#", n=1).str[0]
+    folded = {head: normalize_repo(head) for head in heads.unique()}
     return pd.DataFrame({"item_id": keys["item_id"].astype(str), "value": keys["value"].astype(str),
-                         "folded": raws.map(folded).to_numpy()})
+                         "folded": heads.map(folded).to_numpy()})
 
 
 def _casefold_pairs(pairs: pd.DataFrame, train, bench) -> pd.Series:
@@ -100,16 +101,13 @@ def repo_blocks(train, bench, counted: pd.DataFrame) -> tuple[list[dict[str, Any
     else:
         train_repos = Counter(pr_repos(train).dropna())
     bench_repo = pr_repos(bench)
-    overlap_by_repo: dict[str, set[str]] = defaultdict(set)
-    for b_id in set(counted["bench_id"]):
-        repo = bench_repo.get(str(b_id))
-        if not missing(repo):
-            overlap_by_repo[str(repo)].add(b_id)
-    rows = []
-    # items per repo counted at once (a group per repo was a pandas group each: thousands of repos)
+    # items per repo counted at once (a group or a look-up per repo or item was slow: thousands of repos)
+    in_pair = bench_repo.reindex(pd.unique(counted["bench_id"].astype(str))) if len(counted) else bench_repo[:0]
+    overlap_by_repo = in_pair.dropna().value_counts(sort=False)
     sizes = bench_repo.dropna().value_counts(sort=False)
+    rows = []
     for repo, size in sorted(sizes.items()):
-        found = len(overlap_by_repo.get(str(repo), ()))
+        found = int(overlap_by_repo.get(repo, 0))
         rows.append({"repo": str(repo), "bench_items": int(size), "overlap": found,
                      "share": share(found, int(size)), "train_items_in_repo": int(train_repos.get(repo, 0))})
     present = [r for r in rows if r["train_items_in_repo"] > 0]
