@@ -28,6 +28,9 @@ ITEM_OPTIONAL = {
     "subset": "string",  # the split/file the item came from (e.g. SEC-bench `oss` / `cve`)
     "project": "string",  # OSS-Fuzz project, or canonical GitHub `owner/name`
     "repo": "string",  # repo as written by the dataset
+    # the canonical repo of a pull-request task: its repo cell's when that is a GitHub owner/name, else its id's;
+    # null for a row of another scheme (an OSS-Fuzz id or a CVE without a PR cell), whatever `project` says
+    "pr_repo": "string",
     "base_commit": "string",
     "pr": "Int64",
     "patch": "string",
@@ -213,7 +216,8 @@ class SideTotals:
 
     items: int  # items (rows with an id, the first row of each id)
     keys_by_kind: dict[str, int]  # keys of those items by kind (as `Dataset.keys` would count them)
-    projects: dict[str, int]  # items per project (non-null), for the per-repo SWE table
+    projects: dict[str, int]  # items per project (non-null)
+    pr_repos: dict[str, int]  # items per canonical repo of a PR task (`pr_repo`), for the per-repo SWE table
     same_pr: dict[str, int]  # {"groups", "items"}: one PR (canonical repo + PR) listed by several items
     ossfuzz_keys: pd.DataFrame  # KEY_COLUMNS of every `ossfuzz` key: the baselines and related bugs read them
     grouped_items: pd.DataFrame  # item_id, row, project of the items in a duplicate group (the report shows them)

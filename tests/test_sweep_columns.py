@@ -316,8 +316,6 @@ def _by_repo_oracle() -> dict[str, tuple[int, int, int]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-@pytest.mark.xfail(strict=True, reason="swe.by_repo/repo_presence are keyed by the project column when one is "
-                                       "given (items['project']), not by the repo")
 def test_by_repo_is_the_same_with_a_project_column(mix):
     train, bench = mix
     with_p = api_compare(train, bench, {"id": "id", "repo": "repo", "pr": "pr", "project": "project"})
@@ -327,8 +325,6 @@ def test_by_repo_is_the_same_with_a_project_column(mix):
     assert swe(with_p)["repo_presence"] == swe(without)["repo_presence"]
 
 
-@pytest.mark.xfail(strict=True, reason="swe.by_repo lists OSS-Fuzz bench items by their project cell with "
-                                       "overlap 0 even when they are matched (same_ossfuzz)")
 def test_by_repo_names_no_oss_fuzz_project_as_an_unmatched_repo(mix):
     train, bench = mix
     result = api_compare(train, bench, {"id": "id", "repo": "repo", "pr": "pr", "project": "project"})
@@ -356,8 +352,6 @@ def test_suggested_renames_from_a_shared_base_and_pr(tmp_path):
     assert got == [("old/name", "new/name", 1)]
 
 
-@pytest.mark.xfail(strict=True, reason="_suggested_renames compares the project cells: two projects of one repo "
-                                       "(o/r) are suggested as a rename P-train -> P-bench")
 def test_suggested_renames_ignore_the_project_column(tmp_path):
     result = _base_rows(tmp_path, project=True)
     got = [(r["train_repo"], r["bench_repo"], r["pairs"]) for r in swe(result)["suggested_renames"]]
@@ -377,8 +371,6 @@ def test_found_only_by_known_renames_counts_a_real_rename(tmp_path):
     assert s["found_only_by_known_renames"] == 1  # kbknapp/clap-rs -> clap-rs/clap
 
 
-@pytest.mark.xfail(strict=True, reason="_found_by_key compares the raw repo cells: without a repo column (or a "
-                                       "blank cell) every repo_pr match counts as found only by known renames")
 def test_found_only_by_known_renames_without_a_repo_column(tmp_path):
     train = write_csv(tmp_path / "t.csv", [{"id": "owner__repo-5"}, {"id": "foo__bar-7"}], ("id",))
     bench = write_csv(tmp_path / "b.csv", [{"id": "owner__repo-5"}, {"id": "foo__bar-7"}, {"id": "x__y-1"}], ("id",))
@@ -388,9 +380,6 @@ def test_found_only_by_known_renames_without_a_repo_column(tmp_path):
     assert s["found_only_by_known_renames"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="_found_by_key lowercases the raw repo cell: a URL / .git repo, or a bad "
-                                       "cell whose id names the repo, is 'found only by known renames'; "
-                                       "repo_pr_casefold < repo_pr_exact")
 def test_found_only_by_known_renames_with_url_repo_cells(tmp_path):
     repos = ["https://github.com/Owner/Repo", "https://github.com/owner/repo.git", "github.com/owner/repo/",
              "OWNER/REPO", " owner/repo ", "not a repo", "owner/repo/extra"]

@@ -199,15 +199,16 @@ def save_side(folder: Path, fp: str | None, dataset: Dataset) -> None:
     totals = dataset.totals
     _write_json(folder / "sides" / f"{fp}.json", _meta(dataset) | {
         "items": totals.items, "keys_by_kind": totals.keys_by_kind, "projects": totals.projects,
-        "same_pr": totals.same_pr})
+        "pr_repos": totals.pr_repos, "same_pr": totals.same_pr})
 
 
 def load_side(folder: Path, fp: str | None) -> tuple[str, Provenance, list[Problem], dict[str, Any]] | None:
-    """(name, provenance, problems, counts: items, keys_by_kind, projects, same_pr) of a streamed training set,
-    as `save_side` kept them; None when not cached."""
+    """(name, provenance, problems, counts: items, keys_by_kind, projects, pr_repos, same_pr) of a streamed
+    training set, as `save_side` kept them; None when not cached (an entry of an older version, without
+    `pr_repos`, too: the side is read again)."""
     record = _read_json(folder / "sides" / f"{fp}.json") if fp is not None else None
     try:
-        counts = {k: record[k] for k in ("items", "keys_by_kind", "projects", "same_pr")}
+        counts = {k: record[k] for k in ("items", "keys_by_kind", "projects", "pr_repos", "same_pr")}
         return record["name"], _provenance(record["provenance"]), [Problem(**p) for p in record["problems"]], counts
     except (KeyError, TypeError):
         return None  # not cached, or a damaged entry: the side is read again

@@ -60,7 +60,8 @@ def counts_only(name: str, provenance: Provenance, problems: list[Problem], coun
     items = pd.DataFrame({c: pd.Series([], dtype=t) for c, t in ITEM_REQUIRED.items()})
     keys = pd.DataFrame({c: pd.Series([], dtype=t) for c, t in KEY_COLUMNS.items()})
     totals = SideTotals(items=int(counts["items"]), keys_by_kind=dict(counts["keys_by_kind"]),
-                        projects=dict(counts["projects"]), same_pr=dict(counts["same_pr"]), ossfuzz_keys=keys,
+                        projects=dict(counts["projects"]), pr_repos=dict(counts["pr_repos"]),
+                        same_pr=dict(counts["same_pr"]), ossfuzz_keys=keys,
                         grouped_items=pd.DataFrame({c: pd.Series([], dtype=t) for c, t in
                                                     (("item_id", "string"), ("row", "int64"), ("project", "string"))}))
     dataset = Dataset(name, items, keys, provenance, list(problems), totals=totals)
@@ -108,7 +109,8 @@ class StreamedSide:
         totals = dataset.totals
         self.dataset = counts_only(dataset.name, dataset.provenance, dataset.problems,
                                    {"items": totals.items, "keys_by_kind": totals.keys_by_kind,
-                                    "projects": totals.projects, "same_pr": totals.same_pr})
+                                    "projects": totals.projects, "pr_repos": totals.pr_repos,
+                                    "same_pr": totals.same_pr})
         # how its ids were read stays, for the user's summary (`cli.shared.report_recognition`)
         self.dataset.recognition = getattr(dataset, "recognition", None)  # type: ignore[attr-defined]
         self.duplicates = None

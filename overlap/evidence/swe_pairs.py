@@ -1,5 +1,6 @@
 """Pair kinds of every pair, and the SWE sections of a compare: what each pull-request key finds, the
-overlap by pair kind, shares, subsets, per-repo breakdown, suggested renames and repo presence.
+overlap by pair kind, shares, subsets, per-repo breakdown, suggested renames and repo presence (the repo
+parts in `overlap.evidence.swe_repos`).
 
 A pair (train item, bench item) from the key join gets one **pair kind**, decided by that pair's matched key
 kinds alone (a dataset may hold OSS-Fuzz bugs, CVEs and pull requests side by side; nothing is decided per
@@ -27,7 +28,7 @@ e.g. text, add their own columns to the same table); `swe_sections(result)` is t
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any
 
 import pandas as pd
@@ -37,16 +38,13 @@ from ..model import REPORTED_PAIR_KINDS as REPORTED_KINDS
 from ..model import SWE_COUNTED_PAIR_KINDS, SWE_PAIR_KINDS
 from ..sources.swe import ensure_columns
 from .patches import PatchBook, relate_patches
+from .swe_repos import PR_KEY_KINDS as SWE_KINDS
+from .swe_repos import found_by_key, repo_blocks, share, suggested_renames
 
-SWE_KINDS = ("repo_pr", "repo_pr_exact", "base_pr", "base")
 # Key kind → pair kind of the identities that name one bug; checked before the PR kinds.
 ID_KINDS = {"ossfuzz": "same_ossfuzz", "cve": "same_cve", "fix_commit": "same_fix_commit", "fix": "same_fix"}
 # Kinds whose fix relation is worked out (the others are decided by the keys alone).
 FIX_KINDS = ("same_pr_other_base", "same_pr_base_unknown", "same_base_no_pr")
-
-
-def _share(part: int, whole: int) -> float:
-    return round(part / whole, 4) if whole else 0.0
 
 
 def has_pr_keys(dataset) -> bool:
@@ -65,10 +63,6 @@ def _fields(dataset) -> pd.DataFrame:
         if column not in frame.columns:
             frame[column] = pd.NA
     return frame
-
-
-def _missing(value) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def _base_kinds(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> list[str | None]:
@@ -155,27 +149,6 @@ def classify_result(result):
 # --- sections -----------------------------------------------------------------------------------------
 
 
-def _items_by(pairs: pd.DataFrame, column: str, mask) -> set[str]:
-    return set(pairs.loc[mask, column]) if len(pairs) else set()
-
-
-def _found_by_key(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> dict[str, int]:
-    if pairs.empty:
-        return {k: 0 for k in ("repo_pr_exact", "repo_pr_casefold", "repo_pr", "base_pr", "base")}
-    kinds = pairs["kinds"].str.split(";")
-    has = {k: kinds.map(lambda ks, k=k: k in ks).astype(bool) for k in SWE_KINDS}
-    t_repo = pairs["train_id"].map(tf["repo"]).astype("string").str.lower()
-    b_repo = pairs["bench_id"].map(bf["repo"]).astype("string").str.lower()
-    casefold = has["repo_pr"] & (t_repo == b_repo).fillna(False).astype(bool)
-    return {
-        "repo_pr_exact": len(_items_by(pairs, "bench_id", has["repo_pr_exact"])),
-        "repo_pr_casefold": len(_items_by(pairs, "bench_id", casefold)),
-        "repo_pr": len(_items_by(pairs, "bench_id", has["repo_pr"])),
-        "base_pr": len(_items_by(pairs, "bench_id", has["base_pr"])),
-        "base": len(_items_by(pairs, "bench_id", has["base"])),
-    }
-
-
 def _pair_kind_block(pairs: pd.DataFrame) -> dict[str, dict[str, Any]]:
     block = {}
     for kind in SWE_PAIR_KINDS:
@@ -204,67 +177,14 @@ def _subset_block(bench, overlap_ids: set[str]) -> dict[str, dict[str, Any]]:
     for column in sorted(c for c in items.columns if c.startswith("in_")):
         members = items.loc[items[column].fillna(False).astype(bool), "item_id"]
         found = int(members.isin(overlap_ids).sum())
-        block[column] = {"bench_items": int(len(members)), "overlap": found, "share": _share(found, len(members)),
+        block[column] = {"bench_items": int(len(members)), "overlap": found, "share": share(found, len(members)),
                          "known": bool(items[column].notna().any())}
     if "subset" in items.columns:
         for subset, group in items.groupby("subset", sort=True):
             found = int(group["item_id"].isin(overlap_ids).sum())
             block[f"subset:{subset}"] = {"bench_items": int(len(group)), "overlap": found,
-                                         "share": _share(found, len(group)), "known": True}
+                                         "share": share(found, len(group)), "known": True}
     return block
-
-
-def _repo_blocks(train, bench, counted: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    if train.totals is not None:  # a streamed side: its items per project were counted as it was read
-        train_repos = Counter(train.totals.projects)
-    else:
-        train_repos = Counter(train.items["project"].dropna()) if "project" in train.items.columns else Counter()
-    overlap_by_repo: dict[str, set[str]] = defaultdict(set)
-    bproject = bench.items.set_index("item_id")["project"] if "project" in bench.items.columns else pd.Series()
-    for b_id in set(counted["bench_id"]):
-        project = bproject.get(b_id)
-        if not _missing(project):
-            overlap_by_repo[str(project)].add(b_id)
-    rows = []
-    if "project" in bench.items.columns:
-        # items per project counted at once (a group per project was a pandas group each: thousands of repos)
-        sizes = bench.items["project"].dropna().value_counts(sort=False)
-        for project, size in sorted(sizes.items()):
-            found = len(overlap_by_repo.get(str(project), ()))
-            rows.append({"repo": str(project), "bench_items": int(size), "overlap": found,
-                         "share": _share(found, int(size)), "train_items_in_repo": int(train_repos.get(project, 0))})
-    present = [r for r in rows if r["train_items_in_repo"] > 0]
-    presence = {
-        "bench_repos": len(rows),
-        "present_in_train": len(present),
-        "share": _share(len(present), len(rows)),
-        "bench_items_in_present_repos": sum(r["bench_items"] for r in present),
-        "bench_items_without_repo": int(bench.items["project"].isna().sum()) if "project" in bench.items.columns
-        else int(len(bench.items)),
-        "absent_repos": [r["repo"] for r in rows if r["train_items_in_repo"] == 0],
-    }
-    return rows, presence
-
-
-def _suggested_renames(pairs: pd.DataFrame, tf: pd.DataFrame, bf: pd.DataFrame) -> list[dict[str, Any]]:
-    """base_pr matches whose canonical repos differ: the same PR at the same commit under two names."""
-    if pairs.empty:
-        return []
-    sel = pairs[pairs["kinds"].str.split(";").map(lambda ks: "base_pr" in ks).astype(bool)]
-    groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for t_id, b_id in zip(sel["train_id"], sel["bench_id"], strict=True):
-        t_proj, b_proj = tf.at[t_id, "project"], bf.at[b_id, "project"]
-        if _missing(t_proj) or _missing(b_proj) or t_proj == b_proj:
-            continue
-        groups[(str(t_proj), str(b_proj))].append((t_id, b_id))
-    out = []
-    for (t_proj, b_proj), members in sorted(groups.items()):
-        t_written = sorted({str(tf.at[t, "repo"]) for t, _ in members})
-        b_written = sorted({str(bf.at[b, "repo"]) for _, b in members})
-        out.append({"train_repo": t_proj, "bench_repo": b_proj, "pairs": len(members),
-                    "train_repo_as_written": t_written, "bench_repo_as_written": b_written,
-                    "example": {"train_id": members[0][0], "bench_id": members[0][1]}})
-    return out
 
 
 def _same_pr_groups(dataset) -> dict[str, int]:
@@ -285,16 +205,16 @@ def _swe_only(pairs: pd.DataFrame) -> pd.DataFrame:
 def bench_section(train, bench, pairs: pd.DataFrame) -> dict[str, Any]:
     """The SWE section of one benchmark against the training set (pairs already classified): its
     pull-request pairs only; OSS-Fuzz, CVE and fix-commit matches are counted in the benchmark's own block."""
-    tf, bf = _fields(train), _fields(bench)
     pairs = _swe_only(pairs)
     counted = pairs[pairs["counted"].fillna(False).astype(bool)] if len(pairs) else pairs
     overlap_ids = set(counted["bench_id"])
     n = len(bench.items)
     by_kind = {k: int(counted.loc[counted["pair_kind"] == k, "bench_id"].nunique()) if len(counted) else 0
                for k in SWE_COUNTED_PAIR_KINDS}
-    found = _found_by_key(pairs, tf, bf)
-    by_repo, presence = _repo_blocks(train, bench, counted)
-    renames = _suggested_renames(pairs, tf, bf)
+    found = found_by_key(pairs, train, bench)
+    renamed_only = found.pop("renamed_only")
+    by_repo, presence = repo_blocks(train, bench, counted)
+    renames = suggested_renames(pairs, train, bench)
     renamed = {r["bench_repo"] for r in renames}
     presence["absent_but_suggested_rename"] = sorted(set(presence["absent_repos"]) & renamed)
     return {
@@ -304,11 +224,11 @@ def bench_section(train, bench, pairs: pd.DataFrame) -> dict[str, Any]:
         "bench_items_with_base_commit": int(bench.items["base_commit"].notna().sum())
         if "base_commit" in bench.items.columns else 0,
         "found_by_key": found,
-        "found_by_key_share": {k: _share(v, n) for k, v in found.items()},
-        "found_only_by_known_renames": found["repo_pr"] - found["repo_pr_casefold"],
+        "found_by_key_share": {k: share(v, n) for k, v in found.items()},
+        "found_only_by_known_renames": renamed_only,
         "overlap": {
             "bench_items": len(overlap_ids),
-            "share": _share(len(overlap_ids), n),
+            "share": share(len(overlap_ids), n),
             "train_items": int(counted["train_id"].nunique()) if len(counted) else 0,
             "pairs": int(len(counted)),
             "bench_items_by_kind": by_kind,

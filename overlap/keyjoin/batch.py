@@ -37,7 +37,8 @@ PRESENT_COLUMNS = ("project", "repo", "pr", "base_commit")
 UNRECOGNISED_BIT = len(PRESENT_COLUMNS)  # and whether no id scheme took the row's id
 
 FACT_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("project", pa.int32()),
-                         ("present", pa.uint8()), ("kinds", pa.uint64()), ("problems", pa.uint8())])
+                         ("pr_repo", pa.int32()), ("present", pa.uint8()), ("kinds", pa.uint64()),
+                         ("problems", pa.uint8())])
 TASK_KEY_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64())])
 ID_STRING_SCHEMA = pa.schema([("row", pa.int64()), ("item_id", pa.string()), ("project", pa.int32()),
                               ("base_commit", pa.string())])
@@ -126,21 +127,24 @@ class BatchJoin:
         self._mapping_for = mapping_for
         self._old = self._new = None
         self.projects: list[str] = []  # project names by code (facts hold the code)
+        self.pr_repos: list[str] = []  # the canonical repos of PR tasks by code (the SWE section's per-repo table)
         self._project_code: dict[str, int] = {}
+        self._pr_repo_code: dict[str, int] = {}
 
-    def _project_codes(self, project) -> np.ndarray:
-        """Each row's project as its code in `projects` (-1: none), the codes given in order of first sight."""
-        if project.null_count == len(project):
-            return np.full(len(project), -1, np.int32)
-        encoded = pc.dictionary_encode(project).combine_chunks() if isinstance(project, pa.ChunkedArray) \
-            else pc.dictionary_encode(project)
-        names = encoded.dictionary.to_pylist()
-        for name in names:
-            if name not in self._project_code:
-                self._project_code[name] = len(self.projects)
-                self.projects.append(name)
-        codes = np.array([self._project_code[name] for name in names] + [-1], np.int32)
-        where = pc.fill_null(encoded.indices, len(names)).to_numpy(zero_copy_only=False)
+    @staticmethod
+    def _codes(cells, names: list[str], code_of: dict[str, int]) -> np.ndarray:
+        """Each row's cell as its code in `names` (-1: none), the codes given in order of first sight."""
+        if cells.null_count == len(cells):
+            return np.full(len(cells), -1, np.int32)
+        encoded = pc.dictionary_encode(cells).combine_chunks() if isinstance(cells, pa.ChunkedArray) \
+            else pc.dictionary_encode(cells)
+        seen = encoded.dictionary.to_pylist()
+        for name in seen:
+            if name not in code_of:
+                code_of[name] = len(names)
+                names.append(name)
+        codes = np.array([code_of[name] for name in seen] + [-1], np.int32)
+        where = pc.fill_null(encoded.indices, len(seen)).to_numpy(zero_copy_only=False)
         return codes[where]
 
     def _canonical(self, raw: pa.Array) -> pa.Array:
@@ -202,9 +206,10 @@ class BatchJoin:
             if kept is not None:
                 keys, local, code = keys.filter(pa.array(kept)), local[kept], code[kept]
                 value_hashes = value_hashes[kept]
-        projects = self._project_codes(items.column("project"))
+        projects = self._codes(items.column("project"), self.projects, self._project_code)
+        pr_repos = self._codes(items.column("pr_repo"), self.pr_repos, self._pr_repo_code)
         bits, problem_rows = _problems(items, valid)
-        facts = _facts(items, ids, valid, local, code, projects, bits)
+        facts = _facts(items, ids, valid, local, code, projects, pr_repos, bits)
         task = IS_TASK[code]
         task_keys, key_strings = _task_keys(keys, code, task, value_hashes[task])
         id_strings = pa.table({"row": items.column("row"), "item_id": ids, "project": projects,
@@ -369,10 +374,10 @@ def _problems(items: pa.Table, valid: np.ndarray) -> tuple[np.ndarray, pa.Table]
 
 
 def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.ndarray,
-           projects: np.ndarray, problems: np.ndarray) -> pa.Table:
-    """One row per row with an id: a hash of its id, its row, project code, which item columns it fills, its
-    keys by kind (a count per kind packed in 8 bits each: a row has one or two keys of a kind), and the checks
-    of its cells that hold (bits)."""
+           projects: np.ndarray, pr_repos: np.ndarray, problems: np.ndarray) -> pa.Table:
+    """One row per row with an id: a hash of its id, its row, project and PR repo codes, which item columns it
+    fills, its keys by kind (a count per kind packed in 8 bits each: a row has one or two keys of a kind), and
+    the checks of its cells that hold (bits)."""
     n = items.num_rows
     packed = np.zeros(n, np.uint64)
     for kind in np.flatnonzero(np.bincount(code, minlength=len(KEY_KINDS) + 1)):
@@ -393,7 +398,7 @@ def _facts(items: pa.Table, ids, valid: np.ndarray, local: np.ndarray, code: np.
             # `row_checks`): its id is no scheme's to recognise (as `assemble` counts it).
             unrecognised = pc.and_(unrecognised, pc.is_null(items.column("_pr_from")))
         present |= unrecognised.to_numpy(zero_copy_only=False).astype(np.uint8) << UNRECOGNISED_BIT
-    table = pa.table({"hash": hash64(ids), "row": items.column("row"), "project": projects,
+    table = pa.table({"hash": hash64(ids), "row": items.column("row"), "project": projects, "pr_repo": pr_repos,
                       "present": present, "kinds": packed, "problems": problems}, schema=FACT_SCHEMA)
     return table.filter(pa.array(valid)) if not valid.all() else table
 

@@ -85,6 +85,7 @@ class _State:
     key_strings: RowStore
     problem_rows: RowStore
     projects: list[str] = field(default_factory=list)  # project names by code
+    pr_repos: list[str] = field(default_factory=list)  # canonical repos of PR tasks by code
     rows: int = 0
     missing: int = 0
     first_missing: tuple[str, int] | None = None
@@ -122,7 +123,8 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
                    Spill(TASK_KEY_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
                    RowStore(ID_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder, consecutive=True),
                    RowStore(KEY_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
-                   RowStore(PROBLEM_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects)
+                   RowStore(PROBLEM_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects,
+                   joiner.pr_repos)
     try:
         with objects_frozen():
             if engine == "ray":
@@ -160,14 +162,15 @@ class _Firsts:
     items: int = 0
     packed: Counter = field(default_factory=Counter)  # keys by kind
     projects: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # items per project code
+    pr_repos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # items per PR repo code
     present: int = 0
     alone: int = 0  # items whose id no scheme took and that have no key
     alone_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # the first three of them
     checks: np.ndarray = field(default_factory=lambda: np.zeros(len(CHECKS), np.int64))  # items per check held
     check_rows: np.ndarray = field(default_factory=lambda: np.full(len(CHECKS), NO_ROW, np.int64))  # first of each
 
-    def add(self, rows: np.ndarray, project: np.ndarray, present: np.ndarray, kinds: np.ndarray,
-            problems: np.ndarray) -> None:
+    def add(self, rows: np.ndarray, project: np.ndarray, pr_repo: np.ndarray, present: np.ndarray,
+            kinds: np.ndarray, problems: np.ndarray) -> None:
         self.items += len(rows)
         if problems.any():
             for bit in range(len(CHECKS)):
@@ -177,18 +180,25 @@ class _Firsts:
                     self.check_rows[bit] = min(self.check_rows[bit], int(rows[held].min()))
         self.packed.update(unpack_kinds(kinds))
         self.present |= int(np.bitwise_or.reduce(present, initial=0))
-        named = project[project >= 0]
-        if len(named):
-            counts = np.bincount(named)
-            if len(counts) > len(self.projects):
-                counts[:len(self.projects)] += self.projects
-                self.projects = counts
-            else:
-                self.projects[:len(counts)] += counts
+        self.projects = _count_codes(self.projects, project)
+        self.pr_repos = _count_codes(self.pr_repos, pr_repo)
         lone = (((present >> UNRECOGNISED_BIT) & 1) == 1) & (kinds == 0)
         if lone.any():
             self.alone += int(lone.sum())
             self.alone_rows = np.sort(np.concatenate([self.alone_rows, rows[lone]]))[:3]
+
+
+def _count_codes(counts: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """`counts` (items per code) with the rows of `codes` added (-1: none)."""
+    named = codes[codes >= 0]
+    if not len(named):
+        return counts
+    more = np.bincount(named)
+    if len(more) > len(counts):
+        more[:len(counts)] += counts
+        return more
+    counts[:len(more)] += more
+    return counts
 
 
 @dataclass
@@ -227,7 +237,7 @@ def _items_pass(state: _State) -> tuple[_Firsts, _Repeats]:
     return firsts, repeats
 
 
-FACT_COLUMNS = ("row", "project", "present", "kinds", "problems")  # what `_Firsts.add` counts of a row
+FACT_COLUMNS = ("row", "project", "pr_repo", "present", "kinds", "problems")  # what `_Firsts.add` counts of a row
 
 
 def _own_rows(pieces: Callable[[], Iterator[pa.Table]], firsts: _Firsts, keep: Callable[[pa.Table], None],
@@ -429,7 +439,9 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
     matched = _not_repeats(state.matched.table(), repeats)
     keys = state.matched.followed()
     projects = {state.projects[code]: int(count) for code, count in enumerate(firsts.projects) if count}
-    totals = SideTotals(items=firsts.items, keys_by_kind=dict(firsts.packed), projects=projects, same_pr=same_pr,
+    pr_repos = {state.pr_repos[code]: int(count) for code, count in enumerate(firsts.pr_repos) if count}
+    totals = SideTotals(items=firsts.items, keys_by_kind=dict(firsts.packed), projects=projects,
+                        pr_repos=pr_repos, same_pr=same_pr,
                         ossfuzz_keys=ossfuzz_keys, grouped_items=grouped, repeat_rows=repeats)
     dataset = Dataset(label, _items_frame(matched, firsts.present, columns), _matched_keys(matched, keys),
                       provenance, sorted(problems, key=lambda p: p.what), totals=totals)

@@ -260,7 +260,7 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if recognition.pr_fields is not None and spec.id_fills_blanks:
         pr_of_keys, repo_of_keys = recognition.pr_fields
     else:  # keys were dropped (a blank repo or PR cell) or parsed one by one: read back from what is left
-        pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n, want_repo=not spec.project or bool(spec.repo))
+        pr_of_keys, repo_of_keys = _from_pr_keys(recognition.keys, n)
     numbers = pc.coalesce(numbers, pr_of_keys)
     if spec.pr:  # a PR cell that is there but not a number gives no PR (counted), not the id's
         junk = pc.and_(pc.is_valid(id_strings(column(spec.pr))), pc.is_null(cell_numbers))
@@ -270,7 +270,13 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     # the row's repo: its repo cell's where that is a GitHub owner/name, else its keys' (what its id says)
     repo_found = pc.coalesce(canonical_repos(written), repo_of_keys) if spec.repo else repo_of_keys
     project = _text(column(spec.project)) if spec.project else repo_found
-    table = {"item_id": item_ids, "project": project, "repo": repo, "pr": numbers,
+    # The repo of a pull-request task, whatever the project column says: a row of another scheme (an OSS-Fuzz
+    # id or a CVE without a PR cell) is no PR task, though its repo cell names where the bug lives.
+    other = other_scheme(column, spec, recognition) if spec.repo or spec.pr or spec.base else None
+    pr_repo = _with_id_repos(repo_found, ids, recognition) if spec.id_fills_blanks else repo_found
+    if other is not None:
+        pr_repo = pc.if_else(other, pa.scalar(None, pa.string()), pr_repo)
+    table = {"item_id": item_ids, "project": project, "repo": repo, "pr_repo": pr_repo, "pr": numbers,
              "base_commit": _base_from_keys(keys, n) if spec.base else pa.nulls(n, pa.string())}
     if spec.text:
         table[text_field(spec.text)] = _text(column(spec.text))
@@ -282,8 +288,21 @@ def _batch_items(batch, spec: GenericColumns, report: RecognitionReport):
     if spec.repo or spec.pr or spec.base:
         pr_from = _pr_from(column, spec, recognition)
         table.update(check_columns(column, spec, cell_numbers, table["base_commit"], pr_from, written))
-        table["_other_scheme"] = other_scheme(column, spec, recognition)
+        table["_other_scheme"] = other
     return pa.table(table), keys
+
+
+def _with_id_repos(repos, ids, recognition):
+    """`repos` with, for a PR id whose keys name no repo (its PR cell is no number, so it has no PR key), the
+    canonical repo its id names: the task is in that repo whatever its PR cell says."""
+    lacking = pc.and_(pc.is_null(repos), pc.fill_null(pc.equal(recognition.recogniser, "github_pr"), False))
+    if not pc.any(lacking).as_py():
+        return repos
+    again = recognise(ids.filter(lacking), scheme="github_pr")  # the ids alone, without the row's cells
+    found = again.pr_fields[1] if again.pr_fields is not None else \
+        _from_pr_keys(again.keys, pc.sum(lacking).as_py())[1]
+    return pc.replace_with_mask(repos, lacking, pa.array(found, pa.string()) if not isinstance(found, pa.Array)
+                                else found.cast(pa.string()))
 
 
 def _cells(array):

@@ -17,7 +17,8 @@ from overlap.keyjoin.batch import FACT_SCHEMA
 def _piece(hashes: list[int], start: int) -> pa.Table:
     n = len(hashes)
     return pa.table({"hash": pa.array(hashes, pa.uint64()), "row": pa.array(np.arange(start, start + n)),
-                     "project": pa.array(np.zeros(n, np.int32)), "present": pa.array(np.zeros(n, np.uint8)),
+                     "project": pa.array(np.zeros(n, np.int32)), "pr_repo": pa.array(np.full(n, -1, np.int32)),
+                     "present": pa.array(np.zeros(n, np.uint8)),
                      "kinds": pa.array(np.ones(n, np.uint64)), "problems": pa.array(np.zeros(n, np.uint8))},
                     schema=FACT_SCHEMA)
 
