@@ -50,6 +50,11 @@ APOSTROPHE = 0x27
 RIGHT_QUOTE = "\u2019"  # typographic apostrophe: read as "'"
 
 
+def codepoint_classes_built() -> np.ndarray | None:
+    """The code point class table when this process built it already, else None."""
+    return _CP_CLASS
+
+
 def _codepoint_class_table() -> np.ndarray:
     global _CP_CLASS
     if _CP_CLASS is None:
@@ -415,12 +420,14 @@ def split_tokens(values, tokenizer: str | Tokenizer | None = None) -> TokenSpans
                       lowercase=tok.lowercase, input_bytes=input_bytes)
 
 
-def prepared_bytes(values, tok: Tokenizer) -> tuple[np.ndarray, int, np.ndarray, int]:
+def prepared_bytes(values, tok: Tokenizer, quotes: bool = True) -> tuple[np.ndarray, int, np.ndarray, int]:
     """(bytes of the prepared texts, readable 8 bytes past their end; their length; row byte offsets;
-    bytes of the text before \u2019 became ')."""
+    bytes of the text before \u2019 became '). ``quotes=False``: \u2019 left as it is (the caller reads it
+    as ')."""
     arr = _prepare(values, tok, quotes=False)
     input_bytes = len(_buffers(arr)[0])
-    arr = _normalise_quotes(arr)
+    if quotes:
+        arr = _normalise_quotes(arr)
     data, row_offsets = _buffers(arr)
     nbytes = len(data)
     if nbytes:

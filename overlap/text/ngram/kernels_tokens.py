@@ -260,3 +260,40 @@ def _plain_row(cls_words, lo, end, edges, nt):
         edges[ne] = stop
         ne += one
     return np.int64(ne >> one), odd != 0
+
+
+@_njit
+def count_right_quotes(data, nbytes):
+    """How many typographic apostrophes (U+2019: bytes E2 80 99) ``data[:nbytes]`` holds."""
+    n = 0
+    for i in range(U(2), U(nbytes)):
+        n += (data[i] == 0x99) & (data[i - U(1)] == 0x80) & (data[i - U(2)] == 0xE2)
+    return n
+
+
+@_njit
+def drop_right_quotes(data, nbytes, offsets, pos, out, out_offsets):
+    """``data[:nbytes]`` (rows cut by ``offsets``) into ``out`` with every U+2019 written as ' (the tokeniser
+    reads it so), the rows' new offsets into ``out_offsets``; returns the bytes written. ``pos``: room for
+    the ``count_right_quotes`` apostrophes' positions. The bytes between them are copied whole."""
+    m = 0
+    for i in range(2, nbytes):
+        if data[i] == 0x99 and data[i - 1] == 0x80 and data[i - 2] == 0xE2:
+            pos[m] = i - 2
+            m += 1
+    i = 0
+    j = 0
+    for k in range(m):
+        q = pos[k]
+        out[j : j + q - i] = data[i:q]
+        j += q - i
+        out[j] = 0x27
+        j += 1
+        i = q + 3
+    out[j : j + nbytes - i] = data[i:nbytes]
+    k = 0
+    for r in range(len(offsets)):  # a row loses two bytes per apostrophe before it (none spans two rows)
+        while k < m and pos[k] < offsets[r]:
+            k += 1
+        out_offsets[r] = offsets[r] - 2 * k
+    return nbytes - 2 * m
