@@ -175,8 +175,8 @@ def write_train(folder: Path, size: int, surface: pa.Array, cdf: np.ndarray, ben
                     truth[f"{key}_pos"].append(pos)
                 ids = pa.array([f"train-{i:07d}" for i in range(start, stop)], pa.string())
                 shard = (start // ROWS_PER_BATCH) * SHARDS // n_batches
-                texts = with_tails(join_rows(surface, tokens, lengths), surface, np.random.default_rng((SEED + 4, start)),
-                                   TEXT)
+                tails = np.random.default_rng((SEED + 4, start))
+                texts = with_tails(join_rows(surface, tokens, lengths), surface, tails, TEXT)
                 writers[shard].write_batch(pa.record_batch([ids, texts], schema=schema))
     finally:
         for w in writers:
@@ -251,7 +251,8 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     own, kids = rss_mb()
 
     out: dict = {"items": res.train_counts["items"], "mb": res.train_counts["bytes"] / 1e6,
-                 "tokens": res.train_counts["tokens"], "workers": chosen, "index_s": t_index, "scan_s": t_scan, "scan_cpu_s": cpu_scan,
+                 "tokens": res.train_counts["tokens"], "workers": chosen,
+                 "index_s": t_index, "scan_s": t_scan, "scan_cpu_s": cpu_scan,
                  "rss_main_mb": own, "rss_worker_mb": kids, "rss_before_scan_mb": rss_before,
                  "first_result_s": marks[0][0] if marks else None, "steady_mb_s": steady_mb / steady_s}
     if keep_flags:

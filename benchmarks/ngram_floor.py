@@ -2,11 +2,15 @@
 
 What it does per train row, on the same UTF-8 bytes the scan reads (an Arrow string array's buffers):
 
-1. tokenise: maximal runs of ``[A-Za-z0-9_]`` and bytes >= 0x80, an apostrophe between two ASCII letters
-   joining a word (the scan's tokenizer on ASCII text, which is what the benchmark holds);
+1. tokenise: maximal runs of word characters (``[A-Za-z0-9_]``, and non-ASCII characters decoded and
+   classed by the scan's code point table: letters, marks, numbers, connector punctuation), an apostrophe
+   (``'``, or the typographic ``’`` read as ``'``) between two letters joining a word: the scan's tokenizer;
 2. hash: each word's 64-bit value from its bytes (the scan's ``token_values``: case-folded 8-byte words,
-   seeded, chained through a mix), then the rolling polynomial hash of every window of the smallest n
-   (``sum v[i+t] * B**t mod 2**64``, the scan's window hash, updated in O(1) per word);
+   seeded, chained through a mix; a word with non-ASCII bytes or a ``’`` is first copied with ``’`` as ``'``
+   and its ASCII capitals lowered, and hashed unfolded, as the scan hashes Arrow's lowercased word: the
+   workload's non-ASCII letters are lowercase, so that is the scan's value there), then the rolling
+   polynomial hash of every window of the smallest n (``sum v[i+t] * B**t mod 2**64``, the scan's window
+   hash, updated in O(1) per word);
 3. look up: a **prefilter that fits in L2** (a blocked Bloom filter of 2**22 bits = 512 KiB over the
    smallest n's bench window hashes: one 64-bit word per hash, two bits set in it; ~1.5 % of train
    windows pass) and, only for the windows that pass it, an exact open-addressing table per n of
@@ -19,7 +23,8 @@ What it does per train row, on the same UTF-8 bytes the scan reads (an Arrow str
 It uses the bench index the scan uses (its tables hold the benchmark's n-gram set, boilerplate already
 decided), so both answer the same question with the same hashes and must give the same flags; the
 benchmark checks that. It does not verify hits word by word (a 64-bit hash; hits are a few per thousand
-rows, so verification would cost nothing measurable) and reads only ASCII tokenisation rules.
+rows, so verification would cost nothing measurable) and lowercases only ASCII letters (the scan runs
+Arrow's Unicode lowercasing on its non-ASCII words: more work, which the floor leaves out).
 """
 
 from __future__ import annotations
