@@ -88,3 +88,14 @@ def test_contractions_beside_non_ascii_letters_are_one_word():
 def test_the_identifier_tokenizer_keeps_the_underscore_out(texts):
     texts = [t.lower() if t is not None else None for t in texts]  # no capitals: no camelCase split
     assert compiled_tokens(texts, "identifiers") == [rule(t, underscore=False) for t in texts]
+
+
+def test_the_code_point_table_classes_every_code_point_as_unicodedata_does():
+    """The table reads only the planes that hold word characters: every other code point is checked here."""
+    from overlap.text.tokenize import _codepoint_class_table
+
+    table = _codepoint_class_table()
+    want = [3 if c[0] in "LM" else 1 if c[0] == "N" or c == "Pc" else 0
+            for c in map(unicodedata.category, map(chr, range(0x80, 0x110000)))]
+    assert table[0x80:].tolist() == want
+    assert not table[:0x80].any()
