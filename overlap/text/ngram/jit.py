@@ -78,9 +78,10 @@ def _smoke(mod) -> None:
                        *_buffers(len(data), 2))
     assert out == (4, 1, True)
     quoted = np.frombuffer("a\u2019b".encode() + bytes(8), np.uint8)
-    assert mod.count_right_quotes(quoted, 5) == 1
+    pos = np.empty(2, np.int64)
+    assert mod.right_quotes(unaligned_u64(quoted), 5, pos) == 1 and pos[0] == 1
     shorter, offsets = np.zeros(13, np.uint8), np.empty(2, np.int64)
-    assert mod.drop_right_quotes(quoted, 5, np.array([0, 5], np.int64), np.empty(1, np.int64), shorter, offsets) == 3
+    assert mod.drop_right_quotes(quoted, 5, np.array([0, 5], np.int64), pos[:1], shorter, offsets) == 3
     assert bytes(shorter[:3]) == b"a'b" and offsets.tolist() == [0, 3]
     ids = np.array([1, 2, 3], np.int32)
     runs = mod.longest_runs(ids, np.array([0, 3]), ids, np.array([0, 3]), np.zeros(1, np.int64),
@@ -125,9 +126,8 @@ def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
     k = kernels()
     tok = index.tokenizer
     data, nbytes, row_offsets, input_bytes = prepared_bytes(texts, tok, quotes=False)
-    quotes = k.count_right_quotes(data, nbytes) if nbytes else 0
-    if quotes:  # the typographic apostrophe read as ': the bytes without it
-        data, nbytes, row_offsets = _without_right_quotes(k, data, nbytes, row_offsets, quotes)
+    if nbytes:  # the typographic apostrophe read as ': the bytes without it
+        data, nbytes, row_offsets = _without_right_quotes(k, data, nbytes, row_offsets)
     words = unaligned_u64(data)
     nrows = len(row_offsets) - 1
     out = _buffers(nbytes, nrows)
@@ -146,12 +146,19 @@ def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
     return spans, values
 
 
-def _without_right_quotes(k, data: np.ndarray, nbytes: int, row_offsets: np.ndarray, quotes: int):
+def _without_right_quotes(k, data: np.ndarray, nbytes: int, row_offsets: np.ndarray):
     """(bytes, their length, row offsets) with every typographic apostrophe (U+2019) written as ' (the
-    bytes padded by 8)."""
+    bytes padded by 8); the bytes as they are when they hold none."""
+    pos = np.empty(max(1024, nbytes // 256), np.int64)
+    found = int(k.right_quotes(unaligned_u64(data), nbytes, pos))
+    if not found:
+        return data, nbytes, row_offsets
+    if found > len(pos):
+        pos = np.empty(found, np.int64)
+        k.right_quotes(unaligned_u64(data), nbytes, pos)
     out = np.zeros(nbytes + 8, np.uint8)
     offsets = np.empty_like(row_offsets)
-    n = int(k.drop_right_quotes(data, nbytes, row_offsets, np.empty(quotes, np.int64), out, offsets))
+    n = int(k.drop_right_quotes(data, nbytes, row_offsets, pos[:found], out, offsets))
     return out[: n + 8], n, offsets  # (tokenise reads the length of the bytes from the array)
 
 
