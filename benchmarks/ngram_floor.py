@@ -269,7 +269,10 @@ class Floor:
             raise RuntimeError("no C compiler")
         src, lib = workdir / "ngram_floor.c", workdir / "ngram_floor.so"
         src.write_text(FLOOR_C)
-        subprocess.run([cc, "-O3", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True, capture_output=True)
+        # for this machine's CPU, as numba compiles the scan's kernels (without it the floor ran on SSE2 only)
+        base = [cc, "-O3", "-shared", "-fPIC", "-o", str(lib), str(src)]
+        if subprocess.run([*base, "-march=native"], capture_output=True).returncode:
+            subprocess.run(base, check=True, capture_output=True)
         self.lib = ctypes.CDLL(str(lib))
         self.cp_table = _codepoint_class_table()  # the scan's: per code point, 1 word character, 2 letter
         self.lib.floor_init(self.cp_table.ctypes.data_as(ctypes.c_void_p))
