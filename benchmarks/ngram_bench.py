@@ -27,8 +27,8 @@ masking, to show what dropping boilerplate n-grams alone would let through.
 A second table puts the scan beside its **floor** (:mod:`ngram_floor`: the same work in plain C, with a
 prefilter that fits in L2 and an exact table only for what passes it, compiled here with ``cc -O3
 -march=native``), in one process (:mod:`ngram_stages`), on the largest size: the floor's MB/s per core,
-the scan's stage by stage (tokenise, hash + prefilter + look up, verify, flags, pair view), the whole single-worker check
-flags only and with the pair view (parquet read included), each as a share of the floor, recall and
+the scan's stage by stage (tokenise, hash + prefilter + look up, verify, flags, pair view), the whole
+single-worker check flags only and with the pair view (parquet read included), each as a share of the floor, recall and
 precision, and whether the floor and the scan flagged the same (row, n, bench item, shared n-grams).
 Per-core numbers are CPU time, best of ``--reps`` repeats taken in turn, so another job on the machine
 slows them less than wall time and slows the floor and the scan alike.
