@@ -2,8 +2,10 @@
 
 Workload (deterministic, seeded):
 
-* a Zipfian vocabulary of 50,000 words (s = 1), shown with light surface noise (capitals, commas,
-  full stops) that the tokenizer must see through;
+* a Zipfian vocabulary of 50,000 words (s = 1), written as issue text is (``--text issue``, the default:
+  contractions, quotes, backticks, identifiers, links, punctuation, non-ASCII letters and symbols; see
+  :mod:`ngram_text`) or as plain prose with light surface noise (``--text plain``: capitals, commas, full
+  stops), each word one token that the tokenizer must see through;
 * 2,000 bench items of ~150 words; 10 % of them open with one shared 18-word issue-template sentence;
 * N train items of ~200 words (N = 20k, 100k, 300k). 1 % hold a copied 20-40-word span of a bench item
   (must flag at n = 13, attributed to that item), 1 % a copied 10-word span (must not flag at n = 13;
@@ -23,10 +25,10 @@ the share of flags whose train span is within 2 words of the plant, and the long
 masking, to show what dropping boilerplate n-grams alone would let through.
 
 A second table puts the scan beside its **floor** (:mod:`ngram_floor`: the same work in plain C, with a
-prefilter that fits in L2 and an exact table only for what passes it, compiled here with ``cc -O3``), in
-one process (:mod:`ngram_stages`), on the largest size: the floor's MB/s per core, the scan's stage by
-stage (tokenise, hash + prefilter + look up, verify, flags, pair view), the whole single-worker check
-flags only and with the pair view (parquet read included), each as a share of the floor, recall and
+prefilter that fits in L2 and an exact table only for what passes it, compiled here with ``cc -O3
+-march=native``), in one process (:mod:`ngram_stages`), on the largest size: the floor's MB/s per core,
+the scan's stage by stage (tokenise, hash + prefilter + look up, verify, flags, pair view), the whole
+single-worker check flags only and with the pair view (parquet read included), each as a share of the floor, recall and
 precision, and whether the floor and the scan flagged the same (row, n, bench item, shared n-grams).
 Per-core numbers are CPU time, best of ``--reps`` repeats taken in turn, so another job on the machine
 slows them less than wall time and slows the floor and the scan alike.
@@ -55,7 +57,10 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's overlap, not an installed one
 
+from ngram_text import TEXTS, form_cdf, surfaces, with_tails  # noqa: E402
+
 SEED = 5
+TEXT = os.environ.get("NGRAM_BENCH_TEXT", "issue")  # how words are written (ngram_text); set by --text
 VOCAB = 50_000
 BENCH_ITEMS = 2_000
 TEMPLATE_WORDS = 18
@@ -67,7 +72,7 @@ SHARDS = 8
 
 
 def vocabulary() -> tuple[pa.Array, np.ndarray]:
-    """(surface strings: 4 variants per word, Zipf cumulative probabilities)."""
+    """(surface strings: every form of every word (``ngram_text``), Zipf cumulative probabilities)."""
     rng = np.random.default_rng(SEED)
     letters = "etaoinshrdlcumwfgypbvkjxqz"
     weights = np.array([12.7, 9.1, 8.2, 7.5, 7.0, 6.7, 6.3, 6.1, 6.0, 4.3, 4.0, 2.8, 2.8, 2.4, 2.4, 2.2, 2.0, 2.0,
@@ -82,15 +87,15 @@ def vocabulary() -> tuple[pa.Array, np.ndarray]:
         if w not in seen:
             seen.add(w)
             words.append(w)
-    surface = words + [w + "," for w in words] + [w + "." for w in words] + [w.capitalize() for w in words]
+    surface = surfaces(words, TEXT)
     p = 1.0 / np.arange(1, VOCAB + 1)
     return pa.array(surface, pa.string()), np.cumsum(p / p.sum())
 
 
 def sample_tokens(rng: np.random.Generator, cdf: np.ndarray, size: int) -> np.ndarray:
-    """Surface token ids: Zipf word id + variant * VOCAB."""
+    """Surface token ids: Zipf word id + form * VOCAB."""
     word = np.minimum(np.searchsorted(cdf, rng.random(size)), VOCAB - 1)
-    variant = np.searchsorted(np.array([0.85, 0.90, 0.95, 1.0]), rng.random(size))
+    variant = np.minimum(np.searchsorted(form_cdf(TEXT), rng.random(size)), len(form_cdf(TEXT)) - 1)
     return (word + variant * VOCAB).astype(np.int64)
 
 
@@ -120,7 +125,8 @@ def make_bench(surface: pa.Array, cdf: np.ndarray) -> dict:
     tokens = np.concatenate(items)
     return {"tokens": tokens, "lengths": lens, "offsets": np.concatenate([[0], np.cumsum(lens)]),
             "body_start": body_start, "template": template, "has_template": has_template,
-            "text": join_rows(surface, tokens, lens), "ids": [f"bench-{i:04d}" for i in range(BENCH_ITEMS)]}
+            "text": with_tails(join_rows(surface, tokens, lens), surface, np.random.default_rng(SEED + 3), TEXT),
+            "ids": [f"bench-{i:04d}" for i in range(BENCH_ITEMS)]}
 
 
 def write_train(folder: Path, size: int, surface: pa.Array, cdf: np.ndarray, bench: dict) -> dict:
@@ -169,7 +175,9 @@ def write_train(folder: Path, size: int, surface: pa.Array, cdf: np.ndarray, ben
                     truth[f"{key}_pos"].append(pos)
                 ids = pa.array([f"train-{i:07d}" for i in range(start, stop)], pa.string())
                 shard = (start // ROWS_PER_BATCH) * SHARDS // n_batches
-                writers[shard].write_batch(pa.record_batch([ids, join_rows(surface, tokens, lengths)], schema=schema))
+                tails = np.random.default_rng((SEED + 4, start))
+                texts = with_tails(join_rows(surface, tokens, lengths), surface, tails, TEXT)
+                writers[shard].write_batch(pa.record_batch([ids, texts], schema=schema))
     finally:
         for w in writers:
             w.close()
@@ -223,6 +231,9 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     t_index = time.perf_counter() - t0
 
     marks: list[tuple[float, int]] = []
+    from overlap.text.ngram.engines import as_train, choose_workers, input_bytes
+
+    chosen = workers or choose_workers(None, input_bytes(as_train(str(path))))[0]  # (as the scan will choose)
     c1 = cpu_s()
     t1 = time.perf_counter()
 
@@ -240,7 +251,8 @@ def run_scan(path: Path, truth_path: Path, workers: int, mask_spans: bool, with_
     own, kids = rss_mb()
 
     out: dict = {"items": res.train_counts["items"], "mb": res.train_counts["bytes"] / 1e6,
-                 "tokens": res.train_counts["tokens"], "index_s": t_index, "scan_s": t_scan, "scan_cpu_s": cpu_scan,
+                 "tokens": res.train_counts["tokens"], "workers": chosen,
+                 "index_s": t_index, "scan_s": t_scan, "scan_cpu_s": cpu_scan,
                  "rss_main_mb": own, "rss_worker_mb": kids, "rss_before_scan_mb": rss_before,
                  "first_result_s": marks[0][0] if marks else None, "steady_mb_s": steady_mb / steady_s}
     if keep_flags:
@@ -304,7 +316,7 @@ def child(argv: list[str]) -> None:
         print(json.dumps(side_by_side(path, truth_path, int(argv[3]), run_scan, shard_batches,
                                       make_bench(surface, cdf))))
     else:
-        workers, mask = int(argv[3]), argv[4] == "1"
+        workers, mask = int(argv[3]) or None, argv[4] == "1"  # 0: the engine's choice
         with_pairs = len(argv) < 6 or argv[5] == "1"
         print(json.dumps(run_scan(path, truth_path, workers, mask, with_pairs)))
 
@@ -317,7 +329,7 @@ def _child(*args) -> dict:
 
 def workload(data: Path, size: int) -> tuple[Path, Path]:
     """The train shards and truth of one size, generated once (seeded) and reused."""
-    folder, truth = data / f"train-{size}", data / f"truth-{size}.npz"
+    folder, truth = data / f"train-{TEXT}-{size}", data / f"truth-{TEXT}-{size}.npz"
     if not (truth.exists() and len(list(folder.glob("*.parquet"))) == SHARDS):
         t = time.perf_counter()
         _child("gen", folder, truth, size)
@@ -335,7 +347,7 @@ def run_sizes(args, data: Path) -> list[dict]:
     for size, mask in runs:
         path, truth = workload(data, size)
         r = _child("scan", path, truth, args.workers, "1" if mask else "0")
-        r["size"], r["mask_spans"], r["workers"] = size, mask, args.workers
+        r["size"], r["mask_spans"] = size, mask
         results.append(r)
         label = f"{size:>7,}" + ("" if mask else " (no span masking)")
         print(
@@ -364,7 +376,10 @@ def run_stage_table(args, data: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="20000,100000,300000")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=0,
+                        help="worker processes; 0 (default): the engine's choice, as the command makes it")
+    parser.add_argument("--text", choices=TEXTS, default="issue",
+                        help="how the words are written: issue text (default) or plain prose (ngram_text)")
     parser.add_argument("--no-ablation", action="store_true", help="skip the run without span masking")
     parser.add_argument("--no-stages", action="store_true", help="skip the stage table")
     parser.add_argument("--stages-only", action="store_true", help="only the stage table (largest size)")
@@ -376,6 +391,8 @@ def main() -> None:
     parser.add_argument("--engine", choices=("local", "ray"), default="local",
                         help="ray: only the Ray table (1 and 2 actors against the local engine; ngram_ray_bench.py)")
     args = parser.parse_args()
+    global TEXT
+    TEXT = os.environ["NGRAM_BENCH_TEXT"] = args.text  # the child processes read it from the environment
     if args.engine == "ray":
         from ngram_ray_bench import main_from
 

@@ -50,14 +50,27 @@ APOSTROPHE = 0x27
 RIGHT_QUOTE = "\u2019"  # typographic apostrophe: read as "'"
 
 
+def codepoint_classes_built() -> np.ndarray | None:
+    """The code point class table when this process built it already, else None."""
+    return _CP_CLASS
+
+
+# Planes 4-13 hold no assigned character in any Unicode version to date and planes 15-16 are private use
+# (category Co): no word character there. Reading only the other planes' categories builds the table in
+# half the time (tests/text/test_text_tokenize_compiled.py checks it against every code point).
+_CLASSED_PLANES = ((0x80, 0x40000), (0xE0000, 0xF0000))
+
+
 def _codepoint_class_table() -> np.ndarray:
     global _CP_CLASS
     if _CP_CLASS is None:
         cat = unicodedata.category
         table = np.zeros(0x110000, dtype=np.uint8)
-        # One pass over all code points (~0.2 s, once per process, only when non-ASCII text appears).
-        cats = [cat(chr(cp)) for cp in range(0x80, 0x110000)]
-        table[0x80:] = [(3 if c[0] in "LM" else 1 if c[0] == "N" or c == "Pc" else 0) for c in cats]
+        # once per process, only when non-ASCII text appears (~0.2-0.3 s)
+        classes = dict.fromkeys(("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me"), 3)  # letters and marks
+        classes.update(dict.fromkeys(("Nd", "Nl", "No", "Pc"), 1))  # other word characters
+        for lo, hi in _CLASSED_PLANES:
+            table[lo:hi] = [classes.get(cat(chr(cp)), 0) for cp in range(lo, hi)]
         _CP_CLASS = table
     return _CP_CLASS
 
@@ -415,12 +428,14 @@ def split_tokens(values, tokenizer: str | Tokenizer | None = None) -> TokenSpans
                       lowercase=tok.lowercase, input_bytes=input_bytes)
 
 
-def prepared_bytes(values, tok: Tokenizer) -> tuple[np.ndarray, int, np.ndarray, int]:
+def prepared_bytes(values, tok: Tokenizer, quotes: bool = True) -> tuple[np.ndarray, int, np.ndarray, int]:
     """(bytes of the prepared texts, readable 8 bytes past their end; their length; row byte offsets;
-    bytes of the text before \u2019 became ')."""
+    bytes of the text before \u2019 became '). ``quotes=False``: \u2019 left as it is (the caller reads it
+    as ')."""
     arr = _prepare(values, tok, quotes=False)
     input_bytes = len(_buffers(arr)[0])
-    arr = _normalise_quotes(arr)
+    if quotes:
+        arr = _normalise_quotes(arr)
     data, row_offsets = _buffers(arr)
     nbytes = len(data)
     if nbytes:

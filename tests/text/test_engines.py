@@ -112,6 +112,29 @@ def test_pool_started_part_way_through_a_stream_gives_the_same_result(data):
     assert inline.counts == part_way.counts and inline.short == part_way.short
 
 
+def test_a_small_input_is_scanned_in_process_with_the_pools_flags(data, tmp_path, monkeypatch):
+    """With no worker count given, an input below the pay-off size starts no pool (the pool is made to fail
+    if it is started) and flags what a pool of two flags."""
+    import overlap.text.ngram.stream as stream
+
+    bench, train, pairs = data
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    for k in range(2):
+        pq.write_table(pa.Table.from_pandas(train.iloc[k::2], preserve_index=False), folder / f"part-{k}.parquet")
+    pooled = text_check(str(folder), bench, "text", "text", pairs=pairs, workers=2, batch_rows=25)
+    monkeypatch.setattr("overlap.text.ngram.engines.free_cores", lambda: 2)  # two idle cores: a pool could start
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a pool was started for a small input")
+
+    monkeypatch.setattr(stream, "_scan_in_pool", no_pool)
+    assert choose_workers(None, input_bytes(train_files(folder))) == (1, 0)
+    alone = text_check(str(folder), bench, "text", "text", pairs=pairs, batch_rows=25)
+    same(pooled, alone)
+    assert len(pooled.flags) > 0
+
+
 def test_worker_count_follows_the_input_size(monkeypatch):
     monkeypatch.setattr("overlap.text.ngram.engines.free_cores", lambda: 2)
     assert choose_workers(3, None) == (3, 0)  # asked for: as asked

@@ -30,22 +30,25 @@ from .stream import ScanResult, scan
 
 ENGINES = ("local", "ray")
 
-# Below this many bytes of train text one process is faster than a pool: the pool's start-up (spawning the
-# workers, loading the index in each: 0.6 s on an idle 2-core machine, 2.5-5 s on a busy one) is not won
-# back. Measured with benchmarks/ngram_bench.py's workload (2,000 bench items, ~1.39 kB per train item):
-# - idle 2-core machine: one worker is faster below ~100k items = ~140 MB; at 300k items
-#   (423 MB) two workers scan 133 MB/s against ~105 MB/s for one;
-# - the same machine with other jobs on it (1-minute load 6-8 on 2 cores), best of 2, wall time:
-#       items     MB    1 worker   2 workers
-#         20k     28     0.40 s     2.84 s
-#         50k     69     2.23 s     7.00 s
-#        100k    139     2.00 s     7.85 s
-#        150k    208     6.10 s    12.83 s
-#        300k    416     8.59 s    18.90 s
-#   again at load 2.7-5.9: 1 worker 51-60 MB/s, 2 workers 10-31 MB/s (start-up ~2.2 s), slower at every size;
-#   there the pool never pays off: hence the pool only on cores other jobs leave free (``free_cores``).
+# Below this many bytes of train text one process is faster than a pool: the pool's start-up is not won
+# back. Measured with benchmarks/ngram_bench.py's issue-text workload on the compiled path (2,000 bench
+# items, ~1.5 kB per train item; 2 cores shared with other jobs, CPU seconds of the scan and its workers):
+#       items     MB    1 process (CPU s)   pool of 2 (CPU s)
+#         20k     31         1.11                4.67
+#        100k    153         2.44                6.70
+#        300k    460         6.60               11.25
+# so one process spends ~0.7 s starting (numba, the code point table) and 12.8 ms/MB (78 MB per CPU-second),
+# a pool ~4.2 s (a spawned interpreter per worker: imports, numba, the index: ~1.5 CPU s each) and
+# 15.3 ms/MB (reading and shipping the tasks: 1.2x the work). On two free cores a pool then saves
+# 1 - 1.2 / 2 = 40 % of the per-byte time and costs ~2 s more at the start (the workers start side by side):
+# it pays off past 2 s / (0.4 x 12.8 ms/MB) = ~390 MB at the rate measured here, ~750 MB at the
+# ~150 MB/s per core of an idle core. Wall time, the same runs: 1 process 2.9 / 7.6 / 20.0 s, pool of 2
+# 16.4 / 23.6 / 57.3 s (first result after 12-19 s: load 10-15 on 2 cores). Earlier, before the compiled
+# path (~105 MB/s per worker, 0.6 s of start-up), the measured pay-off was ~140 MB.
+# On a busy machine the pool does not pay off at all: hence the pool only on cores that other jobs leave
+# free (``free_cores``).
 # A stream of unknown size is scanned in this process up to this many bytes, then by the pool.
-POOL_PAYS_OFF_BYTES = 140 << 20
+POOL_PAYS_OFF_BYTES = 512 << 20
 
 # object-store URIs: read by pyarrow.dataset (local engine) or by Ray itself
 URI_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".csv": "csv"}
@@ -183,14 +186,38 @@ def as_train(train):
 
 
 def input_bytes(train) -> int | None:
-    """Size of a train input when it is known before reading it (files, tables, frames), else None."""
+    """Size of a train input when it is known before reading it (files, tables, frames), else None. Local
+    parquet files count the bytes their footers say they hold once decompressed (text compresses 2-4x: the
+    pool's pay-off size is bytes of text); other files their size on disk."""
     if isinstance(train, TrainFiles):
-        return train.nbytes
+        return _decompressed_bytes(train)
     if isinstance(train, (pa.Table, pa.RecordBatch)):
         return int(train.nbytes)
     if type(train).__name__ == "DataFrame":
         return int(train.memory_usage(deep=True, index=False).sum())
     return None
+
+
+def _decompressed_bytes(files: TrainFiles) -> int | None:
+    if files.uri or files.source.filesystem is not None or files.nbytes is None:
+        return files.nbytes
+    import pyarrow.parquet as pq
+
+    from ...sources.batches import data_format
+
+    total = 0
+    for f in files.source.files:
+        fmt, compression = data_format(f.path)
+        try:
+            if fmt != "parquet" or compression:
+                total += os.path.getsize(f.path)
+                continue
+            meta = pq.read_metadata(f.path)
+            total += max(os.path.getsize(f.path), sum(meta.row_group(g).total_byte_size
+                                                      for g in range(meta.num_row_groups)))
+        except (OSError, pa.ArrowInvalid):  # the scan reports an unreadable file
+            total += os.path.getsize(f.path) if os.path.exists(f.path) else 0
+    return total
 
 
 def usable_cores() -> int:

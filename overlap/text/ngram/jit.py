@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..tokenize import TokenSpans, _codepoint_class_table, prepared_bytes
+from ..tokenize import TokenSpans, _codepoint_class_table, codepoint_classes_built, prepared_bytes
 from ..tokenize import _buffers as _string_buffers
 from . import match
 from .hashing import _BINV, _SEED64, POWERS, U64, string_values, unaligned_u64
@@ -77,6 +77,12 @@ def _smoke(mod) -> None:
     out = mod.tokenise(data, unaligned_u64(data), offs, _BYTES[True], classes, True, U64(8), _SEED64,
                        *_buffers(len(data), 2))
     assert out == (4, 1, True)
+    quoted = np.frombuffer("a\u2019b".encode() + bytes(8), np.uint8)
+    pos = np.empty(2, np.int64)
+    assert mod.right_quotes(unaligned_u64(quoted), 5, pos) == 1 and pos[0] == 1
+    shorter, offsets = np.zeros(13, np.uint8), np.empty(2, np.int64)
+    assert mod.drop_right_quotes(quoted, 5, np.array([0, 5], np.int64), pos[:1], shorter, offsets) == 3
+    assert bytes(shorter[:3]) == b"a'b" and offsets.tolist() == [0, 3]
     ids = np.array([1, 2, 3], np.int32)
     runs = mod.longest_runs(ids, np.array([0, 3]), ids, np.array([0, 3]), np.zeros(1, np.int64),
                             np.zeros(1, np.int64), 100, 4)
@@ -119,13 +125,16 @@ def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
     """The token spans of a chunk and the value of every token (as ``split_tokens`` and ``ChunkTokens``)."""
     k = kernels()
     tok = index.tokenizer
-    data, nbytes, row_offsets, input_bytes = prepared_bytes(texts, tok)
+    data, nbytes, row_offsets, input_bytes = prepared_bytes(texts, tok, quotes=False)
+    if nbytes:  # the typographic apostrophe read as ': the bytes without it
+        data, nbytes, row_offsets = _without_right_quotes(k, data, nbytes, row_offsets)
     words = unaligned_u64(data)
     nrows = len(row_offsets) - 1
     out = _buffers(nbytes, nrows)
     args = (data, words, row_offsets, _BYTES[not tok.identifiers])
     rest = (tok.lowercase, U64(min(int(index.max_token_bytes), 1 << 62)), _SEED64, *out)
-    nt, nw, done = k.tokenise(*args, _NO_CLASSES, *rest)
+    built = codepoint_classes_built()  # (an empty table: built only once a text needs it)
+    nt, nw, done = k.tokenise(*args, _NO_CLASSES if built is None else built, *rest)
     if not done:  # non-ASCII text: with the code point classes
         nt, nw, done = k.tokenise(*args, _codepoint_class_table(), *rest)
     edges, values, wide, row_tokens = out[0][: 2 * nt], out[1][:nt], out[2][:nw], out[3]
@@ -135,6 +144,22 @@ def split_values(index: BenchIndex, texts) -> tuple[TokenSpans, np.ndarray]:
     if nw:  # tokens with non-ASCII bytes: Unicode lowercasing (Arrow's), then the same values
         values[wide] = string_values(spans.strings(wide), index.max_token_bytes, fold=tok.lowercase)
     return spans, values
+
+
+def _without_right_quotes(k, data: np.ndarray, nbytes: int, row_offsets: np.ndarray):
+    """(bytes, their length, row offsets) with every typographic apostrophe (U+2019) written as ' (the
+    bytes padded by 8); the bytes as they are when they hold none."""
+    pos = np.empty(max(1024, nbytes // 256), np.int64)
+    found = int(k.right_quotes(unaligned_u64(data), nbytes, pos))
+    if not found:
+        return data, nbytes, row_offsets
+    if found > len(pos):
+        pos = np.empty(found, np.int64)
+        k.right_quotes(unaligned_u64(data), nbytes, pos)
+    out = np.zeros(nbytes + 8, np.uint8)
+    offsets = np.empty_like(row_offsets)
+    n = int(k.drop_right_quotes(data, nbytes, row_offsets, pos[:found], out, offsets))
+    return out[: n + 8], n, offsets  # (tokenise reads the length of the bytes from the array)
 
 
 def _buffers(nbytes: int, nrows: int) -> tuple[np.ndarray, ...]:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels_tokens import _ONE, U, _63, _njit, tokenise
+from .kernels_tokens import _ONE, U, _63, _njit, drop_right_quotes, right_quotes, tokenise
 
-__all__ = ["find_sorted", "longest_runs", "token_ids", "tokenise", "value_runs", "verify_hits",
-           "window_hits"]
+__all__ = ["drop_right_quotes", "find_sorted", "longest_runs", "right_quotes", "token_ids", "tokenise",
+           "value_runs", "verify_hits", "window_hits"]
 
 _GOLDEN = U(0x9E3779B97F4A7C15)  # a multiplier that spreads a value's bits into a table slot
 
