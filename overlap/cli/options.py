@@ -149,7 +149,7 @@ RayAddressOption = Annotated[str | None, typer.Option(
     "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster to attach to (e.g. ray://HEAD:10001 or auto); "
                                                 "default: start a local Ray.")]
 WorkersOption = Annotated[int | None, typer.Option(
-    "--workers", min=1, help="Text scan processes (local) or actors (ray). Default: one process below ~140 MB of "
+    "--workers", min=1, help="Text scan processes (local) or actors (ray). Default: one process below 512 MiB of "
                              "text, else one per free core; on Ray one per cluster CPU.")]
 # Columns of a user's own dataset (a file, folder, glob or Hub id that is not registered): which column gives
 # what. Dotted names reach into nested fields. `column_options` collects them for the library.
