@@ -689,7 +689,9 @@ def _json_batches(data_file, columns, optional, batch_rows, filesystem, compress
         return
     refuse_binary(first, data_file.name)
     given = 0
-    if not first.startswith(b"["):
+    # pyarrow's reader takes only a file whose first value is an object: a first `null` crashes the process
+    # (SIGSEGV) and a first number aborts it at exit, so anything else goes to the Python reader, which names it
+    if first.startswith(b"{"):
         try:
             stream = open_stream(data_file.path, filesystem, compression)
             reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_JSON_BLOCK))
