@@ -101,7 +101,8 @@ def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainF
     """The data files a file, folder, glob, Hub id or URI names (InputError when none); ``id_column``: the
     files' id column when it is not the scan's ``id_col``."""
     text = os.fspath(spec)
-    if "://" in text and not text.lower().startswith("hf://"):  # hf:// is a Hub dataset: listed as one
+    # hf:// is a Hub dataset, file:// a local file: listed as one
+    if "://" in text and not text.lower().startswith(("hf://", "file://")):
         return TrainFiles(text, id_column=id_column)
     from ...sources.batches import open_batches
 
@@ -148,8 +149,11 @@ def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int,
     import pyarrow.dataset as ds
 
     try:
-        dataset = interruptible(lambda: ds.dataset(*_uri_place(files.spec), format=files.data_files()[0][1]),
-                                "list-uri")
+        def listed():  # the filesystem too is made in the helper thread: finding an S3 bucket's region is a call
+            path, filesystem = _uri_place(files.spec)
+            return ds.dataset(path, filesystem=filesystem, format=files.data_files()[0][1])
+
+        dataset = interruptible(listed, "list-uri")
         missing = [c for c in columns if c not in dataset.schema.names]
         if missing:
             raise InputError(f"train: no column {', '.join(repr(c) for c in missing)} "
