@@ -3,8 +3,9 @@ to loopback and --insecure-registry hosts, redirects included (a plain-HTTP loop
 plain-HTTP outside host is refused before anything connects there); `OVERLAP_REGISTRY_TIMEOUT` takes seconds
 above 0 and is otherwise one line naming it.
 
-No traffic leaves loopback: every connection the client opens is recorded and sent to 127.0.0.1 whatever
-non-loopback host it names (such a name is never resolved), so a followed redirect shows as a connection to the outside name."""
+No traffic leaves loopback: every connection the client opens is recorded, and one to a host that is not
+loopback goes to 127.0.0.1 instead (its name is never resolved), so a followed redirect shows as a connection
+to the outside name."""
 
 from __future__ import annotations
 
