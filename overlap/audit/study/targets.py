@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -149,10 +150,11 @@ def read_rows(path: Path) -> list[dict]:
     if path.suffix.lower() == ".csv" or not text.lstrip().startswith(("{", "[")):
         csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # patches in cells are long
         try:
-            rows = list(csv.DictReader(text.splitlines(keepends=True)))
+            # lines end at \n, \r\n or \r only: `str.splitlines` also cuts at U+2028, U+0085, \f… inside a cell
+            rows = list(csv.DictReader(io.StringIO(text, newline="")))
         except csv.Error as exc:
             raise InputError(f"--targets {path}: malformed CSV ({exc})") from None
-        header = next(csv.reader(text.splitlines(keepends=True)), [])
+        header = next(csv.reader(io.StringIO(text, newline="")), [])
         repeated = sorted({h for h in header if header.count(h) > 1})
         if repeated:  # the reader would keep only the last cell of a repeated column, silently
             raise InputError(f"--targets {path}: column {repeated[0]!r} appears twice in the header; keep one")
@@ -169,7 +171,7 @@ def read_rows(path: Path) -> list[dict]:
             raise InputError(f"--targets {path}: expected a JSON array of objects or JSON lines")
         return rows
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # JSON lines end at \n alone; U+2028 may sit in a string
         if not line.strip():
             continue
         try:
