@@ -192,6 +192,15 @@ def _descriptor(ref: RegistryRef, d: object, what: str) -> tuple[str, int]:
     return str(digest), size
 
 
+def resolve(ref: str | RegistryRef, *, insecure_registries: Iterable[str] = (), cache: BlobCache | None = None) -> str:
+    """The digest of the manifest (or index) ``ref`` names now: its own digest, else what its tag points to in
+    the registry (with the cache only, what it pointed to when last pulled). One manifest request, no layer."""
+    ref = parse_ref(ref) if isinstance(ref, str) else ref
+    if ref.reference.startswith("sha256:"):
+        return ref.reference
+    return _Puller(ref, cache or BlobCache(), insecure_registries, None).manifest(ref.reference)[0]
+
+
 def pull(ref: str | RegistryRef, *, platform: str | None = None, insecure_registries: Iterable[str] = (),
          cache: BlobCache | None = None, max_bytes: int | None = None,
          log: Callable[[str, str], None] | None = None, stage: Callable[[str], None] | None = None) -> Pulled:

@@ -51,12 +51,16 @@ class BatchTarget:
         return {"base_commit": self.base_commit, "fix_commit": self.fix_commit,
                 "patch_sha256": _sha(self.patch), "test_patch_sha256": _sha(self.test_patch)}
 
-    def key(self, options: dict) -> str:
+    def key(self, options: dict, image_digest: str | None = None) -> str:
         """Same inputs, same key: the set, the target, the reference and every option that changes a result
-        (and the tool's version, so an upgraded audit runs again)."""
+        (and the tool's version, so an upgraded audit runs again). An image's inputs are the manifest its
+        reference resolves to (``image_digest``), not the reference: a tag pushed again with other content is
+        another target."""
         data = {"v": 1, "tool": __version__, "set": self.set, "kind": self.kind, "target": self.target,
                 "instance_id": self.instance_id, "repo_path": self.repo_path, "options": options,
                 **self.reference()}
+        if image_digest is not None:
+            data["image_digest"] = image_digest
         if self.error is not None:
             # rows that cannot be used share an empty target: without their reason (which names the row) every
             # bad row after the first would count as a repeat of it and its own reason would never be shown
