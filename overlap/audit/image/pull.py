@@ -114,7 +114,7 @@ class _Puller:
 
     def missing(self, what: str) -> InputError:
         return InputError(f"{self.ref.given}: {what} is not in the cache {self.cache.root} and OVERLAP_OFFLINE "
-                          "or HF_HUB_OFFLINE is set; pull it once with the network on")
+                          "is set; pull it once with the network on (unset OVERLAP_OFFLINE)")
 
     def manifest(self, reference: str, size: int | None = None) -> tuple[str, dict]:
         """(digest, document) of a manifest or index by tag or digest; by digest from the cache when there."""
