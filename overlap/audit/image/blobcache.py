@@ -121,14 +121,21 @@ class BlobCache:
         lock goes with the holder's process (a killed audit never blocks the others); its empty file stays,
         since removing it would let a waiter and a newcomer hold two different locks on one blob."""
         fd = None
+        nofollow = getattr(os, "O_NOFOLLOW", 0)
         try:
             import fcntl
 
             locks = self.root / "locks"
             locks.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(locks / self.hex_of(digest), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            # the folder itself is never followed either: a `locks` that is a symlink would put lock files
+            # wherever it points
+            folder = os.open(locks, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow)
+            try:
+                fd = os.open(self.hex_of(digest), os.O_RDWR | os.O_CREAT | nofollow, 0o600, dir_fd=folder)
+            finally:
+                os.close(folder)
             fcntl.flock(fd, fcntl.LOCK_EX)
-        except (ImportError, OSError):
+        except (ImportError, OSError, NotImplementedError):  # NotImplementedError: no dir_fd on this system
             # no flock (Windows) or no lock file: concurrent pulls may fetch a shared blob twice, nothing worse
             if fd is not None:
                 os.close(fd)
