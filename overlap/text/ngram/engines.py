@@ -166,6 +166,24 @@ def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int,
                          ) from None
 
 
+def check_uri(files: TrainFiles) -> None:
+    """InputError (one line naming the URI) when an object-store URI cannot be reached or names nothing; Ray
+    Data lists it from this process too, so nothing that reads with Ray is refused here."""
+    import pyarrow.fs as pafs
+
+    def look() -> Any:
+        path, filesystem = _uri_place(files.spec)
+        return filesystem.get_file_info(path)
+
+    try:
+        info = interruptible(look, "check-uri")
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"train: {files.spec}: {_short(exc)}; check the URI, the credentials and the network"
+                         ) from None
+    if info.type == pafs.FileType.NotFound:
+        raise InputError(f"train: {files.spec}: not found (or not readable with these credentials); check the URI")
+
+
 def _uri_place(uri: str) -> tuple[str, Any]:
     """(path, filesystem) of an object-store URI, the filesystem with bounded retries."""
     filesystem, path = uri_filesystem(uri)
@@ -255,6 +273,8 @@ def run_scan(index: BenchIndex, train, *, engine: str = "local", id_col: str, te
     columns = [id_col, text_col] + ([ident_col] if ident_col and ident_col != text_col else [])
     counts = {text_col: cells} if cells is not None else None
     if engine == "ray":
+        if isinstance(train, TrainFiles) and train.uri:
+            check_uri(train)  # before Ray starts: an unreachable store is one line, not Ray's start-up lines too
         from .engine_ray import scan_ray
 
         return scan_ray(index, train if isinstance(train, TrainFiles) else None,
