@@ -6,7 +6,8 @@
 
 A fingerprint is what a dataset's keys depend on (`fingerprint`); a cell's key is both fingerprints and what
 else its numbers depend on (the atlas builds it). Every entry is written whole or not at all (a temporary
-name, then a rename); a damaged or missing one is read again.
+name, then a rename) with the sha256 of what it holds; a damaged, edited or missing one, or one that is not a
+regular file (a FIFO, a device: never opened), is a miss: read again and written anew.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 import functools
 import glob
 import hashlib
+import io
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
@@ -147,6 +150,31 @@ def _cache_write(function):
     return writing
 
 
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file; None for anything else (missing, a folder, a FIFO, a device), which is
+    opened without blocking and never read: a FIFO put in place of an entry would block the atlas for good."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _checksum(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+_KEY_PARTS = ("items.parquet", "keys.parquet")
+
+
 @_cache_write
 def save_keys(folder: Path, dataset: Dataset) -> None:
     folder.mkdir(parents=True, exist_ok=True)
@@ -156,23 +184,27 @@ def save_keys(folder: Path, dataset: Dataset) -> None:
                            if c in _CACHED_ITEM_COLUMNS or c.startswith("in_")]]
     items.to_parquet(tmp / "items.parquet", index=False)
     dataset.keys.to_parquet(tmp / "keys.parquet", index=False)
-    (tmp / "meta.json").write_text(json.dumps(_meta(dataset), sort_keys=True), encoding="utf-8")
-    for part in ("items.parquet", "keys.parquet", "meta.json"):
+    # meta.json holds the sha256 of both tables: an edited table misses, whatever it holds
+    meta = _meta(dataset) | {"sha256": {part: sha256_of(tmp / part) for part in _KEY_PARTS}}
+    (tmp / "meta.json").write_text(json.dumps({"checksum": _checksum(meta), "entry": meta}, sort_keys=True),
+                                   encoding="utf-8")
+    for part in (*_KEY_PARTS, "meta.json"):
         os.replace(tmp / part, folder / part)
     tmp.rmdir()
 
 
 def load_keys(folder: Path) -> Dataset | None:
-    try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        items = pd.read_parquet(folder / "items.parquet")
-        keys = pd.read_parquet(folder / "keys.parquet")
-    except (OSError, ValueError):
-        return None  # not cached, or a damaged entry: read the dataset again
+    meta = _read_json(folder / "meta.json")
+    parts = {part: _read_regular(folder / part) for part in _KEY_PARTS}
     try:  # an entry of another shape (edited, another version's) is damaged too, never an error of the run
+        if any(data is None or hashlib.sha256(data).hexdigest() != meta["sha256"][part]
+               for part, data in parts.items()):
+            return None  # not cached, or a table that is not the one written: read the dataset again
+        items = pd.read_parquet(io.BytesIO(parts["items.parquet"]))
+        keys = pd.read_parquet(io.BytesIO(parts["keys.parquet"]))
         return Dataset(meta["name"], items, keys, _provenance(meta["provenance"]),
                        [Problem(**p) for p in meta["problems"]])
-    except (OverlapError, KeyError, TypeError, ValueError, AttributeError):
+    except (OverlapError, KeyError, TypeError, ValueError, AttributeError, OSError):
         return None
 
 
@@ -180,15 +212,22 @@ def load_keys(folder: Path) -> Dataset | None:
 def _write_json(target: Path, value: Any) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(value, sort_keys=True), encoding="utf-8")
+    tmp.write_text(json.dumps({"checksum": _checksum(value), "entry": value}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, target)
 
 
 def _read_json(target: Path) -> Any:
+    """The value `_write_json` kept at `target`; None when it is not cached, not a regular file, damaged, or
+    edited (a well-formed value whose checksum is not the one written): the entry is then made again."""
+    data = _read_regular(target)
     try:
-        return json.loads(target.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # not cached, or a damaged entry: made again
+        record = json.loads(data) if data is not None else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or set(record) != {"checksum", "entry"} or \
+            record["checksum"] != _checksum(record["entry"]):
+        return None
+    return record["entry"]
 
 
 def save_side(folder: Path, fp: str | None, dataset: Dataset) -> None:

@@ -226,13 +226,43 @@ def parse_limits(limits: Mapping[str, object] | Iterable[str] | None) -> dict[st
     return out
 
 
-def _listed(value) -> list[str]:
-    """One path (or id) or several: a str or path is one item, never its letters; None is none."""
+def _listed(value, name: str = "") -> list[str]:
+    """One path (or id) or several: a str or path is one item, never its letters; None is none. Anything else
+    (a number, bytes) is an InputError naming the argument `name`."""
     if value is None:
         return []
     if isinstance(value, (str, os.PathLike)):
-        return [os.fspath(value)]
-    return [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
+        return [_text(value, name)]
+    if isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        raise _wrong_type(name, value, "a str or path, or a list of them")
+    return [_text(v, name) for v in value]
+
+
+def _text(value, name: str) -> str:
+    if isinstance(value, (str, os.PathLike)):
+        text = os.fspath(value)
+        if isinstance(text, str):
+            return text
+    raise _wrong_type(name, value, "a str or path")
+
+
+def _wrong_type(name: str, value, expected: str) -> InputError:
+    return InputError(f"audit({name}={value!r:.60}): expected {expected}, not {type(value).__name__}")
+
+
+def _check_types(path, options: dict) -> None:
+    """A library call's arguments of the wrong type, each one InputError naming it (the CLI gives only text)."""
+    _text(path, "path")
+    for name in ("base", "fix_commit", "repo_path", "image", "platform", "network"):
+        if (options[name] is not None or name == "network") and not isinstance(options[name], str):
+            raise _wrong_type(name, options[name], "a str")
+    for name in ("instance", "git"):
+        if options[name] is not None:
+            _text(options[name], name)
+    if not isinstance(options["rootfs"], bool):
+        raise _wrong_type("rootfs", options["rootfs"], "True or False")
+    if options["stage"] is not None and not callable(options["stage"]):
+        raise _wrong_type("stage", options["stage"], "a function taking a line of text")
 
 
 def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iterable[str] = (),
@@ -242,11 +272,22 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
           insecure_registries: Iterable[str] = (), stage: Callable[[str], None] | None = None,
           agent_user: str | None = None) -> AuditReport:
     """Audit a task environment; see ``overlap.audit`` for the arguments."""
+    _check_types(path, {"base": base, "fix_commit": fix_commit, "repo_path": repo_path, "image": image,
+                        "platform": platform, "network": network, "instance": instance, "git": git,
+                        "rootfs": rootfs, "stage": stage})
     if network not in ("any", "none"):
         raise InputError(f"--network {network}: expected 'any' or 'none'")
+    if limits is not None and not isinstance(limits, (str, Mapping)):
+        if isinstance(limits, (bytes, bytearray)) or not isinstance(limits, Iterable):
+            raise _wrong_type("limits", limits, "a dict or 'name=value' strings")
+        limits = list(limits)
+        for item in limits:
+            if not isinstance(item, str):
+                raise _wrong_type("limits", item, "a dict or 'name=value' strings")
     lim = parse_limits(limits)
     given = str(path)
-    fix, tests, test_ids = _listed(fix), _listed(tests), _listed(test_ids)
+    fix, tests, test_ids = _listed(fix, "fix"), _listed(tests, "tests"), _listed(test_ids, "test_ids")
+    insecure_registries = _listed(insecure_registries, "insecure_registries")
     # first, so that whatever the input needs on disk (a zstd archive's plain copy) lives in it too
     private = Path(tempfile.mkdtemp(prefix="overlap-audit-"))
     try:

@@ -30,6 +30,7 @@ import glob as globlib
 import hashlib
 import os
 import re
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,8 @@ from .streams import open_stream, refuse_binary, refuse_lfs_pointer, refuse_non_
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
-HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?::(?P<config>[\w.-]+))?(?:@(?P<revision>[^\s@:]+))?$")
+HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?::(?P<config>[\w.-]+))?(?:@(?P<revision>[^\s@:]+))?$",
+                    re.ASCII)
 _JSON_BLOCK = 16 << 20  # pyarrow's JSON reader needs a whole line in one block; longer lines fall back
 
 
@@ -91,7 +93,24 @@ def parse_hub_id(text: str) -> tuple[str, str | None, str | None] | None:
         if not swapped:
             return None
         match = swapped
+    if not all(_HUB_NAME.match(part) for part in match["repo"].split("/")):
+        return None
     return match["repo"], match["config"], match["revision"]
+
+
+# One part of a Hub repo id as the Hub allows it (huggingface_hub.utils.validate_repo_id): ASCII letters, digits,
+# `-`, `_`, `.`, no `--` or `..`, not starting or ending with `-` or `.`, at most 96 characters.
+_HUB_NAME = re.compile(r"^(?!.*(?:--|\.\.))[A-Za-z0-9_](?:[\w.-]{0,94}[A-Za-z0-9_])?$", re.ASCII)
+
+
+def file_uri_path(text: str) -> str:
+    """The local path a `file://` URI names (`file:///data/x.jsonl`, `file://localhost/...`); other text as is."""
+    if not text[:7].lower() == "file://":
+        return text
+    parts = urllib.parse.urlsplit(text)
+    if parts.netloc not in ("", "localhost"):
+        raise InputError(f"{text}: a file:// URI of another host ({parts.netloc}); give a local path (file:///path)")
+    return urllib.parse.unquote(parts.path)
 
 
 def split_matches(name: str, split: str) -> bool:
@@ -195,7 +214,7 @@ def open_batches(
         raise InputError("open_batches: name at least one column to read")
     if batch_rows < 1:
         raise InputError(f"batch_rows {batch_rows}: give a positive number of rows")
-    text = os.fspath(source)
+    text = file_uri_path(os.fspath(source))
     local = _local_files(text, split)
     if local is not None:
         files, origin, label = local
@@ -689,7 +708,9 @@ def _json_batches(data_file, columns, optional, batch_rows, filesystem, compress
         return
     refuse_binary(first, data_file.name)
     given = 0
-    if not first.startswith(b"["):
+    # pyarrow's reader takes only a file whose first value is an object: a first `null` crashes the process
+    # (SIGSEGV) and a first number aborts it at exit, so anything else goes to the Python reader, which names it
+    if first.startswith(b"{"):
         try:
             stream = open_stream(data_file.path, filesystem, compression)
             reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_JSON_BLOCK))

@@ -104,6 +104,7 @@ def _json_array(data_file, text) -> Iterator[tuple[int, Any]]:
             pos, state = pos + 1, "first"
             continue
         if char == "]" and state in ("first", "comma"):
+            _refuse_after_array(data_file, text, buffer[pos + 1:], line)
             return
         if state == "comma":
             if char != ",":
@@ -127,6 +128,27 @@ def _json_array(data_file, text) -> Iterator[tuple[int, Any]]:
         pos, state = end, "comma"
         if pos > (1 << 20):
             buffer, pos = buffer[pos:], 0
+
+
+def _refuse_after_array(data_file, text, rest: str, line: int) -> None:
+    """A JSON file is one value: anything but white space after its array (a second array, as `cat a.json
+    b.json` makes, an object, garbage) would otherwise be dropped unread."""
+    while True:
+        for char in rest:
+            if char not in " \t\r\n":
+                raise InputError(f"{data_file.name}: line {line}: more JSON after the array's closing ']' (a JSON "
+                                 "file holds one value); make it one array, or JSON lines (one object a line)")
+            line += char == "\n"
+        try:
+            rest = text.read(1 << 20)
+        except UnicodeDecodeError:
+            rest = "\ufffd"  # bytes that are not text after the array: more content all the same
+        if not rest:
+            return
+
+
+_JSON_NAMES = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string",
+               list: "a list"}
 
 
 _MISSING = object()
@@ -163,7 +185,8 @@ def json_python(data_file, columns, optional, batch_rows, filesystem, compressio
     count = 0
     for line_no, row in json_values(data_file, filesystem, compression, array):
         if not isinstance(row, dict):
-            raise InputError(f"{data_file.name}: line {line_no}: expected a JSON object, got {type(row).__name__}")
+            raise InputError(f"{data_file.name}: line {line_no}: expected a JSON object (one row), got "
+                             f"{_JSON_NAMES.get(type(row), type(row).__name__)}")
         count += 1
         if count <= skip:
             continue

@@ -128,7 +128,9 @@ def invoke(case: str, args: list, *, root: Path, out: Path | None = None, watch:
     before = snapshot(root, *watch)
     timed_out = False
     if subprocess_run:
-        env = dict(os.environ, HF_HUB_OFFLINE="1", OVERLAP_OFFLINE="1", PYTHONUNBUFFERED="1")
+        # the checkout under test, not whichever copy is installed (a second worktree runs its own code)
+        path = os.pathsep.join(p for p in (str(_TESTS.parent), os.environ.get("PYTHONPATH", "")) if p)
+        env = dict(os.environ, HF_HUB_OFFLINE="1", OVERLAP_OFFLINE="1", PYTHONUNBUFFERED="1", PYTHONPATH=path)
         try:
             proc = subprocess.run([sys.executable, "-m", "overlap.cli", *args], cwd=root, env=env,
                                   capture_output=True, text=True, errors="replace", timeout=timeout,

@@ -157,14 +157,16 @@ def test_one_benchmark_alone_is_one_clear_error_not_an_empty_atlas(data, tmp_pat
                                     "a wrong type", "null pairs"])
 def test_a_cell_cache_entry_of_another_shape_is_joined_again(data, tmp_path, damage):
     """A cached cell that parses but is not what the cache wrote (edited, damaged, another cell's file) is
-    joined again: the atlas equals a fresh one, never garbage pairs or an internal error."""
+    joined again: the atlas equals a fresh one, never garbage pairs or an internal error. Each damaged entry
+    carries the checksum of what it now holds, so the cell's own checks are what refuse it."""
+    import hashlib
     import json
 
     names = ["mimo-cyber", "cybergym", "swe-rebench-v2", "swe-polybench"]
     fresh = atlas(names, data=data, cache=tmp_path / "fresh", pool="none")
     atlas(names, data=data, cache=tmp_path / "cache", pool="none")
     files = sorted((tmp_path / "cache").rglob("cells/*.json"))
-    cells = [json.loads(f.read_text()) for f in files]
+    cells = [json.loads(f.read_text())["entry"] for f in files]
     for number, (path, cell) in enumerate(zip(files, cells, strict=True)):
         if damage == "pairs of another shape":
             cell["pairs"] = [{"x": 1}] * max(len(cell["pairs"]), 1)
@@ -178,7 +180,8 @@ def test_a_cell_cache_entry_of_another_shape_is_joined_again(data, tmp_path, dam
             cell["row"]["bench_items"] = "many"
         else:
             cell["pairs"] = None
-        path.write_text(json.dumps(cell))
+        checksum = hashlib.sha256(json.dumps(cell, sort_keys=True).encode()).hexdigest()
+        path.write_text(json.dumps({"checksum": checksum, "entry": cell}))
     again = atlas(names, data=data, cache=tmp_path / "cache", pool="none")
     assert again.cells == fresh.cells
     assert again.pairs_table().equals(fresh.pairs_table())

@@ -24,6 +24,7 @@ from ...errors import InputError
 from .. import zstd_input
 from ..targets import inside
 from ..tree import TooLarge, open_regular, read_regular
+from .strict_tar import BoundedInfo, HeaderTooLarge
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 AUFS_META = (".wh..wh.plnk", ".wh..wh.aufs", ".wh..wh.orph")
@@ -147,12 +148,15 @@ class _TarSource:
                 raise LimitHit("image_bytes") from None
             file = self.copy.tar
         try:
-            self.tar = tarfile.open(file, "r:*")
+            self.tar = tarfile.open(file, "r:*", tarinfo=BoundedInfo)
             self.members = {}
             for m in self.tar.getmembers():
                 self.members.setdefault(_norm(m.name) or m.name, m)
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise InputError(f"{path}: unreadable image archive ({exc}); save the image again") from None
+        except HeaderTooLarge as exc:
+            raise InputError(f"{path}: unreadable image archive: {exc}; save the image again") from None
+        except (tarfile.TarError, OSError, EOFError) as exc:  # tarfile's "r:*" error spans lines: one line
+            raise InputError(f"{path}: unreadable image archive ({' '.join(str(exc).split())}); save the image "
+                             "again") from None
         self.path = path
 
     def _member(self, name: str, depth: int = 0) -> tarfile.TarInfo:

@@ -7,7 +7,7 @@ content, so images that share a base layer download it once, and a blob that fai
 read. While one process downloads a blob it holds a lock on ``<root>/locks/<hex>`` (``flock``), so the audits
 of an image set, run at once in several processes over one cache, fetch a shared layer once: the others wait,
 then find it cached. Tags are remembered in ``<root>/refs/<host>/<repo>/<tag>`` (one digest), so an offline run
-(``OVERLAP_OFFLINE=1`` or ``HF_HUB_OFFLINE=1``) can resolve a tag it pulled before.
+(``OVERLAP_OFFLINE=1``) can resolve a tag it pulled before.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ _TRUE = {"1", "true", "yes", "on"}
 
 
 def offline() -> bool:
-    """Whether only the cache may be used (read when called, so a changed environment is respected)."""
-    return any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("OVERLAP_OFFLINE", "HF_HUB_OFFLINE"))
+    """Whether only the cache may be used (read when called, so a changed environment is respected). Only
+    ``OVERLAP_OFFLINE``: ``HF_HUB_OFFLINE`` is about the Hugging Face Hub alone (clusters often set it), and
+    closing registry pulls with it would refuse even a loopback registry."""
+    return os.environ.get("OVERLAP_OFFLINE", "").strip().lower() in _TRUE
 
 
 def default_root() -> Path:
@@ -119,14 +121,21 @@ class BlobCache:
         lock goes with the holder's process (a killed audit never blocks the others); its empty file stays,
         since removing it would let a waiter and a newcomer hold two different locks on one blob."""
         fd = None
+        nofollow = getattr(os, "O_NOFOLLOW", 0)
         try:
             import fcntl
 
             locks = self.root / "locks"
             locks.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(locks / self.hex_of(digest), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            # the folder itself is never followed either: a `locks` that is a symlink would put lock files
+            # wherever it points
+            folder = os.open(locks, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow)
+            try:
+                fd = os.open(self.hex_of(digest), os.O_RDWR | os.O_CREAT | nofollow, 0o600, dir_fd=folder)
+            finally:
+                os.close(folder)
             fcntl.flock(fd, fcntl.LOCK_EX)
-        except (ImportError, OSError):
+        except (ImportError, OSError, NotImplementedError):  # NotImplementedError: no dir_fd on this system
             # no flock (Windows) or no lock file: concurrent pulls may fetch a shared blob twice, nothing worse
             if fd is not None:
                 os.close(fd)

@@ -114,7 +114,7 @@ class _Puller:
 
     def missing(self, what: str) -> InputError:
         return InputError(f"{self.ref.given}: {what} is not in the cache {self.cache.root} and OVERLAP_OFFLINE "
-                          "or HF_HUB_OFFLINE is set; pull it once with the network on")
+                          "is set; pull it once with the network on (unset OVERLAP_OFFLINE)")
 
     def manifest(self, reference: str, size: int | None = None) -> tuple[str, dict]:
         """(digest, document) of a manifest or index by tag or digest; by digest from the cache when there."""
@@ -190,6 +190,15 @@ def _descriptor(ref: RegistryRef, d: object, what: str) -> tuple[str, int]:
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise InputError(f"{ref.given}: the manifest's {what} has no valid size")
     return str(digest), size
+
+
+def resolve(ref: str | RegistryRef, *, insecure_registries: Iterable[str] = (), cache: BlobCache | None = None) -> str:
+    """The digest of the manifest (or index) ``ref`` names now: its own digest, else what its tag points to in
+    the registry (with the cache only, what it pointed to when last pulled). One manifest request, no layer."""
+    ref = parse_ref(ref) if isinstance(ref, str) else ref
+    if ref.reference.startswith("sha256:"):
+        return ref.reference
+    return _Puller(ref, cache or BlobCache(), insecure_registries, None).manifest(ref.reference)[0]
 
 
 def pull(ref: str | RegistryRef, *, platform: str | None = None, insecure_registries: Iterable[str] = (),

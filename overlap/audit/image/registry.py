@@ -37,12 +37,19 @@ TOKEN_LIMIT = 1 << 20
 RETRYABLE = (429, 502, 503, 504)
 
 
+MAX_TIMEOUT = 86400.0
+
+
 def timeouts() -> urllib3.Timeout:
     raw = os.environ.get("OVERLAP_REGISTRY_TIMEOUT", "").strip()
     try:
         t = float(raw) if raw else None
     except ValueError:
-        raise InputError(f"OVERLAP_REGISTRY_TIMEOUT={raw}: expected seconds (e.g. 30)") from None
+        t = -1.0
+    # a negative or NaN timeout is refused by the socket layer mid-pull; infinity would be no timeout at all
+    if t is not None and not 0 < t <= MAX_TIMEOUT:
+        raise InputError(f"OVERLAP_REGISTRY_TIMEOUT={raw[:40]}: expected seconds, a number above 0 and at most "
+                         f"{MAX_TIMEOUT:.0f} (e.g. 30); unset it for the defaults (10 to connect, 60 per read)")
     return urllib3.Timeout(connect=t or 10.0, read=t or 60.0)
 
 
@@ -166,9 +173,12 @@ class Client:
                 except ValueError:
                     raise self.fail(f"{what}: redirected to a malformed address {location[:120]!r}",
                                     "the registry is misconfigured") from None
+                # plain HTTP goes to loopback and --insecure-registry hosts only, whoever sends the redirect
+                # (a loopback registry too): decided here, before anything connects to the new host
                 plain_ok = is_loopback(host) or host in self.insecure
-                if scheme not in ("http", "https") or (scheme == "http" and here.scheme == "https" and not plain_ok):
-                    raise self.fail(f"{what}: redirected to {nxt[:120]}", "only HTTPS redirects are followed")
+                if scheme not in ("http", "https") or (scheme == "http" and not plain_ok):
+                    raise self.fail(f"{what}: redirected to {nxt[:120]}", "only HTTPS redirects are followed (plain "
+                                    "HTTP only to loopback and --insecure-registry hosts)")
                 url = nxt
                 continue
             if status in RETRYABLE and retries < MAX_RETRIES:

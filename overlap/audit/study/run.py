@@ -12,6 +12,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,6 +105,25 @@ def _previous(path: Path, key: str) -> dict | None:
     return None
 
 
+def _image_digests(targets: list[BatchTarget], insecure: tuple[str, ...]) -> dict[str, str]:
+    """The manifest digest each image target's reference resolves to now (part of its key, so a re-run audits a
+    tag pushed again with other content): one manifest request per image, a few at a time. An image that does
+    not resolve (a registry error) has none; its audit fails with the reason, and a failed result is never reused."""
+    images = sorted({t.target for t in targets if t.kind == "image" and t.target and t.error is None})
+    if not images:
+        return {}
+    from ..image.pull import resolve  # imported here: a batch of local targets never loads the HTTP client
+
+    def one(ref: str) -> tuple[str, str | None]:
+        try:
+            return ref, resolve(ref, insecure_registries=insecure)
+        except Exception:  # noqa: BLE001  (the target's own audit meets the same fault and reports it)
+            return ref, None
+
+    with ThreadPoolExecutor(max_workers=min(8, len(images))) as pool:
+        return {ref: digest for ref, digest in pool.map(one, images) if digest is not None}
+
+
 def _refuse_inside(out: Path, targets: list[BatchTarget]) -> None:
     """The audit never writes into what it audits: an output folder inside a local target is refused."""
     resolved = out.resolve()
@@ -126,9 +146,10 @@ def run_batch(targets: list[BatchTarget], options: BatchOptions, out: Path | Non
     if out is not None:
         _refuse_inside(out, targets)
     fields = options.result_fields()
+    digests = _image_digests(targets, options.insecure_registries)
     keyed: dict[str, BatchTarget] = {}
     for t in targets:  # the same inputs twice are audited once (and counted, in `repeated_rows`)
-        keyed.setdefault(t.key(fields), t)
+        keyed.setdefault(t.key(fields, digests.get(t.target) if t.kind == "image" else None), t)
     repeated = len(targets) - len(keyed)
     entries: dict[str, dict] = {}
     todo = []

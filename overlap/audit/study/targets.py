@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -58,14 +59,18 @@ class BatchTarget:
         return {"base_commit": self.base_commit, "fix_commit": self.fix_commit,
                 "patch_sha256": _sha(self.patch), "test_patch_sha256": _sha(self.test_patch)}
 
-    def key(self, options: dict) -> str:
+    def key(self, options: dict, image_digest: str | None = None) -> str:
         """Same inputs, same key: the set, the target, the reference and every option that changes a result
-        (and the tool's version, so an upgraded audit runs again)."""
+        (and the tool's version, so an upgraded audit runs again). An image's inputs are the manifest its
+        reference resolves to (``image_digest``), not the reference: a tag pushed again with other content is
+        another target."""
         data = {"v": 1, "tool": __version__, "set": self.set, "kind": self.kind, "target": self.target,
                 "instance_id": self.instance_id, "repo_path": self.repo_path, "options": options,
                 **self.reference()}
         if options.get("index") is not None:  # the network route reads these too
             data["record"] = {k: getattr(self, k) for k in RECORD_COLUMNS}
+        if image_digest is not None:
+            data["image_digest"] = image_digest
         if self.error is not None:
             # rows that cannot be used share an empty target: without their reason (which names the row) every
             # bad row after the first would count as a repeat of it and its own reason would never be shown
@@ -159,10 +164,11 @@ def read_rows(path: Path) -> list[dict]:
     if path.suffix.lower() == ".csv" or not text.lstrip().startswith(("{", "[")):
         csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # patches in cells are long
         try:
-            rows = list(csv.DictReader(text.splitlines(keepends=True)))
+            # lines end at \n, \r\n or \r only: `str.splitlines` also cuts at U+2028, U+0085, \f… inside a cell
+            rows = list(csv.DictReader(io.StringIO(text, newline="")))
         except csv.Error as exc:
             raise InputError(f"--targets {path}: malformed CSV ({exc})") from None
-        header = next(csv.reader(text.splitlines(keepends=True)), [])
+        header = next(csv.reader(io.StringIO(text, newline="")), [])
         repeated = sorted({h for h in header if header.count(h) > 1})
         if repeated:  # the reader would keep only the last cell of a repeated column, silently
             raise InputError(f"--targets {path}: column {repeated[0]!r} appears twice in the header; keep one")
@@ -179,7 +185,7 @@ def read_rows(path: Path) -> list[dict]:
             raise InputError(f"--targets {path}: expected a JSON array of objects or JSON lines")
         return rows
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # JSON lines end at \n alone; U+2028 may sit in a string
         if not line.strip():
             continue
         try:

@@ -9,8 +9,9 @@ Each input file of the training set becomes one shard under `data/`, named like 
 - CSV stays CSV: the header and the kept records are copied byte for byte (a record may span lines);
 - a JSON array becomes JSON lines (`.jsonl`, one element a line), since it cannot be cut into pieces and stay
   one array;
-- a `.gz` / `.zst` JSON-lines, JSON or CSV file gives a shard compressed as its name says; it is read as its
-  bytes are (a `.gz` holding plain text is read as text, as a compare reads it).
+- a `.gz` / `.zst` file (parquet too) gives a shard compressed as its name says; it is read as its bytes are
+  (a `.gz` holding plain text is read as text, as a compare reads it; a compressed parquet file is
+  decompressed to a temporary file first, since parquet seeks).
 
 Two input files that would give one shard (`a.json`, an array, and `a.jsonl`) are refused by the caller
 (`splits`) before anything is written; a failure to read an input again names the input file.
@@ -25,6 +26,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -57,6 +60,19 @@ def open_bytes(path: Path):
     it (`overlap.sources.streams.sniff`), so a `.gz` that is not compressed is copied as the text it is."""
     codec = sniff(str(path), None, "", compression_of(path))[1]
     return io.BufferedReader(pa.input_stream(str(path), compression=codec)) if codec else open(path, "rb")
+
+
+def parquet_file(path: Path) -> pq.ParquetFile:
+    """A parquet file opened for reading; a compressed one (`x.parquet.zst`, as a compare reads it) is first
+    decompressed into an anonymous temporary file (parquet needs to seek): disk, not memory."""
+    codec = sniff(str(path), None, "", compression_of(path))[1]
+    if not codec:
+        return pq.ParquetFile(path)
+    spool = tempfile.TemporaryFile()
+    with pa.input_stream(str(path), compression=codec) as stream:
+        shutil.copyfileobj(stream, spool, 4 << 20)
+    spool.seek(0)
+    return pq.ParquetFile(spool)
 
 
 def _reading(source: Path, rows: Iterator[Any]) -> Iterator[Any]:
@@ -123,7 +139,7 @@ def _is_json_array(path: Path) -> bool:
 
 def table_pieces(shard: Shard, schema: pa.Schema | None = None) -> Iterator[tuple[int, pa.Table]]:
     """(position of the first row, rows) of a parquet input, one row group at a time."""
-    handle = pq.ParquetFile(shard.source)
+    handle = parquet_file(shard.source)
     offset = 0
     for index in range(handle.num_row_groups):
         group = handle.read_row_group(index)
@@ -204,7 +220,7 @@ def unified_schema(shards: list[Shard]) -> tuple[pa.Schema | None, list[str]]:
 
     pyarrow's own promotion covers widening (int32 → int64, null → any); a column that is a number in one
     shard and text in another becomes text. Anything else (a struct against a string) is refused."""
-    schemas = [(s, pq.read_schema(s.source)) for s in shards if s.kind == "parquet"]
+    schemas = [(s, _reading_schema(s)) for s in shards if s.kind == "parquet"]
     if not schemas:
         return None, []
     try:
@@ -237,6 +253,14 @@ def unified_schema(shards: list[Shard]) -> tuple[pa.Schema | None, list[str]]:
                              f"{seen[0].label}; make the shards agree on its type, then filter again")
     fields = [pa.field(name, pa.string()) if name in as_text else fld for name, fld in merged.items()]
     return pa.schema(fields), sorted(as_text)
+
+
+def _reading_schema(shard: Shard) -> pa.Schema:
+    try:
+        return parquet_file(shard.source).schema_arrow
+    except (OSError, EOFError, pa.ArrowInvalid) as exc:
+        raise InputError(f"{shard.source}: cannot read the file again to write its shard ({first_line(exc)}); is "
+                         "it complete?") from None
 
 
 def _decoded(kind: pa.DataType) -> pa.DataType:
@@ -293,21 +317,25 @@ def write_shard(shard: Shard, root: Path, positions: set[int], keep_listed: bool
     read = 0
     writer = None
     listed = as_array(positions)
+    # a compressed parquet input (`x.parquet.zst`) gives a shard compressed the same way (parquet writes ahead)
+    sink = _create(target, shard.source) if compression_of(shard.source) else None
     try:
         for offset, piece in _reading(shard.source, table_pieces(shard)):
             read += piece.num_rows
             rows = piece.filter(_mask(offset, piece.num_rows, listed, keep_listed))
             rows = conform(rows, schema) if schema is not None and shard.kind == "parquet" else rows
             if writer is None:
-                writer = pq.ParquetWriter(target, rows.schema, compression="zstd")
+                writer = pq.ParquetWriter(sink or target, rows.schema, compression="zstd")
             if rows.num_rows:
                 writer.write_table(rows, row_group_size=max(1, rows.num_rows))
         if writer is None:  # a file without row groups still becomes a (rowless) shard
-            empty = schema if schema is not None else pq.read_schema(shard.source)
-            writer = pq.ParquetWriter(target, empty, compression="zstd")
+            empty = schema if schema is not None else _reading_schema(shard)
+            writer = pq.ParquetWriter(sink or target, empty, compression="zstd")
     finally:
         if writer is not None:
             writer.close()
+        if sink is not None:
+            sink.close()
     return read
 
 
@@ -352,7 +380,7 @@ def same_rows(shard: Shard, root: Path, positions: set[int], keep_listed: bool,
                 if (position in positions) == keep_listed and handle.read(len(line)) != line:
                     return f"{shard.relpath}: the row from {shard.label} position {position} differs"
             return f"{shard.relpath}: holds rows the input has not" if handle.read(1) else None
-    out_groups = pq.ParquetFile(written)
+    out_groups = parquet_file(written)
     listed = as_array(positions)
     group = 0
     for offset, piece in table_pieces(shard):

@@ -297,6 +297,19 @@ def _stream(path: Path):
     return pa.input_stream(str(path), compression=codec)
 
 
+def _seekable(path: Path):
+    """A parquet shard as parquet reads it: a compressed one (`x.parquet.zst`) decompressed to an anonymous
+    temporary file, since parquet seeks."""
+    if path.suffix.lower() not in COMPRESSIONS:
+        return path
+    spool = tempfile.TemporaryFile()
+    with _stream(path) as stream:
+        while block := stream.read(4 << 20):
+            spool.write(block)
+    spool.seek(0)
+    return spool
+
+
 def _format(path: Path) -> str:
     name = path.name.lower()
     for suffix in COMPRESSIONS:
@@ -320,7 +333,7 @@ def read_rows(path: Path, wanted: Iterable[str]) -> Iterator[tuple[int, str, dic
     kind = _format(path)
     wanted = list(wanted)
     if kind == "parquet":
-        handle = pq.ParquetFile(path)
+        handle = pq.ParquetFile(_seekable(path))
         columns = _top_columns(wanted, handle.schema_arrow.names)
         position = 0
         for batch in handle.iter_batches(columns=columns or None, batch_size=65536):

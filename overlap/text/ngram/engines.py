@@ -104,7 +104,8 @@ def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainF
     """The data files a file, folder, glob, Hub id or URI names (InputError when none); ``id_column``: the
     files' id column when it is not the scan's ``id_col``."""
     text = os.fspath(spec)
-    if "://" in text and not text.lower().startswith("hf://"):  # hf:// is a Hub dataset: listed as one
+    # hf:// is a Hub dataset, file:// a local file: listed as one
+    if "://" in text and not text.lower().startswith(("hf://", "file://")):
         return TrainFiles(text, id_column=id_column)
     from ...sources.batches import open_batches
 
@@ -151,8 +152,11 @@ def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int,
     import pyarrow.dataset as ds
 
     try:
-        dataset = interruptible(lambda: ds.dataset(*_uri_place(files.spec), format=files.data_files()[0][1]),
-                                "list-uri")
+        def listed():  # the filesystem too is made in the helper thread: finding an S3 bucket's region is a call
+            path, filesystem = _uri_place(files.spec)
+            return ds.dataset(path, filesystem=filesystem, format=files.data_files()[0][1])
+
+        dataset = interruptible(listed, "list-uri")
         missing = [c for c in columns if c not in dataset.schema.names]
         if missing:
             raise InputError(f"train: no column {', '.join(repr(c) for c in missing)} "
@@ -163,6 +167,24 @@ def _file_batches(files: TrainFiles, columns: list[str], batch_rows: int,
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"train: {files.spec}: {_short(exc)}; check the URI, the credentials and the network"
                          ) from None
+
+
+def check_uri(files: TrainFiles) -> None:
+    """InputError (one line naming the URI) when an object-store URI cannot be reached or names nothing; Ray
+    Data lists it from this process too, so nothing that reads with Ray is refused here."""
+    import pyarrow.fs as pafs
+
+    def look() -> Any:
+        path, filesystem = _uri_place(files.spec)
+        return filesystem.get_file_info(path)
+
+    try:
+        info = interruptible(look, "check-uri")
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"train: {files.spec}: {_short(exc)}; check the URI, the credentials and the network"
+                         ) from None
+    if info.type == pafs.FileType.NotFound:
+        raise InputError(f"train: {files.spec}: not found (or not readable with these credentials); check the URI")
 
 
 def _uri_place(uri: str) -> tuple[str, Any]:
@@ -278,6 +300,8 @@ def run_scan(index: BenchIndex, train, *, engine: str = "local", id_col: str, te
     columns = [id_col, text_col] + ([ident_col] if ident_col and ident_col != text_col else [])
     counts = {text_col: cells} if cells is not None else None
     if engine == "ray":
+        if isinstance(train, TrainFiles) and train.uri:
+            check_uri(train)  # before Ray starts: an unreachable store is one line, not Ray's start-up lines too
         from .engine_ray import scan_ray
 
         return scan_ray(index, train if isinstance(train, TrainFiles) else None,

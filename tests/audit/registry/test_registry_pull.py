@@ -72,9 +72,27 @@ def test_offline_uses_only_the_cache(images, cache, proxy, monkeypatch):
     with pytest.raises(InputError) as exc:
         audit(f"docker://{proxy.addr}/task/clean:1")
     assert "not in the cache" in str(exc.value) and "\n" not in str(exc.value)
-    monkeypatch.delenv("OVERLAP_OFFLINE")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert audit(ref).verdict == "leak"
+
+
+@pytest.mark.parametrize("value", ["1", "true", "YES"])
+def test_hf_hub_offline_leaves_registries_open(images, cache, proxy, monkeypatch, tmp_path, value):
+    """HF_HUB_OFFLINE is about the Hugging Face Hub alone (clusters set it): a registry image not in the cache is
+    pulled, by one audit and by a `--targets` study's workers; only OVERLAP_OFFLINE closes the registry."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", value)
+    ref = f"docker://{proxy.addr}/task/leak:1"
+    assert audit(ref, fix=[str(images.fix_patch)]).verdict == "leak"
+    assert proxy.paths("/blobs/")  # pulled over the network, not refused for the cache
+    from overlap.audit.study.run import BatchOptions, run_batch
+    from overlap.audit.study.targets import read_targets
+
+    targets = tmp_path / "targets.jsonl"
+    targets.write_text(json.dumps({"image": f"docker://{proxy.addr}/task/clean:1", "instance_id": "c",
+                                   "patch": str(images.fix_patch)}) + "\n")
+    (entry,) = run_batch(read_targets(targets), BatchOptions(jobs=1, timeout=300))["targets"]
+    assert entry["status"] == "ok", entry.get("error")
+    monkeypatch.setenv("OVERLAP_OFFLINE", "1")
+    with pytest.raises(InputError, match="not in the cache"):
+        audit(f"docker://{proxy.addr}/task/base:1")
 
 
 def test_platform_of_an_index(images, cache):
