@@ -29,6 +29,7 @@ from .archive import (
     platform_of,
 )
 from .blobcache import BlobCache, BlobMismatch, offline
+from .body import discard
 from .reference import RegistryRef, parse_ref
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -165,9 +166,7 @@ class _Puller:
         r = self.client.get(f"/v2/{self.ref.repo}/blobs/{digest}", what=what)
         length = r.headers.get("Content-Length")
         if length is not None and length.strip().isdigit() and int(length) != size:
-            from .registry import _discard
-
-            _discard(r)
+            discard(r)
             raise InputError(f"{self.ref.given}: {what} is {int(length):,} bytes on the registry but its manifest "
                              f"declares {size:,}; the image is corrupt")
         with self.cache.writer(digest, size) as w:

@@ -25,14 +25,12 @@ import urllib3
 
 from ...errors import InputError
 from . import authfile
+from .body import BodyBroken, discard, read_chunks, reason
 from .reference import RegistryRef, is_loopback
 
-CHUNK = 1 << 20
 MAX_REDIRECTS = 5
 MAX_RETRIES = 3
 RETRY_AFTER_CAP = 30.0
-# a body must average this rate once the grace period is over: a slow drip is cut, a slow link is not
-MIN_RATE, RATE_GRACE = 16 << 10, 30.0
 TOKEN_LIMIT = 1 << 20
 RETRYABLE = (429, 502, 503, 504)
 
@@ -56,19 +54,6 @@ def timeouts() -> urllib3.Timeout:
 def parse_challenge(header: str) -> tuple[str, dict[str, str]]:
     scheme, _, rest = header.strip().partition(" ")
     return scheme.lower(), {k.lower(): v for k, v in re.findall(r'(\w+)="([^"]*)"', rest)}
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc)
-    # NewConnectionError is a ConnectTimeoutError subclass: tested first
-    for cls, what in ((urllib3.exceptions.NewConnectionError, "cannot connect"),
-                      (urllib3.exceptions.ReadTimeoutError, "no answer within the read timeout"),
-                      (urllib3.exceptions.ConnectTimeoutError, "no connection within the connect timeout"),
-                      (urllib3.exceptions.SSLError, "TLS failed"),
-                      (urllib3.exceptions.ProtocolError, "connection broken")):
-        if isinstance(exc, cls):
-            return f"{what} ({text[:160]})" if cls is urllib3.exceptions.SSLError else what
-    return text.splitlines()[0][:160] if text else type(exc).__name__
 
 
 class Client:
@@ -120,7 +105,7 @@ class Client:
             return self._pool(url, verify).request(method, url, headers={"Accept-Encoding": "identity", **headers},
                                                    preload_content=False, redirect=False, retries=False)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise self.fail(f"{urllib.parse.urlsplit(url).netloc}: {_reason(exc)}",
+            raise self.fail(f"{urllib.parse.urlsplit(url).netloc}: {reason(exc)}",
                             "check the address and the network, or try again") from None
 
     def base_url(self) -> str:
@@ -157,7 +142,7 @@ class Client:
                 return r
             hdrs = dict(r.headers)
             location = r.headers.get("Location")
-            _discard(r)
+            discard(r)
             if status == 401 and here.netloc == registry and authed == 0:
                 authed += 1
                 self._authenticate(r.headers.get("WWW-Authenticate", ""), what)
@@ -236,7 +221,7 @@ class Client:
         url = params["realm"] + sep + urllib.parse.urlencode(query)
         r = self.send("GET", url, {"Authorization": basic} if basic else {})
         if r.status != 200:
-            _discard(r)
+            discard(r)
             if r.status in (401, 403):
                 raise self._status_error(401, what)
             raise self.fail(f"{what}: the token service answered HTTP {r.status}", "try again later")
@@ -256,29 +241,16 @@ class Client:
         for chunk in self.stream(r, what):
             out += chunk
             if len(out) > limit:
-                _discard(r)
+                discard(r)
                 raise self.fail(f"{what}: larger than {limit:,} bytes", "this is not a registry manifest")
         return bytes(out)
 
     def stream(self, r: urllib3.BaseHTTPResponse, what: str):
-        """The body in chunks of at most CHUNK bytes; every socket read bounded by the read timeout, the whole
-        by MIN_RATE after RATE_GRACE seconds."""
-        start, got = time.monotonic(), 0
+        """The body in bounded chunks (``body.read_chunks``); a broken or dripping body is this client's failure."""
         try:
-            while True:
-                chunk = r.read1(CHUNK, decode_content=False)
-                if not chunk:
-                    break
-                got += len(chunk)
-                elapsed = time.monotonic() - start
-                if elapsed > RATE_GRACE and got / elapsed < MIN_RATE:
-                    raise self.fail(f"{what}: too slow ({got:,} bytes in {elapsed:.0f} s)", "try again later")
-                yield chunk
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise self.fail(f"{what}: {_reason(exc)} after {got:,} bytes", "the download broke off; try again") \
-                from None
-        finally:
-            _discard(r)
+            yield from read_chunks(r, what)
+        except BodyBroken as exc:
+            raise self.fail(*exc.args) from None
 
 
 def _retry_after(value: str | None, default: float) -> float:
@@ -295,12 +267,3 @@ def _retry_after(value: str | None, default: float) -> float:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return default
-
-
-def _discard(r: urllib3.BaseHTTPResponse) -> None:
-    """Close without reading the rest: a hostile body is never drained."""
-    try:
-        r.close()
-        r.release_conn()
-    except Exception:  # noqa: BLE001 - closing a broken connection must not raise over the real error
-        pass

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from ..image.blobcache import default_root
+from ..image.body import discard
 from .http import Http, Unavailable, redact, timeouts
 
 PAGE_LIMIT = 32 << 20  # an index page (PyPI's largest projects list well under this)
@@ -64,9 +65,7 @@ class IndexCache:
                 return None
         r, _ = self.http.open(url)
         value = r.headers.get("Last-Modified")
-        from .http import _discard
-
-        _discard(r)
+        discard(r)
         _write(where, json.dumps({"last_modified": value}).encode())
         return value
 

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import base64
 import os
-import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 
 import urllib3
 
-CHUNK = 1 << 20
+from ..image.body import BodyBroken, discard, read_chunks, reason
+
 MAX_REDIRECTS = 5
-MIN_RATE, RATE_GRACE = 16 << 10, 30.0
 
 
 class Unavailable(Exception):
@@ -113,10 +112,10 @@ class Http:
                 r = self._pool(clean).request("GET", clean, headers=self._headers(url, accept),
                                               preload_content=False, redirect=False, retries=False)
             except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise Unavailable(f"{redact(clean)}: {_reason(exc)}") from None
+                raise Unavailable(f"{redact(clean)}: {reason(exc)}") from None
             if r.status in (301, 302, 303, 307, 308):
                 location = r.headers.get("Location")
-                _discard(r)
+                discard(r)
                 if not location:
                     raise Unavailable(f"{redact(clean)}: redirect without a Location")
                 target = urllib.parse.urljoin(clean, location)
@@ -125,29 +124,21 @@ class Http:
                 url = _with_userinfo(target, url)
                 continue
             if r.status != 200:
-                _discard(r)
+                discard(r)
                 raise Unavailable(f"{redact(clean)}: {status_text(r.status)}")
             return r, clean
         raise Unavailable(f"{redact(start)}: more than {MAX_REDIRECTS} redirects")
 
     def stream(self, r, what: str):
-        """The body in chunks; a slow drip is cut (MIN_RATE after RATE_GRACE seconds)."""
-        start, got = time.monotonic(), 0
+        """The body in bounded chunks (``image.body.read_chunks``, as the registry client reads); a broken or
+        dripping body is unavailable for this task."""
         try:
-            while True:
-                chunk = r.read1(CHUNK, decode_content=False)
-                if not chunk:
-                    break
-                got += len(chunk)
-                self.counters.bytes_downloaded += len(chunk)
-                elapsed = time.monotonic() - start
-                if elapsed > RATE_GRACE and got / elapsed < MIN_RATE:
-                    raise Unavailable(f"{what}: too slow ({got:,} bytes in {elapsed:.0f} s)")
-                yield chunk
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise Unavailable(f"{what}: {_reason(exc)} after {got:,} bytes") from None
-        finally:
-            _discard(r)
+            yield from read_chunks(r, what, self._count)
+        except BodyBroken as exc:
+            raise Unavailable(exc.args[0]) from None
+
+    def _count(self, n: int) -> None:
+        self.counters.bytes_downloaded += n
 
     def get(self, url: str, limit: int, accept: str | None = None) -> tuple[bytes, dict[str, str], str]:
         """(body, headers, final URL) of a small document, refused past ``limit`` bytes."""
@@ -200,24 +191,3 @@ def _with_userinfo(target: str, original: str) -> str:
         return target
     t = urllib.parse.urlsplit(target)
     return urllib.parse.urlunsplit(t._replace(netloc=o.netloc))
-
-
-def _reason(exc: BaseException) -> str:
-    for cls, what in ((urllib3.exceptions.NewConnectionError, "cannot connect"),
-                      (urllib3.exceptions.ReadTimeoutError, "no answer within the read timeout"),
-                      (urllib3.exceptions.ConnectTimeoutError, "no connection within the connect timeout"),
-                      (urllib3.exceptions.SSLError, "TLS failed"),
-                      (urllib3.exceptions.ProtocolError, "connection broken")):
-        if isinstance(exc, cls):
-            return what
-    text = str(exc)
-    return text.splitlines()[0][:160] if text else type(exc).__name__
-
-
-def _discard(r) -> None:
-    """Close without reading the rest: a hostile body is never drained."""
-    try:
-        r.close()
-        r.release_conn()
-    except Exception:  # noqa: BLE001 - closing a broken connection must not raise over the real error
-        pass

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CREATED, TEXTS, Rel, expected_first, fix_patch, series, stamp
 from netkit import go_zip, npm_publish, npm_tarball, pypiserver, sdist, static_server, verdaccio, wheel
+from scenarios import CREATED, TEXTS, Rel, expected_first, fix_patch, series, stamp
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import CREATED, fix_patch
+from scenarios import CREATED, fix_patch
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "data" / "network_demo"

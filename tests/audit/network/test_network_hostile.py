@@ -12,8 +12,8 @@ import tarfile
 import zipfile
 
 import pytest
-from conftest import CREATED, TEXTS, fix_patch
 from netkit import sdist, static_server
+from scenarios import CREATED, TEXTS, fix_patch
 
 from overlap.audit.network import NetworkOptions, check_task
 

@@ -10,8 +10,8 @@ import json
 import time
 
 import pytest
-from conftest import CREATED, TEXTS, Rel, expected_first
 from netkit import go_zip, npm_publish, npm_tarball, static_server, verdaccio
+from scenarios import CREATED, TEXTS, Rel, expected_first
 
 from overlap.audit.network import NetworkOptions, check_task
 

@@ -7,8 +7,8 @@ import json
 import urllib.parse
 
 import pytest
-from conftest import CREATED, TEXTS, Rel, expected_first, fix_patch, stamp
 from netkit import pypiserver, sdist, static_server, wheel
+from scenarios import CREATED, TEXTS, Rel, expected_first, fix_patch, stamp
 
 from overlap.audit.network import NetworkOptions, check_task
 
