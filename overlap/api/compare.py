@@ -21,6 +21,7 @@ from ..progress import stage
 from ..results import BenchComparison, CompareResult
 from ..sources.batches import open_batches
 from ..sources.generic import GenericColumns, read_generic
+from ..sources.in_memory import MemoryInput, is_in_memory, memory_input
 from ..sources.load import check_pool, data_paths, load_dataset, load_identity
 from ..sources.registry import is_registered
 from ..stats.attach import attach_baselines
@@ -51,20 +52,28 @@ def _label(dataset: Dataset) -> str:
     return f"{dataset.name}:{','.join(subsets)}" if subsets else dataset.name
 
 
-def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: GenericColumns | None,
+def _registered(arg: Any) -> bool:
+    """Whether a dataset argument is a registered name (never an in-memory dataset or a loaded Dataset)."""
+    return isinstance(arg, str) and is_registered(arg)
+
+
+def _read_datasets(args: list[str | Dataset | MemoryInput], data: dict[str, Path], columns: GenericColumns | None,
                    split: str | None, skip_first: bool = False) -> list[Dataset]:
     """Each dataset argument read: a Dataset as given, a registered name through its declaration, anything
-    else (a file, folder, glob or Hub id) by the named `columns` when given. Columns that no argument uses are
-    refused: an option that silently does nothing would be a wrong answer waiting to happen. `skip_first`: the
-    first argument is checked but not read (a training set that is streamed)."""
-    if columns is not None and all(isinstance(a, Dataset) or is_registered(a) for a in args):
+    else (a file, folder, glob, Hub id or in-memory dataset) by the named `columns` when given. Columns that no
+    argument uses are refused: an option that silently does nothing would be a wrong answer waiting to happen.
+    `skip_first`: the first argument is checked but not read (a training set that is streamed)."""
+    if columns is not None and all(isinstance(a, Dataset) or _registered(a) for a in args):
         raise InputError(f"the id column {columns.id!r} names a column of your own files or Hub datasets, and every "
                          "dataset given is registered (its columns are declared); leave the column options out")
     out = []
     for arg in args[1:] if skip_first else args:
         if isinstance(arg, Dataset):
             out.append(arg)
-        elif columns is not None and not is_registered(arg):
+        elif isinstance(arg, MemoryInput) and columns is None:
+            raise InputError(f"{arg.label}: an in-memory dataset is read by its columns; name its id column "
+                             "(id_column=NAME, or columns={'id': NAME, ...})")
+        elif columns is not None and not _registered(arg):
             out.append(read_generic(arg, columns, split=split))
         elif columns is None and not is_registered(arg) and not Path(arg).exists() and "/" in arg:
             raise InputError(f"{arg}: not a registered dataset; to read it by its columns, name its id column "
@@ -74,9 +83,9 @@ def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: Ge
     return out
 
 
-def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
-    """One dataset (name, path or Dataset) or a list of them."""
-    if isinstance(value, (str, os.PathLike, Dataset)):
+def _dataset_args(value: Any, what: str) -> list[str | Dataset | Any]:
+    """One dataset (name, path, Dataset or in-memory dataset) or a list of them."""
+    if isinstance(value, (str, os.PathLike, Dataset)) or is_in_memory(value):
         value = [value]
     if not isinstance(value, (list, tuple)):
         raise InputError(f"{what}: expected a dataset name, a path or a list of them, got {type(value).__name__}")
@@ -84,10 +93,31 @@ def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
     for item in value:
         if isinstance(item, os.PathLike):
             item = os.fspath(item)
-        if not isinstance(item, (str, Dataset)):
-            raise InputError(f"{what}: expected a dataset name, a path or a Dataset, got {type(item).__name__}")
+        if not isinstance(item, (str, Dataset)) and not is_in_memory(item):
+            raise InputError(f"{what}: expected a dataset name, a path, a Dataset or an in-memory dataset (a "
+                             "datasets.Dataset, a DataFrame, a pyarrow Table, …), got {type(item).__name__}")
         out.append(item)
     return out
+
+
+def _in_memory(args: list[Any], split: str | None) -> list[Any]:
+    """`args` with each in-memory dataset wrapped to be read as a file (`overlap.sources.in_memory`), `split`
+    picking a DatasetDict's split; two of one type are told apart by their place (`pandas.DataFrame-2`), as the
+    result names every dataset once."""
+    out: list[Any] = []
+    seen: dict[str, int] = {}
+    for arg in args:
+        if is_in_memory(arg):
+            arg = memory_input(arg, split if not isinstance(arg, MemoryInput) and _is_dict(arg) else None)
+            seen[arg.label] = seen.get(arg.label, 0) + 1
+            if seen[arg.label] > 1:
+                arg.label = f"{arg.label}-{seen[arg.label]}"
+        out.append(arg)
+    return out
+
+
+def _is_dict(arg: Any) -> bool:
+    return type(arg).__name__ in ("DatasetDict", "IterableDatasetDict")
 
 
 def _text_pairs(text: Any) -> list[tuple[str, str]] | None:
@@ -195,6 +225,10 @@ def compare(
         raise InputError("train: give one training set (a name, a path or a Dataset), not a list")
     (train,) = _dataset_args(train, "train")
     benches = _dataset_args(benches, "benches")
+    train, *benches = _in_memory([train, *benches], split)
+    if engine != "local" and isinstance(train, MemoryInput):
+        raise InputError(f"engine {engine!r}: an in-memory training set is scanned in this process (engine='local'); "
+                         "to run on Ray, write it to parquet files and give their folder")
     text = _text_pairs(text)
     ngram_ns = ngram_sizes(ngram_ns)
     _whole(seed, "seed")
@@ -235,7 +269,7 @@ def compare(
         raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
     if generic is not None:
         _named_columns_filled(generic, [ds for arg, ds in zip([train, *benches], [train_ds, *bench_ds], strict=True)
-                                        if not isinstance(arg, Dataset) and not is_registered(arg)])
+                                        if not isinstance(arg, Dataset) and not _registered(arg)])
     if text:
         for train_field, bench_field in text:  # fail before the slow stages, in the library's words
             text_field(train_ds, train_field, f"text '{train_field}:{bench_field}'")
@@ -279,8 +313,9 @@ def _named_columns_filled(columns: GenericColumns, datasets: list[Dataset]) -> N
 
 def _streams(train: Any, generic: GenericColumns | None, reference: str | None) -> bool:
     """Is the training set read by columns, with nothing that needs every row's text (see `compare`)?"""
-    return (generic is not None and isinstance(train, str) and not is_registered(train) and generic.text is None
-            and generic.patch is None and reference is None)
+    return (generic is not None and (isinstance(train, MemoryInput) or (isinstance(train, str)
+                                                                      and not is_registered(train)))
+            and generic.text is None and generic.patch is None and reference is None)
 
 
 def _streamed_train(train: str, columns: GenericColumns, split: str | None, benches: list[Dataset],

@@ -1,0 +1,283 @@
+"""Datasets held in memory, read as files are: a `datasets.Dataset`, `DatasetDict` (one split), `IterableDataset`,
+a pandas or polars DataFrame, a `pyarrow.Table`, `RecordBatchReader` or `pyarrow.dataset.Dataset`.
+
+`memory_input(value, split=...)` wraps one as a `MemoryInput`: its rows as Arrow record batches of every column
+(`raw_batches`), which `overlap.sources.batches.open_batches` projects on the asked columns exactly as it
+projects a parquet file's (dotted names, missing columns, types), so everything downstream (the key scan, the
+streamed key join, the split writer) reads it as the one file `label`. Provenance has no file hash to record:
+`record()` says what was given instead (type, split, columns, rows, and the `datasets` fingerprint where there
+is one).
+
+Nothing here imports `datasets`, pandas or polars: a value is recognised by the names of its classes (an object
+of theirs exists only once its library is imported), so `overlap --help` stays cheap.
+
+Streams are read a batch at a time: an `IterableDataset` and a `pyarrow.dataset.Dataset` are iterated again
+for a second pass (the streamed join reads the id column again to list clean ids or locate dropped rows); a
+`RecordBatchReader` can be read once, so its first pass is copied batch by batch to a temporary Arrow IPC file
+that later passes read (disk, never memory).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import InputError
+
+# (top-level module, class name) of each accepted type, looked for along the value's class hierarchy
+KINDS = {
+    ("datasets", "DatasetDict"): "datasets.DatasetDict",
+    ("datasets", "IterableDatasetDict"): "datasets.IterableDatasetDict",
+    ("datasets", "Dataset"): "datasets.Dataset",
+    ("datasets", "IterableDataset"): "datasets.IterableDataset",
+    ("pandas", "DataFrame"): "pandas.DataFrame",
+    ("polars", "DataFrame"): "polars.DataFrame",
+    ("pyarrow", "Table"): "pyarrow.Table",
+    ("pyarrow", "RecordBatchReader"): "pyarrow.RecordBatchReader",
+    ("pyarrow", "Dataset"): "pyarrow.dataset.Dataset",
+}
+# read a batch at a time from their source, never held whole
+STREAMED_KINDS = ("datasets.IterableDataset", "pyarrow.RecordBatchReader", "pyarrow.dataset.Dataset")
+DICT_KINDS = ("datasets.DatasetDict", "datasets.IterableDatasetDict")
+ORIGIN = "in-memory"
+
+
+def kind_of(value: Any) -> str | None:
+    """The accepted type `value` is (as `KINDS` names it), or None."""
+    for cls in type(value).__mro__:
+        kind = KINDS.get((cls.__module__.partition(".")[0], cls.__name__))
+        if kind is not None:
+            return kind
+    return None
+
+
+def is_in_memory(value: Any) -> bool:
+    return isinstance(value, MemoryInput) or kind_of(value) is not None
+
+
+@dataclass(eq=False)
+class MemoryInput:
+    """One in-memory dataset, read as the one file `label`. `value` is what is read (a DatasetDict's chosen
+    split); `given` the type the caller gave."""
+
+    value: Any
+    kind: str
+    given: str
+    label: str
+    split: str | None = None
+    fingerprint: str | None = None
+    rows: int | None = None  # known before reading (a table, a frame), else counted by the first full read
+    _spool: Any = field(default=None, repr=False)  # a RecordBatchReader's copy: (folder, path, complete)
+    _seen: list[str] | None = field(default=None, repr=False)  # the columns of the first batch read
+
+    @property
+    def streamed(self) -> bool:
+        return self.kind in STREAMED_KINDS
+
+    def columns(self) -> list[str] | None:
+        """The top-level column names, when known without reading (an IterableDataset without features: no)."""
+        schema = self.schema()
+        return self._seen if schema is None else list(schema.names)
+
+    def schema(self) -> pa.Schema | None:
+        kind, value = self.kind, self.value
+        if kind == "datasets.Dataset":
+            return value.data.schema
+        if kind == "datasets.IterableDataset":
+            return value.features.arrow_schema if value.features is not None else None
+        if kind == "pandas.DataFrame":
+            return None  # types are inferred from the values (`_frame_batches`), never guessed here
+        if kind == "polars.DataFrame":
+            return None
+        return value.schema
+
+    def record(self) -> dict[str, Any]:
+        """What provenance records of it (there is no file hash): type, split, columns, rows, fingerprint."""
+        columns = self.columns()
+        if columns is None and self.kind in ("pandas.DataFrame", "polars.DataFrame"):
+            columns = [str(c) for c in self.value.columns]
+        return {"type": self.given, "split": self.split, "columns": columns, "rows": self.rows,
+                "fingerprint": self.fingerprint}
+
+    def raw_batches(self, batch_rows: int, tops: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """Every row, a batch of at most `batch_rows` at a time, in order; `tops`: the top-level columns needed
+        (others may be left out where that saves a copy; None: all)."""
+        try:
+            for batch in self._batches(batch_rows, tops):
+                if batch.num_rows > batch_rows:
+                    for start in range(0, batch.num_rows, batch_rows):
+                        yield batch.slice(start, batch_rows)
+                elif batch.num_rows:
+                    yield batch
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise InputError(f"{self.label}: cannot read its rows as Arrow ({_first_line(exc)}); give the column "
+                             "one type (e.g. all text), then run again") from None
+
+    def _batches(self, batch_rows: int, tops: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+        kind, value = self.kind, self.value
+        if kind in ("datasets.Dataset", "datasets.IterableDataset"):
+            for table in value.with_format("arrow").iter(batch_size=batch_rows):
+                if self._seen is None:  # an IterableDataset without features tells its columns by its rows
+                    self._seen = list(table.schema.names)
+                yield from _as_batches(table)
+        elif kind == "pandas.DataFrame":
+            yield from _frame_batches(value, batch_rows, tops)
+        elif kind == "polars.DataFrame":
+            chosen = value.select([c for c in value.columns if c in set(tops)]) if tops is not None else value
+            yield from _as_batches(chosen.to_arrow())
+        elif kind == "pyarrow.Table":
+            yield from value.to_batches(max_chunksize=batch_rows)
+        elif kind == "pyarrow.dataset.Dataset":
+            names = value.schema.names
+            wanted = [c for c in names if c in set(tops)] if tops is not None else None
+            # ordered: `to_batches` yields the fragments' batches in order (its threads read ahead)
+            yield from value.to_batches(columns=wanted, batch_size=batch_rows)
+        elif kind == "pyarrow.RecordBatchReader":
+            yield from self._reader_batches()
+        else:  # pragma: no cover - `memory_input` takes only the kinds above
+            raise InputError(f"{self.label}: cannot read a {kind}")
+
+    def _reader_batches(self) -> Iterator[pa.RecordBatch]:
+        """A RecordBatchReader's batches: the first pass from the reader, copied to a spool file as they pass;
+        later passes from the spool."""
+        if self._spool is not None:
+            folder, path, complete = self._spool
+            if not complete:
+                raise InputError(f"{self.label}: a pyarrow.RecordBatchReader can be read once, and its first read "
+                                 "stopped early; give a pyarrow.Table or a pyarrow.dataset.Dataset instead")
+            with pa.memory_map(path) as source:
+                yield from pa.ipc.open_file(source)
+            return
+        folder = tempfile.mkdtemp(prefix="overlap-reader-")
+        weakref.finalize(self, shutil.rmtree, folder, True)
+        path = f"{folder}/rows.arrow"
+        self._spool = (folder, path, False)
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, self.value.schema) as writer:
+            for batch in self.value:
+                writer.write_batch(batch)
+                yield batch
+        self._spool = (folder, path, True)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
+
+
+def _as_batches(table: Any) -> Iterator[pa.RecordBatch]:
+    return iter(table.to_batches()) if isinstance(table, pa.Table) else iter([table])
+
+
+def _frame_batches(frame: Any, batch_rows: int, tops: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+    """A pandas frame a slice at a time, every slice typed by the whole column's schema (a slice of empty cells
+    alone would otherwise be typed null, another of numbers int64), its index left out: the rows are its
+    values, and a frame's own index is kept by the split it is given back (`split_of`)."""
+    if tops is not None:
+        frame = frame[[c for c in frame.columns if str(c) in set(tops)]]
+    _refuse_repeated(frame.columns, "pandas.DataFrame")
+    schema = pa.Schema.from_pandas(frame, preserve_index=False)
+    for start in range(0, max(len(frame), 1), batch_rows):
+        piece = frame.iloc[start:start + batch_rows]
+        yield from pa.Table.from_pandas(piece, schema=schema, preserve_index=False).to_batches()
+
+
+def _refuse_repeated(columns: Any, what: str) -> None:
+    names = [str(c) for c in columns]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(f"{what}: column '{repeated[0]}' appears {names.count(repeated[0])} times; rename all but "
+                         "one (or name another column)")
+
+
+def _choose_split(value: Any, given: str, split: str | None) -> tuple[Any, str | None]:
+    names = list(value.keys())
+    if split is None:
+        if len(names) == 1:
+            return value[names[0]], names[0]
+        raise InputError(f"{given} with splits {', '.join(names) or 'none'}: name one (split='train')")
+    if split not in value:
+        raise InputError(f"{given}: no split {split!r}; its splits: {', '.join(names) or 'none'}")
+    return value[split], split
+
+
+def memory_input(value: Any, split: str | None = None, label: str | None = None) -> MemoryInput:
+    """`value` (an accepted in-memory type) wrapped to be read as a file; a MemoryInput as it is. `split` picks a
+    DatasetDict's split (and is refused for anything else: nothing would be picked)."""
+    if isinstance(value, MemoryInput):  # its split is chosen already
+        return value
+    given = kind_of(value)
+    if given is None:
+        raise InputError(f"a {type(value).__name__} is no dataset overlap can read; give a datasets.Dataset, "
+                         "DatasetDict, IterableDataset, a pandas or polars DataFrame, a pyarrow Table, "
+                         "RecordBatchReader or pyarrow.dataset.Dataset, or a file")
+    chosen = None
+    if given in DICT_KINDS:
+        value, chosen = _choose_split(value, given, split)
+    elif split is not None:
+        raise InputError(f"split {split!r}: a {given} has no splits (split picks one of a DatasetDict); leave it "
+                         "out")
+    kind = kind_of(value)
+    if kind is None or kind in DICT_KINDS:
+        raise InputError(f"{given}: split {chosen!r} holds a {type(value).__name__}, not a dataset")
+    fingerprint = getattr(value, "_fingerprint", None) if kind == "datasets.Dataset" else None
+    rows = None
+    if kind in ("datasets.Dataset", "pandas.DataFrame", "polars.DataFrame"):
+        rows = len(value)
+    elif kind == "pyarrow.Table":
+        rows = value.num_rows
+    return MemoryInput(value, kind, given, label or kind, chosen, fingerprint, rows)
+
+
+class _Drift(Exception):
+    """A batch whose types the first batch's schema cannot take."""
+
+
+def write_parquet(memory: MemoryInput, path: str, batch_rows: int = 65536) -> int:
+    """Every row of `memory`, every column, written to one parquet file (a row group per batch, so memory is a
+    batch); returns the rows written. A stream whose batches were typed apart (an IterableDataset without
+    features: a batch of empty cells is typed null) is written with the types they unify to."""
+    try:
+        return _write_parquet(memory, path, None, batch_rows)
+    except _Drift:
+        pass
+    schemas: list[pa.Schema] = []
+    for batch in memory.raw_batches(batch_rows):
+        if not any(batch.schema.equals(s) for s in schemas):
+            schemas.append(batch.schema)
+    try:
+        target = pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, NotImplementedError) as exc:
+        raise InputError(f"{memory.label}: its batches give a column types that do not agree ({_first_line(exc)}); "
+                         "give it one type (an IterableDataset: features=...), then run again") from None
+    return _write_parquet(memory, path, target, batch_rows)
+
+
+def _write_parquet(memory: MemoryInput, path: str, schema: pa.Schema | None, batch_rows: int) -> int:
+    import pyarrow.parquet as pq
+
+    writer = None
+    rows = 0
+    try:
+        for batch in memory.raw_batches(batch_rows):
+            schema = schema or batch.schema
+            if not batch.schema.equals(schema):
+                try:
+                    batch = pa.Table.from_batches([batch]).cast(schema).combine_chunks().to_batches()[0]
+                except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, ValueError):
+                    raise _Drift() from None
+            if writer is None:
+                writer = pq.ParquetWriter(path, schema)
+            writer.write_batch(batch)
+            rows += batch.num_rows
+        if writer is None:  # no rows: a file of the columns alone
+            writer = pq.ParquetWriter(path, schema or memory.schema() or pa.schema([]))
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
