@@ -2,7 +2,7 @@
 
     from overlap.api import compare, filter_train, matrix, text_check, audit
 
-`compare` and `filter_train` (`overlap.api.compare`), `matrix` (`overlap.api.matrix`), the n-gram text check
+`compare`, `filter_train` and `keep_mask` (`overlap.api.compare`), `matrix` (`overlap.api.matrix`), the n-gram text check
 `text_check` (`overlap.text.api`) and `audit` (`overlap.audit`). The results they return
 (`CompareResult`, `BenchComparison`, `MatrixResult`) are defined in `overlap.results`, where every layer can
 read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: comparison, decision, report).
@@ -11,9 +11,9 @@ read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: com
 from ..audit import audit
 from ..results import BenchComparison, CompareResult, MatrixResult
 from ..text.api import text_check
-from .compare import compare, filter_train
+from .compare import compare, filter_train, keep_mask
 from .filtered import FilteredSplit
 from .matrix import matrix
 
 __all__ = ["BenchComparison", "CompareResult", "FilteredSplit", "MatrixResult", "audit", "compare", "filter_train",
-           "matrix", "text_check"]
+           "keep_mask", "matrix", "text_check"]

@@ -16,19 +16,19 @@ from ..ids.ossfuzz import OssFuzzMapping, canonicalize_keys
 from ..join import duplicates, join, shared_keys
 from ..keyjoin import stream_train
 from ..model import Dataset
-from ..outputs.ship.splits import check_reasons, filter_split, write_split
+from ..outputs.ship.splits import check_reasons, filter_split, keep_mask_of, verify_memory_split, write_split
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
 from ..sources.batches import open_batches
 from ..sources.generic import GenericColumns, read_generic
-from ..sources.in_memory import MemoryInput, is_in_memory, memory_input
+from ..sources.in_memory import MemoryInput, is_in_memory, kept_split, memory_input, readable_again, removed_rows
 from ..sources.load import check_pool, data_paths, load_dataset, load_identity
 from ..sources.registry import is_registered
 from ..stats.attach import attach_baselines
 from ..text.api import ngram_sizes
 from ..text.attach import attach_text, text_field
 from ..text.ngram.engines import check_engine
-from .filtered import FilteredSplit
+from .filtered import FilteredSplit, InMemorySplit
 from .text_columns import with_text_column
 
 
@@ -397,6 +397,60 @@ def filter_train(
     """
     if not isinstance(out, (str, os.PathLike)):
         raise InputError(f"out: expected the folder to write the split into (a str or Path), got {type(out).__name__}")
+    memory = memory_input(train, split) if is_in_memory(train) else None
+    result, decision = _filter_decision(memory or train, benches, reasons=reasons, data=data, mapping=mapping,
+                                        flagged=flagged, seed=seed, id_column=id_column, columns=columns, split=split,
+                                        text=text, engine=engine, ray_address=ray_address, workers=workers)
+    report = write_split(result, decision, out)
+    if memory is None:
+        return FilteredSplit(result, decision, report)
+    # The split in the form it was given, checked by the independent verifier as the written files are.
+    keep = keep_mask_of(decision, decision.source_rows, memory.label)
+    kept = kept_split(memory, keep, str(Path(out) / report.shards[0]))
+    part = kept[memory.split] if memory.given in ("datasets.DatasetDict", "datasets.IterableDatasetDict") else kept
+    if readable_again(part):
+        report.verification["in_memory"] = verify_memory_split(
+            result, decision, lambda: memory_input(part).raw_batches(65536), f"the kept {memory.given}")
+    return InMemorySplit(result, decision, report, kept, removed_rows(memory, keep, decision.removed))
+
+
+def keep_mask(
+    train: Any,
+    benches: Any,
+    *,
+    reasons: tuple[str, ...] | list[str] = ("id", "fix", "dup"),
+    data: dict[str, Path] | None = None,
+    mapping: OssFuzzMapping | None = None,
+    flagged: dict[str, list[str]] | None = None,
+    seed: int = 0,
+    id_column: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
+    text: str | list[str | tuple[str, str]] | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
+):
+    """A boolean numpy array over the training set's rows, True where `filter_train` would keep the row (same
+    options, same decision), for your own pipeline: `ds.filter(lambda _, i: mask[i], with_indices=True)` or
+    `ds.select(numpy.flatnonzero(mask))`, `frame[mask]`, `table.filter(mask)`. Nothing is written. `train` is an
+    in-memory dataset or one local file (a mask is by row position, which one file has)."""
+    if is_in_memory(train):
+        train = memory_input(train, split)
+    result, decision = _filter_decision(train, benches, reasons=reasons, data=data, mapping=mapping, flagged=flagged,
+                                        seed=seed, id_column=id_column, columns=columns, split=split, text=text,
+                                        engine=engine, ray_address=ray_address, workers=workers)
+    files = [f for f in result.train.provenance.files if "@" not in f.path]
+    if len(files) != 1:
+        raise InputError(f"{result.train.name}: read from {len(files)} files, and a mask is by row position in one; "
+                         "give one file or an in-memory dataset, or use filter_train (removed.csv names each file)")
+    return keep_mask_of(decision, decision.source_rows, files[0].path)
+
+
+def _filter_decision(train: Any, benches: Any, *, reasons: Any, data: Any, mapping: Any, flagged: Any, seed: int,
+                     id_column: str | None, columns: Any, split: str | None, text: Any, engine: str,
+                     ray_address: str | None, workers: int | None):
+    """(the compare, the FilterResult) of `filter_train`: which rows go and why, nothing written."""
     if isinstance(reasons, str):  # one reason, as `text` takes one pair: never its characters
         reasons = [reasons]
     if not isinstance(reasons, (list, tuple, set, frozenset)):
@@ -428,9 +482,7 @@ def filter_train(
             raise InputError(f"drop reason 'ngram:{ns[0]}' asked for, but the text check cannot run against "
                              f"{comparison.bench.name}: {why}; name the training set's text field (CLI: --text "
                              "TRAIN_FIELD:BENCH_FIELD; library: text=...), or leave the reason out")
-    decision = filter_split(result, asked, flagged=flagged)
-    report = write_split(result, decision, out)
-    return FilteredSplit(result, decision, report)
+    return result, filter_split(result, asked, flagged=flagged)
 
 
 def _attach_pair_kinds(result: CompareResult, sections: bool = True) -> None:

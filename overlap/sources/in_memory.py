@@ -75,6 +75,7 @@ class MemoryInput:
     rows: int | None = None  # known before reading (a table, a frame), else counted by the first full read
     _spool: Any = field(default=None, repr=False)  # a RecordBatchReader's copy: (folder, path, complete)
     _seen: list[str] | None = field(default=None, repr=False)  # the columns of the first batch read
+    original: Any = field(default=None, repr=False)  # what the caller gave (a DatasetDict: all its splits)
 
     @property
     def streamed(self) -> bool:
@@ -152,7 +153,9 @@ class MemoryInput:
                 raise InputError(f"{self.label}: a pyarrow.RecordBatchReader can be read once, and its first read "
                                  "stopped early; give a pyarrow.Table or a pyarrow.dataset.Dataset instead")
             with pa.memory_map(path) as source:
-                yield from pa.ipc.open_file(source)
+                spooled = pa.ipc.open_file(source)
+                for index in range(spooled.num_record_batches):
+                    yield spooled.get_batch(index)
             return
         folder = tempfile.mkdtemp(prefix="overlap-reader-")
         weakref.finalize(self, shutil.rmtree, folder, True)
@@ -216,7 +219,7 @@ def memory_input(value: Any, split: str | None = None, label: str | None = None)
         raise InputError(f"a {type(value).__name__} is no dataset overlap can read; give a datasets.Dataset, "
                          "DatasetDict, IterableDataset, a pandas or polars DataFrame, a pyarrow Table, "
                          "RecordBatchReader or pyarrow.dataset.Dataset, or a file")
-    chosen = None
+    chosen, original = None, value
     if given in DICT_KINDS:
         value, chosen = _choose_split(value, given, split)
     elif split is not None:
@@ -231,23 +234,25 @@ def memory_input(value: Any, split: str | None = None, label: str | None = None)
         rows = len(value)
     elif kind == "pyarrow.Table":
         rows = value.num_rows
-    return MemoryInput(value, kind, given, label or kind, chosen, fingerprint, rows)
+    return MemoryInput(value, kind, given, label or kind, chosen, fingerprint, rows, original=original)
 
 
 class _Drift(Exception):
     """A batch whose types the first batch's schema cannot take."""
 
 
-def write_parquet(memory: MemoryInput, path: str, batch_rows: int = 65536) -> int:
-    """Every row of `memory`, every column, written to one parquet file (a row group per batch, so memory is a
-    batch); returns the rows written. A stream whose batches were typed apart (an IterableDataset without
-    features: a batch of empty cells is typed null) is written with the types they unify to."""
+def write_parquet(memory: MemoryInput, path: str, group_rows: int = 65536) -> int:
+    """Every row of `memory`, every column, written to one parquet file in row groups of `group_rows` (however the
+    source cut its batches; memory is a row group); returns the rows written. The schema is the dataset's own
+    where it has one (a `datasets` table's, with its features), else its first batch's; a stream whose batches
+    were typed apart (an IterableDataset without features: a batch of empty cells is typed null) is written with
+    the types they unify to."""
     try:
-        return _write_parquet(memory, path, None, batch_rows)
+        return _write_parquet(memory, path, memory.schema(), group_rows)
     except _Drift:
         pass
     schemas: list[pa.Schema] = []
-    for batch in memory.raw_batches(batch_rows):
+    for batch in memory.raw_batches(group_rows):
         if not any(batch.schema.equals(s) for s in schemas):
             schemas.append(batch.schema)
     try:
@@ -255,16 +260,17 @@ def write_parquet(memory: MemoryInput, path: str, batch_rows: int = 65536) -> in
     except (pa.ArrowInvalid, pa.ArrowTypeError, NotImplementedError) as exc:
         raise InputError(f"{memory.label}: its batches give a column types that do not agree ({_first_line(exc)}); "
                          "give it one type (an IterableDataset: features=...), then run again") from None
-    return _write_parquet(memory, path, target, batch_rows)
+    return _write_parquet(memory, path, target, group_rows)
 
 
-def _write_parquet(memory: MemoryInput, path: str, schema: pa.Schema | None, batch_rows: int) -> int:
+def _write_parquet(memory: MemoryInput, path: str, schema: pa.Schema | None, group_rows: int) -> int:
     import pyarrow.parquet as pq
 
     writer = None
     rows = 0
+    held: list[pa.RecordBatch] = []
     try:
-        for batch in memory.raw_batches(batch_rows):
+        for batch in memory.raw_batches(group_rows):
             schema = schema or batch.schema
             if not batch.schema.equals(schema):
                 try:
@@ -273,11 +279,111 @@ def _write_parquet(memory: MemoryInput, path: str, schema: pa.Schema | None, bat
                     raise _Drift() from None
             if writer is None:
                 writer = pq.ParquetWriter(path, schema)
-            writer.write_batch(batch)
+            held.append(batch)
             rows += batch.num_rows
+            if sum(b.num_rows for b in held) >= group_rows:
+                table = pa.Table.from_batches(held, schema=schema)
+                writer.write_table(table.slice(0, group_rows), row_group_size=group_rows)
+                held = table.slice(group_rows).to_batches()
         if writer is None:  # no rows: a file of the columns alone
-            writer = pq.ParquetWriter(path, schema or memory.schema() or pa.schema([]))
+            writer = pq.ParquetWriter(path, schema or pa.schema([]))
+        if held:
+            writer.write_table(pa.Table.from_batches(held, schema=schema), row_group_size=group_rows)
     finally:
         if writer is not None:
             writer.close()
     return rows
+
+
+# --- the filtered split, in the form it was given ----------------------------------------------------------
+
+REASON_COLUMNS = ("overlap_reasons", "overlap_bench_ids")  # added to the removed rows: why each went
+
+
+def kept_split(memory: MemoryInput, keep: Any, shard: str) -> Any:
+    """The kept rows in the type `memory` was given in. Held data is cut by the mask in its own library (a
+    `datasets.Dataset` by `select`, keeping its features and order; a DataFrame by boolean indexing, keeping its
+    index; a DatasetDict has its split replaced). A stream, which can only be read again, is given back over the
+    written and verified parquet `shard`: an IterableDataset streaming it, a RecordBatchReader of its batches, a
+    pyarrow dataset of it."""
+    import numpy as np
+
+    keep = np.asarray(keep, dtype=bool)
+    kind, value = memory.kind, memory.value
+    if kind == "datasets.Dataset":
+        kept = value.select(np.flatnonzero(keep))
+    elif kind == "pandas.DataFrame":
+        kept = value[keep]
+    elif kind == "polars.DataFrame":
+        kept = value.filter(keep)
+    elif kind == "pyarrow.Table":
+        kept = value.filter(pa.array(keep))
+    elif kind == "datasets.IterableDataset":
+        import datasets  # imported here: the caller gave a datasets object, so it is installed
+
+        kept = datasets.load_dataset("parquet", data_files={"train": shard}, split="train", streaming=True)
+        if value.features is not None:
+            kept = kept.cast(value.features)
+    elif kind == "pyarrow.RecordBatchReader":
+        import pyarrow.parquet as pq
+
+        handle = pq.ParquetFile(shard)
+        kept = pa.RecordBatchReader.from_batches(handle.schema_arrow, handle.iter_batches())
+    else:
+        import pyarrow.dataset as pads
+
+        kept = pads.dataset(shard, format="parquet")
+    if memory.given in DICT_KINDS:
+        kept = type(memory.original)({**memory.original, memory.split: kept})
+    return kept
+
+
+def removed_rows(memory: MemoryInput, keep: Any, removed: Any) -> Any:
+    """The removed rows with why each went (`overlap_reasons`, `overlap_bench_ids`, from `removed`: the filter's
+    removed table, one row per removed row in source order): held data in its own type (a DatasetDict gives
+    the split's Dataset), a stream's as a pyarrow Table (read again: only the removed rows are held)."""
+    import numpy as np
+
+    keep = np.asarray(keep, dtype=bool)
+    gone = np.flatnonzero(~keep)
+    reasons = [list(removed["reasons"].astype(str)), list(removed["bench_ids"].fillna("").astype(str))]
+    kind, value = memory.kind, memory.value
+    if kind == "datasets.Dataset":
+        from datasets.utils import tqdm as datasets_bars  # imported here: the caller gave a datasets object
+
+        quiet = datasets_bars.are_progress_bars_disabled()
+        datasets_bars.disable_progress_bars()  # adding a column to a selection shows one: not the user's step
+        try:
+            rows = value.select(gone)
+            for name, values in zip(REASON_COLUMNS, reasons, strict=True):
+                rows = rows.add_column(name, values)
+        finally:
+            if not quiet:
+                datasets_bars.enable_progress_bars()
+        return rows
+    if kind == "pandas.DataFrame":
+        return value[~keep].assign(**dict(zip(REASON_COLUMNS, reasons, strict=True)))
+    if kind == "polars.DataFrame":
+        import polars  # imported here: the caller gave a polars frame
+
+        return value.filter(~keep).with_columns(*(polars.Series(n, v, dtype=polars.String)
+                                                 for n, v in zip(REASON_COLUMNS, reasons, strict=True)))
+    if kind == "pyarrow.Table":
+        table = value.take(pa.array(gone, pa.int64()))
+    else:
+        pieces, offset = [], 0
+        for batch in memory.raw_batches(65536):
+            here = gone[(gone >= offset) & (gone < offset + batch.num_rows)] - offset
+            if len(here):
+                pieces.append(pa.Table.from_batches([batch.take(pa.array(here, pa.int64()))]))
+            offset += batch.num_rows
+        schema = memory.schema() or (pieces[0].schema if pieces else pa.schema([]))
+        table = pa.concat_tables(pieces, promote_options="permissive") if pieces else schema.empty_table()
+    for name, values in zip(REASON_COLUMNS, reasons, strict=True):
+        table = table.append_column(name, pa.array(values, pa.string()))
+    return table
+
+
+def readable_again(value: Any) -> bool:
+    """Whether reading `value` leaves it as it was (a RecordBatchReader is used up)."""
+    return kind_of(value) != "pyarrow.RecordBatchReader"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ...errors import InputError, OverlapError
@@ -266,6 +267,29 @@ def _write_split(result, filtered: FilterResult, out: Path, inputs: list[tuple[S
         if card is not None:
             (tmp / "README.md").write_text(card, encoding="utf-8")
     return SplitReport(Path(out), [s.relpath for s in shards], kept_rows, verification)
+
+
+def verify_memory_split(result, filtered: FilterResult, batches, shown: str) -> dict[str, Any]:
+    """The split `filter_train` gives back for an in-memory training set (`batches()`: its Arrow batches), read by
+    the independent verifier as a written shard is: it holds no key an asked reason removes, and as many rows as
+    were kept. Returns the verifier's block; an InputError at the first row that fails."""
+    train = result.train
+    drops = filtered.drop_positions()
+    (label,) = [f.path for f in train.provenance.files] or [train.name]
+    old_to_new = result.mapping.old_to_new if result.mapping is not None else {}
+    files = [SplitFile(None, shown, label, frozenset(drops.get(label, ())), batches=batches)]
+    return verify_split(files, _key_columns(train, "training set"), [_bench_rows(b.bench) for b in result.benches],
+                        filtered.reasons_asked, old_to_new, filtered.kept_rows)
+
+
+def keep_mask_of(filtered: FilterResult, rows: int, label: str):
+    """A boolean array over the training set's `rows` rows: True where the row is kept."""
+    keep = np.ones(rows, dtype=bool)
+    positions = sorted(filtered.drop_positions().get(label, ()))
+    if positions and positions[-1] >= rows:
+        raise InputError(f"{label}: removed rows name row {positions[-1]} of {rows}")
+    keep[positions] = False
+    return keep
 
 
 def loading_card(relpaths: list[str], root: Path | None = None) -> str | None:
