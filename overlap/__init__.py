@@ -26,6 +26,7 @@ _LAZY = {
     "compare": "overlap.api",
     "filter_train": "overlap.api",
     "keep_mask": "overlap.api",
+    "named": "overlap.api",
     "matrix": "overlap.api",
     "text_check": "overlap.api",
     "audit": "overlap.audit",  # the package itself: callable as its `audit` function

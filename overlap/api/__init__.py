@@ -10,10 +10,11 @@ read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: com
 
 from ..audit import audit
 from ..results import BenchComparison, CompareResult, MatrixResult
+from ..sources.in_memory import named
 from ..text.api import text_check
 from .compare import compare, filter_train, keep_mask
 from .filtered import FilteredSplit
 from .matrix import matrix
 
 __all__ = ["BenchComparison", "CompareResult", "FilteredSplit", "MatrixResult", "audit", "compare", "filter_train",
-           "keep_mask", "matrix", "text_check"]
+           "keep_mask", "matrix", "named", "text_check"]

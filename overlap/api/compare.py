@@ -110,7 +110,7 @@ def _in_memory(args: list[Any], split: str | None) -> list[Any]:
         if is_in_memory(arg):
             arg = memory_input(arg, split if not isinstance(arg, MemoryInput) and _is_dict(arg) else None)
             seen[arg.label] = seen.get(arg.label, 0) + 1
-            if seen[arg.label] > 1:
+            if seen[arg.label] > 1 and not arg.named:  # a name the caller gave twice is refused as such
                 arg.label = f"{arg.label}-{seen[arg.label]}"
         out.append(arg)
     return out

@@ -76,6 +76,7 @@ class MemoryInput:
     _spool: Any = field(default=None, repr=False)  # a RecordBatchReader's copy: (folder, path, complete)
     _seen: list[str] | None = field(default=None, repr=False)  # the columns of the first batch read
     original: Any = field(default=None, repr=False)  # what the caller gave (a DatasetDict: all its splits)
+    named: bool = False  # the label is the caller's (`named`), not the type's
 
     @property
     def streamed(self) -> bool:
@@ -387,3 +388,14 @@ def removed_rows(memory: MemoryInput, keep: Any, removed: Any) -> Any:
 def readable_again(value: Any) -> bool:
     """Whether reading `value` leaves it as it was (a RecordBatchReader is used up)."""
     return kind_of(value) != "pyarrow.RecordBatchReader"
+
+
+def named(value: Any, name: str, *, split: str | None = None) -> MemoryInput:
+    """An in-memory dataset with the name reports give it (by default its type, `pandas.DataFrame`): pass the
+    result wherever a dataset is taken, e.g. `overlap.compare(overlap.named(df, "my-mix"), "cybergym", ...)`.
+    `split` picks a DatasetDict's split."""
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        raise InputError(f"name {name!r}: give the dataset a name (text, no leading or trailing spaces)")
+    memory = memory_input(value, split)
+    memory.label, memory.named = name, True
+    return memory

@@ -84,7 +84,8 @@ def _memory_shards(dataset, spool: Path) -> list[tuple[Shard, int]]:
     below reads them as it reads a file's), and the rows the compare read. A stream read again must give as
     many rows (an IterableDataset whose generator gives other rows a second time is refused)."""
     (record,) = dataset.provenance.files
-    path = spool / f"{safe_name(record.path)}.parquet"
+    name = safe_name(record.path)
+    path = spool / (name if name.lower().endswith(".parquet") else f"{name}.parquet")
     rows = write_parquet(dataset.source, str(path))
     if rows != int(record.rows or 0):
         raise InputError(f"{dataset.name}: {rows} rows read again but {record.rows} compared; an in-memory dataset "
