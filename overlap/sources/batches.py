@@ -239,8 +239,8 @@ def open_batches(
         from .in_memory import ORIGIN, memory_input  # imported here: pyarrow, needed only for in-memory data
 
         memory = memory_input(source, split)
-        provenance = Provenance(name=memory.label, origin=ORIGIN, subsets=[memory.split] if memory.split else [],
-                                in_memory=memory.record())
+        # the split is said by the in-memory record (not as a subset of a name: the label is the name given)
+        provenance = Provenance(name=memory.label, origin=ORIGIN, in_memory=memory.record())
         return MemoryBatches(memory.label, [DataFile("", memory.label)], columns, tuple(optional), batch_rows, None,
                              provenance, False, memory=memory)
     text = os.fspath(source)

@@ -350,7 +350,7 @@ def removed_rows(memory: MemoryInput, keep: Any, removed: Any) -> Any:
     reasons = [list(removed["reasons"].astype(str)), list(removed["bench_ids"].fillna("").astype(str))]
     kind, value = memory.kind, memory.value
     if kind == "datasets.Dataset":
-        from datasets.utils import tqdm as datasets_bars  # imported here: the caller gave a datasets object
+        from datasets import utils as datasets_bars  # imported here: the caller gave a datasets object
 
         quiet = datasets_bars.are_progress_bars_disabled()
         datasets_bars.disable_progress_bars()  # adding a column to a selection shows one: not the user's step

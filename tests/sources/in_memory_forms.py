@@ -1,15 +1,18 @@
 """The same rows in every in-memory form `overlap` reads, each beside the parquet file its own library writes
 of them (what a user would have written to disk), and what may differ between the two result folders.
 
-`forms(table, folder)` gives {form: (in-memory value, parquet path, split)}. `normalised_folder(folder, label,
-file_label, described)` reads a result folder as {relative path: bytes} with the input's label written as the
-file's and the train's provenance record left out: the only things that legitimately differ (an in-memory
-input has no file name, path or sha256; the file has no type, fingerprint or in-memory columns).
+`build(form, table, folder)` gives (the in-memory value, the parquet path, the split to name).
+`normalised_folder(folder, label)` reads a result folder as {relative path: bytes} with the train's provenance
+left out: the one thing that legitimately differs (an in-memory input has no path or sha256, the file no type,
+fingerprint or in-memory columns). The in-memory input is named as the file is (`overlap.named`), so every
+other byte, the label included, must be the same.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import datasets
@@ -73,25 +76,21 @@ def _without_train_provenance(value, label: str):
     return value
 
 
-def normalised_folder(folder: Path, label: str, described: str = "") -> dict[str, bytes]:
-    """The result folder with the train's label written as `label` (the caller passes both runs through with
-    their own labels' replacement), its provenance records replaced by a marker, and its one-line source
-    description (`described`) replaced too; every other byte as written."""
+def normalised_folder(folder: Path, label: str) -> dict[str, bytes]:
+    """The result folder with the train's provenance (named `label`) replaced by a marker: its records in the
+    JSON files, and its row of the reports' provenance table (origin, place or type, sha256); every other byte
+    as written."""
     out = {}
     for name, data in folder_bytes(folder).items():
         if name.endswith(".json"):
             data = json.dumps(_without_train_provenance(json.loads(data), label), sort_keys=True).encode()
-        if described and name.endswith((".md", ".html", ".json")):
-            data = data.replace(described.encode(), b"<train source>")
+        elif name in ("report.md", "report.html"):
+            row = re.compile(rb"^.*(?:\| |<td>)train: " + re.escape(html.escape(label).encode()) + rb"(?: \||</td>).*$",
+                             re.MULTILINE)
+            data, found = row.subn(b"<train provenance row>", data)
+            assert found == 1, (name, found)
         out[name] = data
     return out
-
-
-def relabelled(files: dict[str, bytes], old: str, new: str) -> dict[str, bytes]:
-    """`files` with the label `old` written as `new`, in names and contents (JSON as well as text)."""
-    escaped = json.dumps(old)[1:-1].encode(), json.dumps(new)[1:-1].encode()
-    return {name.replace(old, new): data.replace(old.encode(), new.encode()).replace(*escaped)
-            for name, data in files.items()}
 
 
 def counts(result) -> dict:
