@@ -108,16 +108,13 @@ def _in_memory(args: list[Any], split: str | None) -> list[Any]:
     seen: dict[str, int] = {}
     for arg in args:
         if is_in_memory(arg):
-            arg = memory_input(arg, split if not isinstance(arg, MemoryInput) and _is_dict(arg) else None)
+            arg = memory_input(arg, split)
             seen[arg.label] = seen.get(arg.label, 0) + 1
             if seen[arg.label] > 1 and not arg.named:  # a name the caller gave twice is refused as such
                 arg.label = f"{arg.label}-{seen[arg.label]}"
         out.append(arg)
     return out
 
-
-def _is_dict(arg: Any) -> bool:
-    return type(arg).__name__ in ("DatasetDict", "IterableDatasetDict")
 
 
 def _text_pairs(text: Any) -> list[tuple[str, str]] | None:

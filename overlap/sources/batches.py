@@ -189,17 +189,24 @@ class MemoryBatches(BatchSource):
     def _projected(self) -> Iterator[Any]:
         optional = set(self.optional)
         tops = sorted({c.split(".")[0] for c in self.columns} | set(self.columns))
+        known = self.memory.columns()
+        if known is not None:  # said before reading, as a file's footer says it
+            self._refuse_missing(known)
         schema = plans = None
         for raw in self.memory.raw_batches(self.batch_rows, tops):
             if raw.schema != schema:  # a stream's batches may each be typed by their own values
                 schema = raw.schema
-                for column in self.columns:
-                    if column not in optional and column not in schema.names \
-                            and column.split(".")[0] not in schema.names:
-                        raise InputError(f"{self.label}: no column '{column}'; it has {_describe(schema)}; name a "
-                                         "column it has (dotted for a nested field: extra_info.instance_id)")
+                if known is None:
+                    self._refuse_missing(schema.names, _describe(schema))
                 plans = _plan(schema, self.columns, optional, self.label)
             yield _batch(raw, plans, self.columns)
+
+    def _refuse_missing(self, names: list[str], described: str | None = None) -> None:
+        for column in self.columns:
+            if column not in self.optional and column not in names and column.split(".")[0] not in names:
+                shown = described or ", ".join(names[:20]) or "no columns"
+                raise InputError(f"{self.label}: no column '{column}'; it has {shown}; name a column it has (dotted "
+                                 "for a nested field: extra_info.instance_id)")
 
 
 class _Counted:

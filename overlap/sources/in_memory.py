@@ -84,6 +84,8 @@ class MemoryInput:
 
     def columns(self) -> list[str] | None:
         """The top-level column names, when known without reading (an IterableDataset without features: no)."""
+        if self.kind in ("pandas.DataFrame", "polars.DataFrame"):
+            return [str(c) for c in self.value.columns]
         schema = self.schema()
         return self._seen if schema is None else list(schema.names)
 
@@ -93,17 +95,13 @@ class MemoryInput:
             return value.data.schema
         if kind == "datasets.IterableDataset":
             return value.features.arrow_schema if value.features is not None else None
-        if kind == "pandas.DataFrame":
+        if kind in ("pandas.DataFrame", "polars.DataFrame"):
             return None  # types are inferred from the values (`_frame_batches`), never guessed here
-        if kind == "polars.DataFrame":
-            return None
         return value.schema
 
     def record(self) -> dict[str, Any]:
         """What provenance records of it (there is no file hash): type, split, columns, rows, fingerprint."""
         columns = self.columns()
-        if columns is None and self.kind in ("pandas.DataFrame", "polars.DataFrame"):
-            columns = [str(c) for c in self.value.columns]
         return {"type": self.given, "split": self.split, "columns": columns, "rows": self.rows,
                 "fingerprint": self.fingerprint}
 
@@ -123,23 +121,32 @@ class MemoryInput:
 
     def _batches(self, batch_rows: int, tops: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
         kind, value = self.kind, self.value
-        if kind in ("datasets.Dataset", "datasets.IterableDataset"):
+        if kind == "datasets.IterableDataset" and value.features is None:
+            # no features: each batch is typed by its own values (a batch of empty cells is null), which the
+            # Arrow format refuses to put in one stream; the reader takes batches typed apart, as a JSON file's
+            for rows in value.iter(batch_size=batch_rows):
+                table = pa.Table.from_pydict(rows)
+                self._seen = self._seen or list(table.schema.names)  # its columns, told by its rows
+                yield from _as_batches(table)
+        elif kind in ("datasets.Dataset", "datasets.IterableDataset"):
             for table in value.with_format("arrow").iter(batch_size=batch_rows):
-                if self._seen is None:  # an IterableDataset without features tells its columns by its rows
-                    self._seen = list(table.schema.names)
                 yield from _as_batches(table)
         elif kind == "pandas.DataFrame":
             yield from _frame_batches(value, batch_rows, tops)
         elif kind == "polars.DataFrame":
-            chosen = value.select([c for c in value.columns if c in set(tops)]) if tops is not None else value
-            yield from _as_batches(chosen.to_arrow())
+            chosen = [c for c in value.columns if c in set(tops)] if tops is not None else value.columns
+            if chosen:
+                yield from _as_batches(value.select(chosen).to_arrow())
+            else:  # none of its columns is asked for: its rows still count
+                yield from _row_counts(len(value), batch_rows)
         elif kind == "pyarrow.Table":
             yield from value.to_batches(max_chunksize=batch_rows)
         elif kind == "pyarrow.dataset.Dataset":
             names = value.schema.names
             wanted = [c for c in names if c in set(tops)] if tops is not None else None
             # ordered: `to_batches` yields the fragments' batches in order (its threads read ahead)
-            yield from value.to_batches(columns=wanted, batch_size=batch_rows)
+            for batch in value.to_batches(columns=wanted, batch_size=batch_rows):
+                yield batch if wanted != [] else next(_row_counts(batch.num_rows, batch_rows))
         elif kind == "pyarrow.RecordBatchReader":
             yield from self._reader_batches()
         else:  # pragma: no cover - `memory_input` takes only the kinds above
@@ -184,11 +191,20 @@ def _frame_batches(frame: Any, batch_rows: int, tops: Sequence[str] | None) -> I
     values, and a frame's own index is kept by the split it is given back (`split_of`)."""
     if tops is not None:
         frame = frame[[c for c in frame.columns if str(c) in set(tops)]]
+        if not len(frame.columns):  # none of its columns is asked for: its rows still count
+            yield from _row_counts(len(frame), batch_rows)
+            return
     _refuse_repeated(frame.columns, "pandas.DataFrame")
     schema = pa.Schema.from_pandas(frame, preserve_index=False)
     for start in range(0, max(len(frame), 1), batch_rows):
         piece = frame.iloc[start:start + batch_rows]
         yield from pa.Table.from_pandas(piece, schema=schema, preserve_index=False).to_batches()
+
+
+def _row_counts(rows: int, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """Batches of `rows` rows and no asked column (the projection reads its optional columns as null)."""
+    for start in range(0, rows, batch_rows):
+        yield pa.RecordBatch.from_pydict({"_": pa.nulls(min(batch_rows, rows - start))})
 
 
 def _refuse_repeated(columns: Any, what: str) -> None:
