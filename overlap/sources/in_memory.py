@@ -121,14 +121,9 @@ class MemoryInput:
 
     def _batches(self, batch_rows: int, tops: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
         kind, value = self.kind, self.value
-        if kind == "datasets.IterableDataset" and value.features is None:
-            # no features: each batch is typed by its own values (a batch of empty cells is null), which the
-            # Arrow format refuses to put in one stream; the reader takes batches typed apart, as a JSON file's
-            for rows in value.iter(batch_size=batch_rows):
-                table = pa.Table.from_pydict(rows)
-                self._seen = self._seen or list(table.schema.names)  # its columns, told by its rows
-                yield from _as_batches(table)
-        elif kind in ("datasets.Dataset", "datasets.IterableDataset"):
+        if kind == "datasets.IterableDataset":
+            yield from self._iterable_batches(batch_rows)
+        elif kind == "datasets.Dataset":
             for table in value.with_format("arrow").iter(batch_size=batch_rows):
                 yield from _as_batches(table)
         elif kind == "pandas.DataFrame":
@@ -151,6 +146,30 @@ class MemoryInput:
             yield from self._reader_batches()
         else:  # pragma: no cover - `memory_input` takes only the kinds above
             raise InputError(f"{self.label}: cannot read a {kind}")
+
+    def _iterable_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """An IterableDataset's batches: in the Arrow format while `datasets` can give them so; from where that
+        fails on, and throughout for a dataset without features, as Python rows made Arrow a batch at a time (its
+        Arrow format cannot join examples whose cells were typed apart, e.g. a null cell before a text one)."""
+        value, given = self.value, 0
+        if value.features is not None:
+            try:
+                for table in value.with_format("arrow").iter(batch_size=batch_rows):
+                    yield from _as_batches(table)
+                    given += table.num_rows
+                return
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+                pass
+        rest = value.skip(given) if given else value
+        if value.features is not None and hasattr(rest, "decode"):  # images, audio: their stored form, as Arrow
+            rest = rest.decode(False)
+        schema = value.features.arrow_schema if value.features is not None else None
+        for rows in rest.iter(batch_size=batch_rows):
+            # without features each batch is typed by its own values (a batch of empty cells is null): the
+            # reader takes batches typed apart, as a JSON file's
+            table = pa.Table.from_pydict(rows, schema=schema)
+            self._seen = self._seen or list(table.schema.names)  # its columns, told by its rows
+            yield from _as_batches(table)
 
     def _reader_batches(self) -> Iterator[pa.RecordBatch]:
         """A RecordBatchReader's batches: the first pass from the reader, copied to a spool file as they pass;

@@ -237,3 +237,17 @@ def test_split_names_in_memory_shard_with_a_data_suffix(rows, tmp_path):
     split = overlap.filter_train(table, ["cybergym"], tmp_path / "out", id_column=ID, data=data)
     assert split.report.shards == ["data/pyarrow.Table.parquet"]
     assert pq.read_table(tmp_path / "out" / "data" / "pyarrow.Table.parquet").num_rows == split.report.kept_rows
+
+
+def test_iterable_dataset_with_features_whose_cells_were_typed_apart(rows):
+    """`datasets` cannot give such a stream in its Arrow format (a null cell before a text one): read on from
+    there as rows, every row once and in order."""
+    table, data = rows
+    cells = [{"id": "arvo:10055", "note": None}, {"id": "arvo:10055", "note": ""}, {"id": "arvo:42", "note": "x"}]
+    features = datasets.Features({"id": datasets.Value("string"), "note": datasets.Value("string")})
+    stream = datasets.IterableDataset.from_generator(lambda: iter(cells), features=features)
+    for size in (1, 2, 10):
+        got = pa.Table.from_batches(list(in_memory.memory_input(stream).raw_batches(size))).to_pylist()
+        assert got == cells
+    result = overlap.compare(stream, "cybergym", id_column="id", data=data, pool=None)
+    assert result.train.item_count == 2 and len(result.benches[0].pairs) == 1
