@@ -46,6 +46,9 @@ KINDS = {
 STREAMED_KINDS = ("datasets.IterableDataset", "pyarrow.RecordBatchReader", "pyarrow.dataset.Dataset")
 DICT_KINDS = ("datasets.DatasetDict", "datasets.IterableDatasetDict")
 ORIGIN = "in-memory"
+# rows of one batch asked of an IterableDataset: a generator's batch is held as Python dicts (~1 KB a row) before
+# it is Arrow, so a file's batch size (262,144 rows) would cost its peak memory twice over
+ITERABLE_BATCH_ROWS = 32_768
 
 
 def kind_of(value: Any) -> str | None:
@@ -150,8 +153,10 @@ class MemoryInput:
     def _iterable_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """An IterableDataset's batches: in the Arrow format while `datasets` can give them so; from where that
         fails on, and throughout for a dataset without features, as Python rows made Arrow a batch at a time (its
-        Arrow format cannot join examples whose cells were typed apart, e.g. a null cell before a text one)."""
+        Arrow format cannot join examples whose cells were typed apart, e.g. a null cell before a text one).
+        At most `ITERABLE_BATCH_ROWS` a batch: a generator's examples are Python dicts until a batch is whole."""
         value, given = self.value, 0
+        batch_rows = min(batch_rows, ITERABLE_BATCH_ROWS)
         if value.features is not None:
             try:
                 for table in value.with_format("arrow").iter(batch_size=batch_rows):
