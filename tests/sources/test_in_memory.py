@@ -20,6 +20,7 @@ import overlap
 from overlap.api.demo import demo_data
 from overlap.errors import InputError
 from overlap.sources import in_memory
+from overlap.sources.generic import read_generic
 
 ID = "extra_info.instance_id"
 STREAMED = ("datasets.IterableDataset", "pyarrow.RecordBatchReader", "pyarrow.dataset.Dataset")
@@ -251,3 +252,33 @@ def test_iterable_dataset_with_features_whose_cells_were_typed_apart(rows):
         assert got == cells
     result = overlap.compare(stream, "cybergym", id_column="id", data=data, pool=None)
     assert result.train.item_count == 2 and len(result.benches[0].pairs) == 1
+
+
+@pytest.mark.parametrize("form", ["datasets.Dataset", "datasets.IterableDataset", "polars.DataFrame",
+                                  "pyarrow.RecordBatchReader", "pyarrow.dataset.Dataset"])
+def test_text_check_reads_every_form_as_a_frame(form, tmp_path):
+    """`text_check` read a DataFrame, an Arrow table and batches; every other form gives what the frame gives."""
+    text = "a heap buffer overflow when the parser reads a character reference past the end of the input"
+    train = pa.table({"item_id": ["t1", "t2", "t3"], "text": [text, "nothing alike at all here", None]})
+    bench = pa.table({"item_id": ["b1"], "text": [text.upper() + " again"]})
+    expected = overlap.text_check(train.to_pandas(), bench.to_pandas(), "text", "text", ns=(8,))
+    value, _, _ = build(form, train, tmp_path / "train")
+    bench_value, _, _ = build(form, bench, tmp_path / "bench")
+    got = overlap.text_check(value, bench_value, "text", "text", ns=(8,))
+    assert got.flags.equals(expected.flags) and got.train_counts == expected.train_counts
+    assert list(got.flags["train_id"]) == ["t1"]
+
+
+def test_matrix_takes_in_memory_benchmarks_by_their_columns(rows, tmp_path):
+    table, data = rows
+    first, second = table.slice(0, 7), table.slice(4)
+    on_file = []
+    for name, part in (("first.parquet", first), ("second.parquet", second)):
+        pq.write_table(part, tmp_path / name)
+        on_file.append(read_generic(str(tmp_path / name), {"id": ID}))
+    expected = overlap.matrix(on_file, data=data)
+    got = overlap.matrix([overlap.named(first.to_pandas(), "first.parquet"),
+                          overlap.named(datasets.Dataset(second), "second.parquet")], id_column=ID, data=data)
+    assert got.cells.equals(expected.cells)
+    with pytest.raises(InputError, match="read by its columns"):
+        overlap.matrix([first, second], data=data)
