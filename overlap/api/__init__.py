@@ -1,9 +1,10 @@
 """The library's entry points, one per command; the CLI (`overlap.cli`) is a thin layer over these.
 
-    from overlap.api import compare, filter_train, matrix, text_check, audit
+    from overlap.api import compare, filter_train, keep_mask, matrix, text_check, audit, named
 
-`compare`, `filter_train` and `keep_mask` (`overlap.api.compare`), `matrix` (`overlap.api.matrix`), the n-gram text check
-`text_check` (`overlap.text.api`) and `audit` (`overlap.audit`). The results they return
+`compare`, `filter_train` and `keep_mask` (`overlap.api.compare`), `matrix` (`overlap.api.matrix`), the n-gram text
+check `text_check` (`overlap.text.api`) and `audit` (`overlap.audit`); `named` names an in-memory dataset
+(`overlap.sources.in_memory`). The results they return
 (`CompareResult`, `BenchComparison`, `MatrixResult`) are defined in `overlap.results`, where every layer can
 read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: comparison, decision, report).
 """
