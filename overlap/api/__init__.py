@@ -2,9 +2,9 @@
 
     from overlap.api import compare, filter_train, keep_mask, matrix, text_check, audit, named
 
-`compare`, `filter_train` and `keep_mask` (`overlap.api.compare`), `matrix` (`overlap.api.matrix`), the n-gram text
-check `text_check` (`overlap.text.api`) and `audit` (`overlap.audit`); `named` names an in-memory dataset
-(`overlap.sources.in_memory`). The results they return
+`compare` (`overlap.api.compare`), `filter_train` and `keep_mask` (`overlap.api.filtering`), `matrix`
+(`overlap.api.matrix`), the n-gram text check `text_check` (`overlap.text.api`) and `audit` (`overlap.audit`);
+`named` names an in-memory dataset (`overlap.sources.in_memory`). The results they return
 (`CompareResult`, `BenchComparison`, `MatrixResult`) are defined in `overlap.results`, where every layer can
 read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: comparison, decision, report).
 """
@@ -13,8 +13,9 @@ from ..audit import audit
 from ..results import BenchComparison, CompareResult, MatrixResult
 from ..sources.in_memory import named
 from ..text.api import text_check
-from .compare import compare, filter_train, keep_mask
+from .compare import compare
 from .filtered import FilteredSplit
+from .filtering import filter_train, keep_mask
 from .matrix import matrix
 
 __all__ = ["BenchComparison", "CompareResult", "FilteredSplit", "MatrixResult", "audit", "compare", "filter_train",

@@ -19,7 +19,7 @@ from in_memory_forms import FORMS, build, counts, quiet_datasets
 import overlap
 from overlap.api.demo import demo_data
 from overlap.errors import InputError
-from overlap.sources import in_memory
+from overlap.sources import in_memory, in_memory_split
 from overlap.sources.generic import read_generic
 
 ID = "extra_info.instance_id"
@@ -97,7 +97,7 @@ def test_filter_gives_the_split_back_in_its_form(form, rows, tmp_path):
     removed_table = removed if isinstance(removed, pa.Table) else in_memory.memory_input(removed).value
     if not isinstance(removed_table, pa.Table):
         removed_table = pa.Table.from_batches(list(in_memory.memory_input(removed).raw_batches(1000)))
-    assert _ids(removed_table.drop_columns(list(in_memory.REASON_COLUMNS))) == _ids(table.filter(pa.array(~keep)))
+    assert _ids(removed_table.drop_columns(list(in_memory_split.REASON_COLUMNS))) == _ids(table.filter(pa.array(~keep)))
     assert removed_table.column("overlap_reasons").to_pylist() == list(on_file.decision.removed["reasons"])
     # checked by the independent verifier, as returned, unless reading it would use it up
     check = got.report.verification.get("in_memory")
@@ -131,7 +131,7 @@ def test_verifier_reads_the_split_as_returned(rows, tmp_path, monkeypatch):
     """A returned split that still held a benchmark's task would be caught: the verifier reads what is returned,
     not the files written beside it."""
     table, data = rows
-    monkeypatch.setattr(sys.modules["overlap.api.compare"], "kept_split", lambda memory, keep, shard: memory.value)
+    monkeypatch.setattr(sys.modules["overlap.api.filtering"], "kept_split", lambda memory, keep, shard: memory.value)
     with pytest.raises(InputError, match="filtered split still holds train row"):
         overlap.filter_train(table, ["cybergym"], tmp_path / "out", id_column=ID, data=data)
 
