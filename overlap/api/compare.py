@@ -184,7 +184,10 @@ def compare(
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
-    Datasets are given as names/specs (see `overlap datasets`) or already-loaded `Dataset`s. `data` maps
+    Datasets are given as names/specs (see `overlap datasets`), already-loaded `Dataset`s, or in-memory datasets
+    (a `datasets.Dataset`, `DatasetDict` with `split`, `IterableDataset`, pandas or polars DataFrame, pyarrow
+    Table, RecordBatchReader or pyarrow dataset; `overlap.named` names one), read by `id_column` / `columns` as
+    one file is and streamed as one (`overlap.sources.in_memory`). `data` maps
     registered names to local folders/files. The OSS-Fuzz mapping is loaded (`arvo`) only when a side
     has OSS-Fuzz ids and none is passed.
 
