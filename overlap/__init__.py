@@ -6,6 +6,8 @@ The library's entry points, loaded on first use::
     result = overlap.compare("mimo-cyber", ["cybergym"])       # CompareResult
     split = overlap.filter_train("mimo-cyber", ["cybergym"], "out/")   # FilteredSplit
     overlap.matrix([...]); overlap.text_check(...); overlap.audit("repo/", fix="fix.patch")
+    overlap.compare(ds, "cybergym", id_column="instance_id")   # ds: a datasets.Dataset, a DataFrame, a pyarrow Table, …
+    mask = overlap.keep_mask(ds, ["cybergym"], id_column="instance_id")   # numpy bool per row: True = kept
     dataset = overlap.load_dataset("cybergym")
 
 Import stays cheap: `import overlap` (and `overlap --help`) loads no pandas, pyarrow, datasets,
@@ -23,6 +25,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "compare": "overlap.api",
     "filter_train": "overlap.api",
+    "keep_mask": "overlap.api",
+    "named": "overlap.api",
     "matrix": "overlap.api",
     "text_check": "overlap.api",
     "audit": "overlap.audit",  # the package itself: callable as its `audit` function

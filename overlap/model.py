@@ -179,17 +179,22 @@ class Provenance:
     """Where a dataset came from, enough to reproduce a result from the report alone."""
 
     name: str
-    origin: str  # hub | hub-cache | local-folder | local-file | github | builtin
+    origin: str  # hub | hub-cache | local-folder | local-file | github | builtin | in-memory
     repo_id: str | None = None
     revision: str | None = None  # resolved 40-hex revision when known
     files: list[FileRecord] = field(default_factory=list)
     location: str | None = None  # local path for local origins
     adapter: str | None = None  # registered adapter that read it
     subsets: list[str] = field(default_factory=list)  # the subsets selected (`NAME:SUBSET`); empty = all
+    # An in-memory input (origin `in-memory`) has no file to hash: what was given instead (type, split, columns,
+    # rows, and the `datasets` fingerprint where there is one). None, and left out of `to_dict`, for files.
+    in_memory: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["files"] = [asdict(f) for f in self.files]
+        if data["in_memory"] is None:
+            del data["in_memory"]
         return data
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from overlap.api.compare import compare, filter_train
+from overlap.api.compare import compare
+from overlap.api.filtering import filter_train
 from overlap.api.matrix import matrix
 from overlap.cli import app
 

@@ -1,5 +1,5 @@
-"""`compare(train, benches)` and `filter_train(train, benches, out)`: the key join, then the stages that add
-evidence, chance baselines and the text check to the same result."""
+"""`compare(train, benches)`: the key join, then the stages that add evidence, chance baselines and the text
+check to the same result (`filter_train` and `keep_mask`, which run it to decide a split: `overlap.api.filtering`)."""
 
 from __future__ import annotations
 
@@ -16,19 +16,17 @@ from ..ids.ossfuzz import OssFuzzMapping, canonicalize_keys
 from ..join import duplicates, join, shared_keys
 from ..keyjoin import stream_train
 from ..model import Dataset
-from ..outputs.ship.splits import check_reasons, filter_split, write_split
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
 from ..sources.batches import open_batches
 from ..sources.generic import GenericColumns, read_generic
+from ..sources.in_memory import MemoryInput, is_in_memory, memory_input
 from ..sources.load import check_pool, data_paths, load_dataset, load_identity
 from ..sources.registry import is_registered
 from ..stats.attach import attach_baselines
 from ..text.api import ngram_sizes
 from ..text.attach import attach_text, text_field
 from ..text.ngram.engines import check_engine
-from .filtered import FilteredSplit
-from .text_columns import with_text_column
 
 
 def canonical_ossfuzz_ids(datasets: list[Dataset], data: dict[str, Path],
@@ -51,20 +49,28 @@ def _label(dataset: Dataset) -> str:
     return f"{dataset.name}:{','.join(subsets)}" if subsets else dataset.name
 
 
-def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: GenericColumns | None,
+def _registered(arg: Any) -> bool:
+    """Whether a dataset argument is a registered name (never an in-memory dataset or a loaded Dataset)."""
+    return isinstance(arg, str) and is_registered(arg)
+
+
+def _read_datasets(args: list[str | Dataset | MemoryInput], data: dict[str, Path], columns: GenericColumns | None,
                    split: str | None, skip_first: bool = False) -> list[Dataset]:
     """Each dataset argument read: a Dataset as given, a registered name through its declaration, anything
-    else (a file, folder, glob or Hub id) by the named `columns` when given. Columns that no argument uses are
-    refused: an option that silently does nothing would be a wrong answer waiting to happen. `skip_first`: the
-    first argument is checked but not read (a training set that is streamed)."""
-    if columns is not None and all(isinstance(a, Dataset) or is_registered(a) for a in args):
+    else (a file, folder, glob, Hub id or in-memory dataset) by the named `columns` when given. Columns that no
+    argument uses are refused: an option that silently does nothing would be a wrong answer waiting to happen.
+    `skip_first`: the first argument is checked but not read (a training set that is streamed)."""
+    if columns is not None and all(isinstance(a, Dataset) or _registered(a) for a in args):
         raise InputError(f"the id column {columns.id!r} names a column of your own files or Hub datasets, and every "
                          "dataset given is registered (its columns are declared); leave the column options out")
     out = []
     for arg in args[1:] if skip_first else args:
         if isinstance(arg, Dataset):
             out.append(arg)
-        elif columns is not None and not is_registered(arg):
+        elif isinstance(arg, MemoryInput) and columns is None:
+            raise InputError(f"{arg.label}: an in-memory dataset is read by its columns; name its id column "
+                             "(id_column=NAME, or columns={'id': NAME, ...})")
+        elif columns is not None and not _registered(arg):
             out.append(read_generic(arg, columns, split=split))
         elif columns is None and not is_registered(arg) and not Path(arg).exists() and "/" in arg:
             raise InputError(f"{arg}: not a registered dataset; to read it by its columns, name its id column "
@@ -74,9 +80,9 @@ def _read_datasets(args: list[str | Dataset], data: dict[str, Path], columns: Ge
     return out
 
 
-def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
-    """One dataset (name, path or Dataset) or a list of them."""
-    if isinstance(value, (str, os.PathLike, Dataset)):
+def _dataset_args(value: Any, what: str) -> list[str | Dataset | Any]:
+    """One dataset (name, path, Dataset or in-memory dataset) or a list of them."""
+    if isinstance(value, (str, os.PathLike, Dataset)) or is_in_memory(value):
         value = [value]
     if not isinstance(value, (list, tuple)):
         raise InputError(f"{what}: expected a dataset name, a path or a list of them, got {type(value).__name__}")
@@ -84,10 +90,28 @@ def _dataset_args(value: Any, what: str) -> list[str | Dataset]:
     for item in value:
         if isinstance(item, os.PathLike):
             item = os.fspath(item)
-        if not isinstance(item, (str, Dataset)):
-            raise InputError(f"{what}: expected a dataset name, a path or a Dataset, got {type(item).__name__}")
+        if not isinstance(item, (str, Dataset)) and not is_in_memory(item):
+            raise InputError(f"{what}: expected a dataset name, a path, a Dataset or an in-memory dataset (a "
+                             "datasets.Dataset, a DataFrame, a pyarrow Table, …), got {type(item).__name__}")
         out.append(item)
     return out
+
+
+def _in_memory(args: list[Any], split: str | None) -> list[Any]:
+    """`args` with each in-memory dataset wrapped to be read as a file (`overlap.sources.in_memory`), `split`
+    picking a DatasetDict's split; two of one type are told apart by their place (`pandas.DataFrame-2`), as the
+    result names every dataset once."""
+    out: list[Any] = []
+    seen: dict[str, int] = {}
+    for arg in args:
+        if is_in_memory(arg):
+            arg = memory_input(arg, split)
+            seen[arg.label] = seen.get(arg.label, 0) + 1
+            if seen[arg.label] > 1 and not arg.named:  # a name the caller gave twice is refused as such
+                arg.label = f"{arg.label}-{seen[arg.label]}"
+        out.append(arg)
+    return out
+
 
 
 def _text_pairs(text: Any) -> list[tuple[str, str]] | None:
@@ -160,7 +184,10 @@ def compare(
 ) -> CompareResult:
     """Join a training set with one or more benchmarks on normalised source identities.
 
-    Datasets are given as names/specs (see `overlap datasets`) or already-loaded `Dataset`s. `data` maps
+    Datasets are given as names/specs (see `overlap datasets`), already-loaded `Dataset`s, or in-memory datasets
+    (a `datasets.Dataset`, `DatasetDict` with `split`, `IterableDataset`, pandas or polars DataFrame, pyarrow
+    Table, RecordBatchReader or pyarrow dataset; `overlap.named` names one), read by `id_column` / `columns` as
+    one file is and streamed as one (`overlap.sources.in_memory`). `data` maps
     registered names to local folders/files. The OSS-Fuzz mapping is loaded (`arvo`) only when a side
     has OSS-Fuzz ids and none is passed.
 
@@ -195,6 +222,10 @@ def compare(
         raise InputError("train: give one training set (a name, a path or a Dataset), not a list")
     (train,) = _dataset_args(train, "train")
     benches = _dataset_args(benches, "benches")
+    train, *benches = _in_memory([train, *benches], split)
+    if engine != "local" and isinstance(train, MemoryInput):
+        raise InputError(f"engine {engine!r}: an in-memory training set is scanned in this process (engine='local'); "
+                         "to run on Ray, write it to parquet files and give their folder")
     text = _text_pairs(text)
     ngram_ns = ngram_sizes(ngram_ns)
     _whole(seed, "seed")
@@ -235,7 +266,7 @@ def compare(
         raise InputError(f"the same dataset is named twice ({', '.join(names)}); compare distinct datasets")
     if generic is not None:
         _named_columns_filled(generic, [ds for arg, ds in zip([train, *benches], [train_ds, *bench_ds], strict=True)
-                                        if not isinstance(arg, Dataset) and not is_registered(arg)])
+                                        if not isinstance(arg, Dataset) and not _registered(arg)])
     if text:
         for train_field, bench_field in text:  # fail before the slow stages, in the library's words
             text_field(train_ds, train_field, f"text '{train_field}:{bench_field}'")
@@ -279,8 +310,9 @@ def _named_columns_filled(columns: GenericColumns, datasets: list[Dataset]) -> N
 
 def _streams(train: Any, generic: GenericColumns | None, reference: str | None) -> bool:
     """Is the training set read by columns, with nothing that needs every row's text (see `compare`)?"""
-    return (generic is not None and isinstance(train, str) and not is_registered(train) and generic.text is None
-            and generic.patch is None and reference is None)
+    return (generic is not None and (isinstance(train, MemoryInput) or (isinstance(train, str)
+                                                                      and not is_registered(train)))
+            and generic.text is None and generic.patch is None and reference is None)
 
 
 def _streamed_train(train: str, columns: GenericColumns, split: str | None, benches: list[Dataset],
@@ -328,74 +360,6 @@ def id_comparison(train: Dataset, benches: list[Dataset], *, train_duplicates=No
                            mapping=mapping, mapping_provenance=mapping_provenance, parameters=dict(parameters or {}))
     _attach_pair_kinds(result, sections=sections)
     return result
-
-
-def filter_train(
-    train: str | Dataset,
-    benches: list[str | Dataset],
-    out: Path,
-    *,
-    reasons: tuple[str, ...] | list[str] = ("id", "fix", "dup"),
-    data: dict[str, Path] | None = None,
-    mapping: OssFuzzMapping | None = None,
-    flagged: dict[str, list[str]] | None = None,
-    seed: int = 0,
-    id_column: str | None = None,
-    columns: Mapping[str, str] | None = None,
-    split: str | None = None,
-    text: str | list[str | tuple[str, str]] | None = None,
-    engine: str = "local",
-    ray_address: str | None = None,
-    workers: int | None = None,
-) -> FilteredSplit:
-    """Write the training set without the rows that overlap the benchmarks into the folder `out`, checked.
-
-    Runs the compare stages the `reasons` need (ids always; evidence for `fix` and `spec:*`; the text check
-    for `ngram:<n>`, on the `text` fields "TRAIN_FIELD:BENCH_FIELD", None: each dataset's default; a training
-    set read by its columns may name a column of its own as TRAIN_FIELD), decides which rows go
-    (`overlap.outputs.ship.filter_plan`), writes the split and proves it: the kept split, read back by a verifier
-    that shares no code with the filter (plain readers, the id parsers, set intersection with the benchmarks'
-    ids), holds no key an asked reason removes (`overlap.outputs.ship.splits.write_split`). An asked `ngram:<n>`
-    whose text check cannot run is an InputError, never a check recorded as passed. Returns a FilteredSplit
-    (`comparison`, `decision`, `report`; it unpacks as those three). `engine`, `ray_address` and `workers`:
-    the text scan's, as for `compare`.
-    """
-    if not isinstance(out, (str, os.PathLike)):
-        raise InputError(f"out: expected the folder to write the split into (a str or Path), got {type(out).__name__}")
-    if isinstance(reasons, str):  # one reason, as `text` takes one pair: never its characters
-        reasons = [reasons]
-    if not isinstance(reasons, (list, tuple, set, frozenset)):
-        raise InputError(f"reasons: expected a list of drop reasons, e.g. ['id', 'dup'], got "
-                         f"{type(reasons).__name__}")
-    if not all(isinstance(r, str) for r in reasons):
-        raise InputError(f"reasons: expected drop reasons as text, e.g. ['id', 'dup'], got {list(reasons)!r}")
-    asked = check_reasons(reasons)
-    ns = tuple(sorted({int(r.split(":")[1]) for r in asked if r.startswith("ngram:")}, reverse=True))
-    columns = _columns_arg(columns)
-    if id_column is not None:
-        columns = {**(columns or {}), "id": id_column}
-    columns, text = with_text_column(columns, _text_pairs(text))
-    options: dict[str, Any] = {
-        "pool": None,  # chance baselines do not decide what a filter drops
-        "seed": seed,
-        "evidence": any(r == "fix" or r.startswith("spec:") for r in asked),
-        "text": text if ns else [],
-        "ngram_ns": ns or (13,),
-        "engine": engine, "ray_address": ray_address, "workers": workers,  # the text scan
-    }
-    # streamed when the training set is read by its columns alone: the rows it drops are found by reading its id
-    # column again, and the split is written file by file, so no row of it is held
-    result = compare(train, benches, data=data, mapping=mapping, columns=columns, split=split, **options)
-    for comparison in result.benches if ns and not (flagged and all(f"ngram:{n}" in flagged for n in ns)) else ():
-        block = comparison.sections.get("text") or {}
-        if block.get("status") != "ran":
-            why = block.get("reason") or "the text check did not run"
-            raise InputError(f"drop reason 'ngram:{ns[0]}' asked for, but the text check cannot run against "
-                             f"{comparison.bench.name}: {why}; name the training set's text field (CLI: --text "
-                             "TRAIN_FIELD:BENCH_FIELD; library: text=...), or leave the reason out")
-    decision = filter_split(result, asked, flagged=flagged)
-    report = write_split(result, decision, out)
-    return FilteredSplit(result, decision, report)
 
 
 def _attach_pair_kinds(result: CompareResult, sections: bool = True) -> None:

@@ -4,7 +4,7 @@ verified. A NamedTuple, so `result, decision, report = filter_train(...)` keeps 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..outputs.ship.filter_plan import FilterResult
 from ..outputs.ship.splits import SplitReport
@@ -27,6 +27,20 @@ class FilteredSplit(NamedTuple):
     report: SplitReport
 
     @property
+    def kept(self) -> Any:
+        """For an in-memory training set, the kept rows in the type it was given in (a `datasets.Dataset` with
+        its features and row order, a DataFrame with its index; a stream read back from the verified split in
+        `out`); None for files and names, whose split is the folder `out`."""
+        return vars(self).get("kept") if hasattr(self, "__dict__") else None
+
+    @property
+    def removed(self) -> Any:
+        """For an in-memory training set, the removed rows with why each went (columns `overlap_reasons` and
+        `overlap_bench_ids`), in its own type (a stream's as a pyarrow Table); None for files and names (their
+        removed rows are `decision.removed` and the folder's removed.csv)."""
+        return vars(self).get("removed") if hasattr(self, "__dict__") else None
+
+    @property
     def out(self) -> Path:
         """The folder the split was written to."""
         return self.report.out
@@ -36,3 +50,13 @@ class FilteredSplit(NamedTuple):
         return (f"<FilteredSplit {self.decision.train}: {len(self.decision.removed):,} of "
                 f"{self.decision.source_rows:,} rows removed, {self.report.kept_rows:,} kept in {self.report.out}; "
                 f"{self.report.verified_line()}>")
+
+
+class InMemorySplit(FilteredSplit):
+    """A FilteredSplit of an in-memory training set: also `kept` and `removed`, in the type it was given in."""
+
+    def __new__(cls, comparison: CompareResult, decision: FilterResult, report: SplitReport, kept: Any = None,
+                removed: Any = None) -> InMemorySplit:
+        split = super().__new__(cls, comparison, decision, report)
+        vars(split).update(kept=kept, removed=removed)
+        return split

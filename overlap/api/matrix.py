@@ -9,6 +9,7 @@ at least one / at least two other benchmarks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,11 @@ from ..evidence.swe_pairs import classify_pairs
 from ..join import join
 from ..model import PAIR_KINDS, Dataset
 from ..results import MatrixResult
+from ..sources.generic import GenericColumns, read_generic
+from ..sources.in_memory import MemoryInput
 from ..sources.load import load_dataset
 from ..sources.registry import get_spec, parse_selection
-from .compare import _dataset_args, canonical_ossfuzz_ids, data_paths
+from .compare import _columns_arg, _dataset_args, _in_memory, canonical_ossfuzz_ids, data_paths
 
 MATRIX_PAIR_COLUMNS = ("a", "b", "a_id", "b_id", "kinds", "match_type", "a_raw", "b_raw")
 
@@ -54,12 +57,22 @@ def is_own_subset(a: Dataset, b: Dataset) -> bool:
     return ids_a <= ids_b or ids_b <= ids_a
 
 
-def _load_all(benches: list[str | Dataset], data: dict[str, Path] | None) -> list[Dataset]:
+def _load_all(benches: list[str | Dataset | MemoryInput], data: dict[str, Path] | None,
+              columns: GenericColumns | None = None) -> list[Dataset]:
     for bench in benches:  # every name is checked before anything is loaded
-        if not isinstance(bench, Dataset):
+        if isinstance(bench, MemoryInput) and columns is None:
+            raise InputError(f"{bench.label}: an in-memory dataset is read by its columns; name its id column "
+                             "(id_column=NAME, or columns={'id': NAME, ...})")
+        if not isinstance(bench, (Dataset, MemoryInput)):
             parse_selection(bench)
+    if columns is not None and not any(isinstance(b, MemoryInput) for b in benches):
+        raise InputError(f"the id column {columns.id!r} names a column of an in-memory dataset, and none is given; "
+                         "leave the column options out")
     loaded: list[Dataset] = []
     for bench in benches:
+        if isinstance(bench, MemoryInput):
+            loaded.append(read_generic(bench, columns))
+            continue
         dataset = bench if isinstance(bench, Dataset) else load_dataset(bench, data)
         subsets = () if isinstance(bench, Dataset) else parse_selection(bench).subsets
         if subsets:  # a subset is named as one (`swe-bench-pro:hard`), never as the whole set it is part of
@@ -77,19 +90,24 @@ def _repos(dataset: Dataset) -> set[str]:
     return set(dataset.items["project"].dropna().astype(str))
 
 
-def matrix(benches: list[str | Dataset], *, data: dict[str, Path] | None = None) -> MatrixResult:
-    """Join every benchmark with every other (names as in `overlap datasets`, or loaded Datasets).
+def matrix(benches: list[str | Dataset | Any], *, data: dict[str, Path] | None = None, id_column: str | None = None,
+           columns: Mapping[str, str] | None = None) -> MatrixResult:
+    """Join every benchmark with every other (names as in `overlap datasets`, loaded Datasets, or in-memory
+    datasets (a `datasets.Dataset`, a DataFrame, a pyarrow Table, …) read by `id_column` or `columns`, as
+    `compare` reads them).
 
     A benchmark is not compared with its own subset (see `is_own_subset`); such couples are listed as
     skipped. OSS-Fuzz ids are translated to canonical ids first (as in a compare), and pairs are classified into
     pair kinds by their own keys (`overlap.evidence.swe_pairs.classify_pairs`); the shares count counted kinds
     only, of every scheme.
     """
-    benches = _dataset_args(benches, "benches")  # one name alone is one benchmark, never its characters
+    benches = _in_memory(_dataset_args(benches, "benches"), None)  # one name alone is one benchmark
     if len(benches) < 2:
         raise InputError("give at least two benchmarks to compare with each other")
     data = data_paths(data)
-    datasets = _load_all(benches, data)
+    columns = _columns_arg(columns)
+    generic = GenericColumns.of(columns or {}, id_column=id_column) if id_column is not None or columns else None
+    datasets = _load_all(benches, data, generic)
     _, mapping_provenance = canonical_ossfuzz_ids(datasets, data)
     frames, cells, couples = [], [], []
     shared: dict[tuple[str, str], list[str]] = {}

@@ -44,11 +44,25 @@ def public_provenance(prov: dict[str, Any] | None) -> dict[str, Any]:
         {"path": _public_file_path(f.get("path")), "sha256": f.get("sha256"), "rows": f.get("rows")}
         for f in prov.get("files") or [] if isinstance(f, dict)
     ]
+    if isinstance(prov.get("in_memory"), dict):  # what an in-memory input was: names no local path
+        out["in_memory"] = dict(prov["in_memory"])
     return out
 
 
+def memory_description(memory: dict[str, Any]) -> str:
+    """An in-memory input as a reader names it: `datasets.Dataset (split train, fingerprint 5823…, 11 rows)`."""
+    parts = [f"split {memory['split']}" if memory.get("split") else "",
+             f"fingerprint {memory['fingerprint']}" if memory.get("fingerprint") else "",
+             f"{memory['rows']:,} rows" if isinstance(memory.get("rows"), int) else ""]
+    detail = ", ".join(p for p in parts if p)
+    return f"in-memory {memory.get('type') or 'dataset'}" + (f" ({detail})" if detail else "")
+
+
 def describe_source(prov: dict[str, Any] | None) -> str:
-    """`repo@revision` for a pinned Hub source, else the local files with their sha256 (no path)."""
+    """`repo@revision` for a pinned Hub source, what was given for an in-memory one, else the local files with
+    their sha256 (no path)."""
+    if isinstance((prov or {}).get("in_memory"), dict):
+        return memory_description(prov["in_memory"])
     prov = public_provenance(prov)
     if prov.get("origin") not in LOCAL_ORIGINS and prov.get("repo_id") and prov.get("revision"):
         return f"{prov['repo_id']}@{prov['revision']}"

@@ -182,6 +182,52 @@ class BatchSource:
         return ""
 
 
+@dataclass
+class MemoryBatches(BatchSource):
+    """The record batches of an in-memory dataset (`overlap.sources.in_memory`), projected on the asked columns
+    as a file's are: one file, named by the dataset's label, whose provenance record has no sha256 (the
+    provenance's `in_memory` says what was given instead)."""
+
+    memory: Any = None
+
+    def __iter__(self) -> Iterator[Any]:
+        for _, batches in self.iter_files():
+            yield from batches
+
+    def iter_files(self) -> Iterator[tuple[DataFile, Iterator[Any]]]:
+        self.provenance.files = []
+        data_file = self.files[0]
+        counted = _Counted(self._projected())
+        yield data_file, counted
+        for _ in counted:  # the rest, if the caller stopped early: rows are rows read
+            pass
+        self.memory.rows = counted.rows
+        self.provenance.files.append(FileRecord(path=data_file.name, sha256="", rows=counted.rows))
+        self.provenance.in_memory = self.memory.record()
+
+    def _projected(self) -> Iterator[Any]:
+        optional = set(self.optional)
+        tops = sorted({c.split(".")[0] for c in self.columns} | set(self.columns))
+        known = self.memory.columns()
+        if known is not None:  # said before reading, as a file's footer says it
+            self._refuse_missing(known)
+        schema = plans = None
+        for raw in self.memory.raw_batches(self.batch_rows, tops):
+            if raw.schema != schema:  # a stream's batches may each be typed by their own values
+                schema = raw.schema
+                if known is None:
+                    self._refuse_missing(schema.names, _describe(schema))
+                plans = _plan(schema, self.columns, optional, self.label)
+            yield _batch(raw, plans, self.columns)
+
+    def _refuse_missing(self, names: list[str], described: str | None = None) -> None:
+        for column in self.columns:
+            if column not in self.optional and column not in names and column.split(".")[0] not in names:
+                shown = described or ", ".join(names[:20]) or "no columns"
+                raise InputError(f"{self.label}: no column '{column}'; it has {shown}; name a column it has (dotted "
+                                 "for a nested field: extra_info.instance_id)")
+
+
 class _Counted:
     def __init__(self, batches: Iterator[Any]) -> None:
         self._batches = batches
@@ -194,7 +240,7 @@ class _Counted:
 
 
 def open_batches(
-    source: str | os.PathLike,
+    source: str | os.PathLike | Any,
     columns: Sequence[str],
     *,
     split: str | None = None,
@@ -203,8 +249,9 @@ def open_batches(
     filesystem: Any = None,
     hash_files: bool = True,
 ) -> BatchSource:
-    """The record batches of `source`: a local file, folder or glob, or a Hub dataset
-    `owner/name[:config][@revision]` (`filesystem`: an fsspec filesystem standing for `HfFileSystem`).
+    """The record batches of `source`: a local file, folder or glob, a Hub dataset
+    `owner/name[:config][@revision]` (`filesystem`: an fsspec filesystem standing for `HfFileSystem`), or an
+    in-memory dataset (`overlap.sources.in_memory`: `split` picks a DatasetDict's split).
 
     `columns` must all be present in every file (else InputError naming file and column); `optional`
     columns may be missing (read as nulls). Batches have the columns `columns + optional`, named as asked.
@@ -214,6 +261,14 @@ def open_batches(
         raise InputError("open_batches: name at least one column to read")
     if batch_rows < 1:
         raise InputError(f"batch_rows {batch_rows}: give a positive number of rows")
+    if not isinstance(source, (str, os.PathLike)):
+        from .in_memory import ORIGIN, memory_input  # imported here: pyarrow, needed only for in-memory data
+
+        memory = memory_input(source, split)
+        # the split is said by the in-memory record (not as a subset of a name: the label is the name given)
+        provenance = Provenance(name=memory.label, origin=ORIGIN, in_memory=memory.record())
+        return MemoryBatches(memory.label, [DataFile("", memory.label)], columns, tuple(optional), batch_rows, None,
+                             provenance, False, memory=memory)
     text = file_uri_path(os.fspath(source))
     local = _local_files(text, split)
     if local is not None:

@@ -458,7 +458,10 @@ def _parts_table(parts, n: int):
 
 
 def _file_source(provenance, source) -> FileSource:
-    """A FileSource for the same place, so later stages (reopen, per-item files) find the data again."""
+    """A FileSource for the same place, so later stages (reopen, per-item files) find the data again; an
+    in-memory dataset is its own source (the split writer reads its rows again)."""
+    if provenance.origin == "in-memory":
+        return source
     if provenance.origin in ("hub", "hub-cache"):
         return HubRepo(origin=provenance.origin, repo_id=provenance.repo_id, revision=provenance.revision)
     path = os.fspath(source)

@@ -16,6 +16,7 @@ from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset, Provenance
 from . import arvo_meta
 from .adapters import adapter_of
+from .batches import is_data_file
 from .declared import read_in_place, reads_files, streamable_columns
 from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, read_records
 from .generic import GenericColumns, read_generic
@@ -182,7 +183,8 @@ def _reread_by_columns(dataset: Dataset, source: SplitSource, columns: GenericCo
         for number, (label, shard) in enumerate(source.shards.items()):
             if not label:
                 continue  # "" stands for the one file of a single-file input, also listed by its name
-            name = f"{number:06d}/{PurePosixPath(label).name}"
+            # an in-memory dataset's label names no file: its shard's name says how to read it
+            name = f"{number:06d}/{PurePosixPath(label).name if is_data_file(label) else Path(shard).name}"
             labels[name] = label
             link = Path(folder, name)
             link.parent.mkdir(parents=True, exist_ok=True)

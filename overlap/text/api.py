@@ -30,7 +30,7 @@ from .ngram import (
     build_index,
 )
 from .ngram.engines import check_engine, run_scan
-from .text_inputs import bench_table, pair_list
+from .text_inputs import bench_table, in_memory_bench, in_memory_train, pair_list
 from .text_result import BOILERPLATE_COLUMNS, FLAG_COLUMNS, RUN_COLUMNS, TextResult, typed_frame
 from .tokenize import TOKENIZERS
 
@@ -74,10 +74,12 @@ def text_check(
 ) -> TextResult:
     """Run the text evidence check.
 
-    train: DataFrame, Arrow table, iterable of record batches, or files (a path, folder or glob, or
-        ``engines.TrainFiles``) with ``id_col`` and ``train_field`` (and ``identifier_field`` when given).
-        Streams: only a few batches at a time are held (files are read with projection).
-    bench: DataFrame or Arrow table with ``id_col`` and ``bench_field``.
+    train: DataFrame, Arrow table, iterable of record batches, an in-memory dataset (``datasets`` Dataset,
+        single-split DatasetDict or IterableDataset, polars frame, RecordBatchReader, pyarrow dataset), or files
+        (a path, folder or glob, or ``engines.TrainFiles``) with ``id_col`` and ``train_field`` (and
+        ``identifier_field`` when given). Streams: only a few batches at a time are held (files are read with
+        projection).
+    bench: DataFrame, Arrow table or an in-memory dataset as above, with ``id_col`` and ``bench_field``.
     ns: word n-gram sizes (default 13 and 8).
     boilerplate_threshold: an n-gram in at least this many bench items is boilerplate (None: off).
     background: optional corpus (texts: list, Series, Arrow array, or iterable) whose n-grams are
@@ -99,6 +101,8 @@ def text_check(
         raise InputError(f"unknown tokenizer '{tokenizer}' (choose {', '.join(TOKENIZERS)})")
     check_engine(engine)
     ns = tuple(sorted(set(ngram_sizes(ns)), reverse=True))
+    train = in_memory_train(train, [id_col, train_field, identifier_field or train_field], batch_rows)
+    bench = in_memory_bench(bench, [id_col, bench_field])
     train_cells, bench_cells = CellCounts(train_field), CellCounts(bench_field)
     btable = bench_table(bench, id_col, bench_field, {bench_field: bench_cells})
     bench_ids = btable.column(id_col).cast(pa.string()).to_pylist()

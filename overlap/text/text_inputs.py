@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..sources.in_memory import kind_of, memory_input
 from .cell_checks import CellCounts, python_cells, text_cells
 from .identifiers import Targets, extract_targets
 from .tokenize import to_string_array
@@ -63,6 +64,42 @@ def train_batches(train, columns: Sequence[str], batch_rows: int, counts: dict[s
         if missing:
             raise InputError(f"train: no column {', '.join(repr(c) for c in missing)}")
         yield batch
+
+
+def _other_memory_kind(value) -> bool:
+    """An in-memory dataset this module does not read as it is (a pandas frame, an Arrow table and an iterable
+    of record batches it does)."""
+    return kind_of(value) not in (None, "pandas.DataFrame", "pyarrow.Table", "pyarrow.RecordBatchReader")
+
+
+def in_memory_train(train, columns: Sequence[str], batch_rows: int):
+    """`train`, or for a `datasets` Dataset, DatasetDict (one split), IterableDataset, polars frame or pyarrow
+    dataset its record batches of the asked `columns` (`overlap.sources.in_memory`), streamed a batch at a time."""
+    if not _other_memory_kind(train):
+        return train
+    memory = memory_input(train)
+    missing = [c for c in dict.fromkeys(columns) if memory.columns() is not None and c not in memory.columns()]
+    if missing:
+        raise InputError(f"train: no column {', '.join(repr(c) for c in missing)} (columns: "
+                         f"{', '.join(memory.columns() or [])})")
+    wanted = list(dict.fromkeys(columns))
+    return (batch.select(wanted) for batch in memory.raw_batches(batch_rows, wanted))
+
+
+def in_memory_bench(bench, columns: Sequence[str]):
+    """`bench`, or for an in-memory dataset `bench_table` does not read as it is, its asked `columns` as one Arrow
+    table (a benchmark is held whole)."""
+    if not _other_memory_kind(bench) and kind_of(bench) != "pyarrow.RecordBatchReader":
+        return bench
+    memory = memory_input(bench)
+    wanted = list(dict.fromkeys(columns))
+    batches = list(memory.raw_batches(65536, wanted))
+    missing = [c for c in wanted if c not in (batches[0].schema.names if batches else memory.columns() or [])]
+    if missing:
+        raise InputError(f"bench: no column {', '.join(repr(c) for c in missing)}")
+    if not batches:
+        return pa.table({c: pa.array([], pa.string()) for c in wanted})
+    return pa.Table.from_batches([b.select(wanted) for b in batches])
 
 
 def bench_table(bench, id_col: str, field_: str, counts: dict[str, CellCounts] | None = None) -> pa.Table:

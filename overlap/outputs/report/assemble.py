@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ...model import PAIR_COLUMNS
+from ..published import memory_description
 from . import evidence_sections  # noqa: F401 - registers the evidence, text and SWE sections
 from .cell_text import count, part_of, plural, share
 from .sections import (
@@ -157,6 +158,8 @@ def _headline(bench: dict, train: str) -> Note:
 def _provenance_rows(block: dict | None, name: str) -> list[list[str]]:
     prov = (block or {}).get("provenance") or {}
     where = f"{prov.get('repo_id') or prov.get('location') or ''}@{prov.get('revision') or 'local copy'}"
+    if isinstance(prov.get("in_memory"), dict):  # no place or revision: what was given stands for them
+        where = memory_description(prov["in_memory"])
     files = prov.get("files") or [{}]
     return [[name, prov.get("origin", ""), where, prov.get("adapter") or "", f.get("path", ""),
              f.get("sha256", ""), count(f.get("rows")) if f.get("rows") is not None else ""] for f in files]

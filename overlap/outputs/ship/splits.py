@@ -25,16 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ...errors import InputError, OverlapError
 from ...jsonout import dumps_json, versioned
 from ...progress import stage
 from ...sources.files import SingleFile, SplitSource, first_line, sha256_of
+from ...sources.in_memory import ORIGIN, write_parquet
 from ...sources.load import open_source, reread
 from ...sources.registry import get_spec
 from ..atomic import atomic_folder
-from ..published import describe_source, public_provenance
+from ..published import describe_source, public_provenance, safe_name
 from ..tables import bench_lists, to_csv_text
 from .card_features import features_yaml
 from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_reasons, filter_split
@@ -75,6 +77,20 @@ def _source_of(dataset):
     local = Path(prov.location) if prov.origin == "local-folder" and prov.location else None
     source, _ = open_source(get_spec(prov.adapter), prov.revision, local)
     return source
+
+
+def _memory_shards(dataset, spool: Path) -> list[tuple[Shard, int]]:
+    """The one shard of an in-memory dataset: its rows written to a parquet file in `spool` (so every check
+    below reads them as it reads a file's), and the rows the compare read. A stream read again must give as
+    many rows (an IterableDataset whose generator gives other rows a second time is refused)."""
+    (record,) = dataset.provenance.files
+    name = safe_name(record.path)
+    path = spool / (name if name.lower().endswith(".parquet") else f"{name}.parquet")
+    rows = write_parquet(dataset.source, str(path))
+    if rows != int(record.rows or 0):
+        raise InputError(f"{dataset.name}: {rows} rows read again but {record.rows} compared; an in-memory dataset "
+                         "must give the same rows each time it is read")
+    return [(Shard(record.path, path, f"{SHARD_FOLDER}/{path.name}"), rows)]
 
 
 def _input_shards(dataset) -> list[tuple[Shard, int]]:
@@ -180,7 +196,14 @@ def write_split(result, filtered: FilterResult, out: Path) -> SplitReport:
     """Write the kept rows (one shard per input file under `data/`), `removed.csv`, `filter.json` and the
     bench id lists into the folder `out`, atomically, after checking them (see the module docstring)."""
     train = result.train
-    inputs = _input_shards(train)
+    if train.provenance.origin == ORIGIN:
+        with tempfile.TemporaryDirectory(prefix="overlap-memory-") as spool:
+            return _write_split(result, filtered, out, _memory_shards(train, Path(spool)))
+    return _write_split(result, filtered, out, _input_shards(train))
+
+
+def _write_split(result, filtered: FilterResult, out: Path, inputs: list[tuple[Shard, int]]) -> SplitReport:
+    train = result.train
     shards = [s for s, _ in inputs]
     schema, as_text = unified_schema(shards)
     drops = filtered.drop_positions()
@@ -245,6 +268,29 @@ def write_split(result, filtered: FilterResult, out: Path) -> SplitReport:
         if card is not None:
             (tmp / "README.md").write_text(card, encoding="utf-8")
     return SplitReport(Path(out), [s.relpath for s in shards], kept_rows, verification)
+
+
+def verify_memory_split(result, filtered: FilterResult, batches, shown: str) -> dict[str, Any]:
+    """The split `filter_train` gives back for an in-memory training set (`batches()`: its Arrow batches), read by
+    the independent verifier as a written shard is: it holds no key an asked reason removes, and as many rows as
+    were kept. Returns the verifier's block; an InputError at the first row that fails."""
+    train = result.train
+    drops = filtered.drop_positions()
+    (label,) = [f.path for f in train.provenance.files] or [train.name]
+    old_to_new = result.mapping.old_to_new if result.mapping is not None else {}
+    files = [SplitFile(None, shown, label, frozenset(drops.get(label, ())), batches=batches)]
+    return verify_split(files, _key_columns(train, "training set"), [_bench_rows(b.bench) for b in result.benches],
+                        filtered.reasons_asked, old_to_new, filtered.kept_rows)
+
+
+def keep_mask_of(filtered: FilterResult, rows: int, label: str):
+    """A boolean array over the training set's `rows` rows: True where the row is kept."""
+    keep = np.ones(rows, dtype=bool)
+    positions = sorted(filtered.drop_positions().get(label, ()))
+    if positions and positions[-1] >= rows:
+        raise InputError(f"{label}: removed rows name row {positions[-1]} of {rows}")
+    keep[positions] = False
+    return keep
 
 
 def loading_card(relpaths: list[str], root: Path | None = None) -> str | None:

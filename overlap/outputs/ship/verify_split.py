@@ -115,10 +115,13 @@ class SplitFile:
     """One written shard: `path` on disk, `shown` as the split names it, `label` the input file it was cut
     from and `dropped` the input positions that are not in it (to name a row by its input position)."""
 
-    path: Path
+    path: Path | None
     shown: str
     label: str
     dropped: frozenset[int] = field(default_factory=frozenset)
+    # a split held in memory (the filter's return value for an in-memory training set), read as its Arrow
+    # record batches (`batches()`: pyarrow RecordBatches or Tables) in place of `path`
+    batches: Any = None
 
 
 # --- what the reasons promise --------------------------------------------------------------------------
@@ -368,6 +371,18 @@ def read_rows(path: Path, wanted: Iterable[str]) -> Iterator[tuple[int, str, dic
             position += 1
 
 
+def memory_rows(batches: Iterable[Any], wanted: Iterable[str]) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(position, where, cells) of each row of a split held in memory, from its Arrow batches, as `read_rows`
+    reads a parquet shard's."""
+    wanted = list(wanted)
+    position = 0
+    for batch in batches:
+        columns = _top_columns(wanted, batch.schema.names)
+        for row in batch.select(columns).to_pylist() if columns else [{}] * batch.num_rows:
+            yield position, f"row {position}", row
+            position += 1
+
+
 def _csv_header(path: Path) -> list[str]:
     with _stream(path) as stream:
         first = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="").readline()
@@ -415,8 +430,10 @@ def verify_split(files: list[SplitFile], columns: KeyColumns, benches: list[Benc
     rows_read = keys_derived = 0
     with _Seen() as seen:
         for index, split_file in enumerate(files):
-            readers.append(reader_name(split_file.path))
-            for position, where, row in read_rows(split_file.path, wanted):
+            in_memory = split_file.batches is not None
+            readers.append("pyarrow (the split as returned, in memory)" if in_memory else reader_name(split_file.path))
+            rows = memory_rows(split_file.batches(), wanted) if in_memory else read_rows(split_file.path, wanted)
+            for position, where, row in rows:
                 rows_read += 1
                 keys = row_keys(row, columns, old_to_new)
                 keys_derived += len(keys)
