@@ -56,6 +56,10 @@ class OssfuzzKeys:
             if table.num_rows:
                 yield table
 
+    def held_rows(self) -> int:
+        """Keys held in memory (the rest are in the file): at most a spill's worth."""
+        return self._store.held_rows()
+
     def distinct_values(self) -> int:
         """How many distinct canonical ids (as numbers) the items' keys hold: counted a hash partition at a
         time (equal ids share one), so within a spill's rows however many there are."""
