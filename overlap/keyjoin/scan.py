@@ -16,8 +16,9 @@ whose `totals` hold what the outputs count over the whole side. `duplicates` is 
   held by two items or more are the side's duplicate groups;
 - the ids and the task keys as strings, in row order (`RowStore`s: memory, then one file): read back only
   for the rows the passes above name (so a hash collision costs a lookup, never a wrong count);
-- the OSS-Fuzz keys themselves (the chance baselines and related bugs read them): bounded by the tracker's
-  issues, not by the side;
+- every row's OSS-Fuzz keys as strings (the id description, the chance baselines and the related bugs read
+  them): an `OssfuzzKeys` store (memory up to `spill_rows`, then a file) that outlives the scan and is read
+  back a batch at a time without the repeats' keys (a side of distinct OSS-Fuzz ids has one a row);
 - the matched rows (items and keys): bounded by the benchmarks.
 """
 
