@@ -224,7 +224,10 @@ class SideTotals:
     projects: dict[str, int]  # items per project (non-null)
     pr_repos: dict[str, int]  # items per canonical repo of a PR task (`pr_repo`), for the per-repo SWE table
     same_pr: dict[str, int]  # {"groups", "items"}: one PR (canonical repo + PR) listed by several items
-    ossfuzz_keys: pd.DataFrame  # KEY_COLUMNS of every `ossfuzz` key: the baselines and related bugs read them
+    # KEY_COLUMNS of every `ossfuzz` key (the baselines, the id description and related bugs read them): a frame,
+    # or an object whose `frames()` gives them a frame at a time and `frame()` at once (`keyjoin.ossfuzz_keys`:
+    # a side of distinct OSS-Fuzz ids has one per row)
+    ossfuzz_keys: Any
     grouped_items: pd.DataFrame  # item_id, row, project of the items in a duplicate group (the report shows them)
     # The ids of the side's items that are in none of `matched`, in source order (read again from the source:
     # a list of every id is what streaming avoids holding).
@@ -280,13 +283,24 @@ class Dataset:
         return bool(self.keys["kind"].isin(kinds).any())
 
     def keys_of_kind(self, kind: str) -> pd.DataFrame:
-        """The keys of one kind of the whole side. A streamed side keeps its OSS-Fuzz keys (bounded by the
-        tracker's issues, what the chance baselines and related bugs read) and no other kind in full."""
+        """The keys of one kind of the whole side, in one frame. A streamed side keeps its OSS-Fuzz keys (what
+        the chance baselines and related bugs read) and no other kind in full; `ossfuzz_key_frames` reads
+        them without holding them all."""
         if self.totals is None:
             return self.keys[self.keys["kind"] == kind]
         if kind != "ossfuzz":
             raise InputError(f"{self.name}: the {kind} keys of a streamed side are not kept")
-        return self.totals.ossfuzz_keys
+        kept = self.totals.ossfuzz_keys
+        return kept if isinstance(kept, pd.DataFrame) else kept.frame()
+
+    def ossfuzz_key_frames(self):
+        """The OSS-Fuzz keys of the whole side (KEY_COLUMNS) as frames that together are `keys_of_kind`'s, in
+        its order: one frame of a held side, a stored batch at a time of a streamed one."""
+        kept = self.totals.ossfuzz_keys if self.totals is not None else None
+        if kept is None or isinstance(kept, pd.DataFrame):
+            yield self.keys_of_kind("ossfuzz")
+        else:
+            yield from kept.frames()
 
     @property
     def text_columns(self) -> list[str]:

@@ -198,11 +198,21 @@ def _dataset_block(dataset: Dataset, dups: pd.DataFrame, mapping: OssFuzzMapping
         counts = dataset.items["subset"].value_counts()
         block["subsets"] = {s: int(counts[s]) for s in dataset.subsets()}
     if mapping is not None and dataset.has_kind("ossfuzz"):
-        block["ossfuzz_ids"] = describe_ids(dataset.keys_of_kind("ossfuzz"), mapping)
+        block["ossfuzz_ids"] = _described(dataset, mapping)
     recognition = getattr(dataset, "recognition", None)  # how ids were read, for what the user brought
     if recognition is not None and not getattr(dataset, "ids_known", False):
         block["id_recognition"] = recognition.to_dict()
     return block
+
+
+def _described(dataset: Dataset, mapping: OssFuzzMapping) -> dict[str, int]:
+    """`describe_ids` of a side's OSS-Fuzz keys, a frame at a time (its counts add up over frames): a streamed
+    side's keys are never held at once."""
+    total: dict[str, int] | None = None
+    for frame in dataset.ossfuzz_key_frames():
+        counts = describe_ids(frame, mapping)
+        total = counts if total is None else {name: total[name] + count for name, count in counts.items()}
+    return total if total is not None else describe_ids(dataset.keys_of_kind("ossfuzz"), mapping)
 
 
 def _by_subset(dataset: Dataset, matched: set[str], plain: set[str], side: str) -> dict[str, Any]:

@@ -156,8 +156,10 @@ def _related(result, comp) -> tuple[pd.DataFrame, dict[str, Any]]:
     # specific and would expand to n² pairs: such groups are counted, not expanded.
     too_common = groups[groups["n_records"] > MAX_RELATED_GROUP]
     groups = groups[groups["n_records"] <= MAX_RELATED_GROUP]
-    ids = {side: _canonical_items(ds) for side, ds in (("train", result.train), ("bench", comp.bench))}
+    ids = {"bench": _canonical_items(comp.bench)}
     expanded = related_pairs(groups, focus_ids=ids["bench"].keys())
+    # only the training items of the related ids are looked up (a streamed side's keys are read, not held)
+    ids["train"] = _canonical_items(result.train, set(expanded["related_id"].astype(str)))
     known = set(zip(comp.pairs["train_id"], comp.pairs["bench_id"], strict=True))
     rows = []
     for r in expanded.itertuples(index=False):
@@ -175,11 +177,13 @@ def _related(result, comp) -> tuple[pd.DataFrame, dict[str, Any]]:
                    "note": "reported, not counted as overlap; n_records 2 = pair-specific, >= 3 = weak"}
 
 
-def _canonical_items(dataset) -> dict[str, list[str]]:
-    keys = dataset.keys_of_kind("ossfuzz")
+def _canonical_items(dataset, wanted: set[str] | None = None) -> dict[str, list[str]]:
+    """{canonical OSS-Fuzz id: the items holding it, in key order}, of the ids in `wanted` (None: all)."""
     out: dict[str, list[str]] = {}
-    for value, item_id in zip(keys["value"], keys["item_id"], strict=True):
-        out.setdefault(str(value), []).append(item_id)
+    for keys in dataset.ossfuzz_key_frames():
+        for value, item_id in zip(keys["value"], keys["item_id"], strict=True):
+            if wanted is None or str(value) in wanted:
+                out.setdefault(str(value), []).append(item_id)
     return out
 
 

@@ -16,8 +16,9 @@ whose `totals` hold what the outputs count over the whole side. `duplicates` is 
   held by two items or more are the side's duplicate groups;
 - the ids and the task keys as strings, in row order (`RowStore`s: memory, then one file): read back only
   for the rows the passes above name (so a hash collision costs a lookup, never a wrong count);
-- the OSS-Fuzz keys themselves (the chance baselines and related bugs read them): bounded by the tracker's
-  issues, not by the side;
+- every row's OSS-Fuzz keys as strings (the id description, the chance baselines and the related bugs read
+  them): an `OssfuzzKeys` store (memory up to `spill_rows`, then a file) that outlives the scan and is read
+  back a batch at a time without the repeats' keys (a side of distinct OSS-Fuzz ids has one a row);
 - the matched rows (items and keys): bounded by the benchmarks.
 """
 
@@ -59,6 +60,7 @@ from .batch import (
 from .clean import clean_ids, locate
 from .first_rows import FirstRows
 from .hashing import hash64, shared_hashes
+from .ossfuzz_keys import OssfuzzKeys
 from .row_bits import RowBits
 from .spill import RowStore, Spill, in_sorted
 
@@ -73,8 +75,6 @@ NO_ROW = np.iinfo(np.int64).max
 # the ids of rows whose id hash another row shares, by that hash (`_group_shared`)
 SHARED_ID_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("item_id", pa.string()),
                               ("base_commit", pa.string())])
-OSSFUZZ_SCHEMA = pa.schema([("row", pa.int64()), ("item_id", pa.string()), ("value", pa.string()),
-                            ("raw", pa.string())])
 
 
 @dataclass
@@ -84,13 +84,13 @@ class _State:
     ids: RowStore
     key_strings: RowStore
     problem_rows: RowStore
+    ossfuzz: OssfuzzKeys  # every row's, until the repeats are known (read back without them)
     projects: list[str] = field(default_factory=list)  # project names by code
     pr_repos: list[str] = field(default_factory=list)  # canonical repos of PR tasks by code
     rows: int = 0
     missing: int = 0
     first_missing: tuple[str, int] | None = None
     # the first row of each id only (`first_rows`): held by the distinct ids, however often a side repeats them
-    ossfuzz: FirstRows = field(default_factory=lambda: FirstRows(OSSFUZZ_SCHEMA))
     matched: FirstRows = field(default_factory=FirstRows)  # the matched items, following them their keys
 
     def add(self, part: BatchPart) -> None:
@@ -123,8 +123,8 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
                    Spill(TASK_KEY_SCHEMA, "hash", max_rows=spill_rows, folder=spill_folder),
                    RowStore(ID_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder, consecutive=True),
                    RowStore(KEY_STRING_SCHEMA, max_rows=spill_rows, folder=spill_folder),
-                   RowStore(PROBLEM_SCHEMA, max_rows=spill_rows, folder=spill_folder), joiner.projects,
-                   joiner.pr_repos)
+                   RowStore(PROBLEM_SCHEMA, max_rows=spill_rows, folder=spill_folder),
+                   OssfuzzKeys(max_rows=spill_rows, folder=spill_folder), joiner.projects, joiner.pr_repos)
     try:
         with objects_frozen():
             if engine == "ray":
@@ -141,6 +141,9 @@ def stream_train(source: str | os.PathLike, columns: GenericColumns, benches: li
             if not state.rows:
                 raise InputError(f"{label}: no usable rows (no rows read); check the files")
             dataset, dups = _finish(state, label, provenance, columns, report)
+    except BaseException:
+        state.ossfuzz.close()
+        raise
     finally:
         for kept in (state.facts, state.task_keys, state.ids, state.key_strings, state.problem_rows):
             kept.close()
@@ -433,16 +436,14 @@ def _finish(state: _State, label: str, provenance, columns: GenericColumns, repo
     problems += _check_problems(state, firsts)
     provenance.name = label
     dups, same_pr, grouped = _duplicates(label, provenance, _duplicate_keys(state, repeats))
-    oss = _not_repeats(state.ossfuzz.table(), repeats)
-    ossfuzz_keys = _key_frame(oss.column("item_id"), pa.repeat(pa.scalar("ossfuzz"), oss.num_rows),
-                              oss.column("value"), oss.column("raw"))
+    state.ossfuzz.finish(repeats)
     matched = _not_repeats(state.matched.table(), repeats)
     keys = state.matched.followed()
     projects = {state.projects[code]: int(count) for code, count in enumerate(firsts.projects) if count}
     pr_repos = {state.pr_repos[code]: int(count) for code, count in enumerate(firsts.pr_repos) if count}
     totals = SideTotals(items=firsts.items, keys_by_kind=dict(firsts.packed), projects=projects,
                         pr_repos=pr_repos, same_pr=same_pr,
-                        ossfuzz_keys=ossfuzz_keys, grouped_items=grouped, repeat_rows=repeats)
+                        ossfuzz_keys=state.ossfuzz, grouped_items=grouped, repeat_rows=repeats)
     dataset = Dataset(label, _items_frame(matched, firsts.present, columns), _matched_keys(matched, keys),
                       provenance, sorted(problems, key=lambda p: p.what), totals=totals)
     return dataset, dups

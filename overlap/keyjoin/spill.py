@@ -161,6 +161,10 @@ class RowStore:
             table = table.drop_columns(["row"])
         self._writer.write_batch(table.combine_chunks().to_batches()[0])
 
+    def held_rows(self) -> int:
+        """Rows held in memory: up to `max_rows`, none once the tables go to the file."""
+        return sum(table.num_rows for table in self._held)
+
     def select(self, rows: np.ndarray) -> pa.Table:
         """The stored rows whose `row` is in `rows`, in the order added (no more tables can be added after)."""
         rows = np.unique(np.asarray(rows, np.int64))

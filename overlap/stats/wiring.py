@@ -53,30 +53,40 @@ def _pool_table(pool: Pool | pd.DataFrame, result: CompareResult) -> tuple[pd.Da
     return pool, {"name": "pool", "items": int(len(pool))}
 
 
-def _ossfuzz_ids(dataset: Dataset) -> pd.DataFrame:
-    keys = dataset.keys_of_kind("ossfuzz")
-    return pd.DataFrame({"item_id": keys["item_id"].astype(str), "id": keys["value"].astype("int64")})
-
-
-def _side(dataset: Dataset, pool_ids: set[int]) -> tuple[set[int], set[int], dict[str, Any]]:
-    """(all canonical ids, ids in the pool, counts block) of one side."""
-    keys = _ossfuzz_ids(dataset)
-    ids = set(keys["id"].tolist())
-    inside = ids & pool_ids
-    in_pool = keys["id"].isin(pool_ids)
-    items_with_id = keys["item_id"].nunique()
-    items_in_pool = keys.loc[in_pool, "item_id"].nunique()
-    outside = sorted(ids - pool_ids)
+def _side(dataset: Dataset, pool_ids: set[int], wanted: set[int] | None = None
+          ) -> tuple[set[int], set[int], dict[str, Any]]:
+    """(its canonical ids, those among `wanted` when given; its ids in the pool; counts block) of one side. Its
+    OSS-Fuzz keys are read a frame at a time (a streamed side's are on disk: one per row of a side of distinct
+    ids), an item's keys all in one frame (a held side's one frame; a streamed row's keys one batch's)."""
+    kept = dataset.totals.ossfuzz_keys if dataset.totals is not None else None
+    distinct = kept.distinct_values() if hasattr(kept, "distinct_values") else None
+    every: set[int] | None = set() if distinct is None else None
+    ids, inside, lowest_outside = set(), set(), None
+    items_with_id = items_in_pool = 0
+    for frame in dataset.ossfuzz_key_frames():
+        item_ids, values = frame["item_id"].astype(str), frame["value"].astype("int64")
+        in_pool = values.isin(pool_ids)
+        items_with_id += item_ids.nunique()
+        items_in_pool += item_ids[in_pool].nunique()
+        inside.update(values[in_pool].tolist())
+        outside = values[~in_pool]
+        if len(outside):
+            lowest = int(outside.min())
+            lowest_outside = lowest if lowest_outside is None else min(lowest_outside, lowest)
+        ids.update((values if wanted is None else values[values.isin(wanted)]).tolist())
+        if every is not None:
+            every.update(values.tolist())
+    distinct = len(every) if every is not None else distinct
     block = {
         "name": dataset.name,
         "items": dataset.item_count,
         "items_without_ossfuzz_id": int(dataset.item_count - items_with_id),
         "items_in_pool": int(items_in_pool),
         "items_outside_pool": int(items_with_id - items_in_pool),
-        "ids": len(ids),
+        "ids": distinct,
         "ids_in_pool": len(inside),
-        "ids_outside_pool": len(outside),
-        "example_outside_pool": str(outside[0]) if outside else None,
+        "ids_outside_pool": distinct - len(inside),
+        "example_outside_pool": str(lowest_outside) if lowest_outside is not None else None,
     }
     return ids, inside, block
 
@@ -111,10 +121,11 @@ def cyber_baselines(
     pool_ids_list = table.loc[present, "canonical_id"].astype("int64").tolist()
     labels = table.loc[present, strata].tolist() if strata is not None else [None] * len(pool_ids_list)
     pool_ids = set(pool_ids_list)
-    train_ids, train_in, train_block = _side(result.train, pool_ids)
+    benches = [_side(comparison.bench, pool_ids) for comparison in result.benches]
+    # of the training side's ids, only those a benchmark has are needed as ids (the rest are counted)
+    train_ids, train_in, train_block = _side(result.train, pool_ids, set().union(*(ids for ids, _, _ in benches)))
     out: dict[str, Any] = {"pool": pool_block, "strata_by": strata, "train": train_block, "benches": {}}
-    for comparison in result.benches:
-        bench_ids, bench_in, bench_block = _side(comparison.bench, pool_ids)
+    for comparison, (bench_ids, bench_in, bench_block) in zip(result.benches, benches, strict=True):
         shared = bench_ids & train_ids
         x = len(bench_in & train_in)
         block: dict[str, Any] = {
