@@ -52,10 +52,26 @@ def _declaration_folder(spec) -> Path:
     return origin.resolve().parent if origin is not None and origin.is_file() else Path.cwd()
 
 
+def sampling_of(population: int, sample: int | None, seed: int) -> dict:
+    """How a set's tasks were drawn, as the document records it (the estimates read ``population``)."""
+    drawn = population if sample is None else min(sample, population)
+    if drawn == population:
+        return {"population": population, "drawn": drawn, "method": "all", "seed": None}
+    return {"population": population, "drawn": drawn, "seed": seed,
+            "method": "random.Random(seed).sample(sorted(instance_ids), drawn)"}
+
+
 def benchmark_targets(names: list[str], tags: list[str] | None = None, sample: int | None = None, seed: int = 0,
                       data: dict[str, Path] | None = None) -> list[BatchTarget]:
     """The targets of every (benchmark, tag): a sample of its instances, each with its image and reference."""
+    return benchmark_sets(names, tags, sample, seed, data)[0]
+
+
+def benchmark_sets(names: list[str], tags: list[str] | None = None, sample: int | None = None, seed: int = 0,
+                   data: dict[str, Path] | None = None) -> tuple[list[BatchTarget], dict[str, dict]]:
+    """``benchmark_targets`` and, per image set, how its tasks were drawn from how many (``sampling_of``)."""
     out: list[BatchTarget] = []
+    sampling: dict[str, dict] = {}
     for text in names:
         selection = parse_selection(text)
         if selection.path is not None:
@@ -78,9 +94,10 @@ def benchmark_targets(names: list[str], tags: list[str] | None = None, sample: i
         label = selection_label(text)
         for tag in chosen_tags:
             set_name = f"{label}:{tag}" if tag else label
+            sampling[set_name] = sampling_of(len(set(ids)), sample, seed)
             for iid in draw(ids, sample, seed):
                 out.append(_target(naming, records.get(iid), iid, tag, base, set_name))
-    return out
+    return out, sampling
 
 
 def _target(naming: ImageNaming, record: dict | None, iid: str, tag: str | None, base: Path,

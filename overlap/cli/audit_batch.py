@@ -22,25 +22,27 @@ def _refuse_single(single: dict) -> None:
             raise InputError(f"{name}: not with --targets or --benchmark (each target brings its own reference)")
 
 
-def _targets(batch: dict) -> list:
+def _targets(batch: dict) -> tuple[list, dict]:
+    """The targets and, per benchmark set, how its tasks were drawn (the estimates' population)."""
     from ..audit.study.targets import read_targets
 
-    found = []
+    found, sampling = [], {}
     if batch["targets"] is not None:
         found += read_targets(batch["targets"], batch["set_name"])
     elif batch["set_name"]:
         raise InputError("--set: only with --targets (a benchmark's sets are NAME:TAG)")
     if batch["benchmark"]:
-        from ..api.audit_benchmark import benchmark_targets
+        from ..api.audit_benchmark import benchmark_sets
         from ..sources.load import parse_data_options
 
-        found += benchmark_targets(batch["benchmark"], batch["tag"], batch["sample"], batch["seed"] or 0,
-                                   parse_data_options(batch["data"]))
+        drawn, sampling = benchmark_sets(batch["benchmark"], batch["tag"], batch["sample"], batch["seed"] or 0,
+                                         parse_data_options(batch["data"]))
+        found += drawn
     else:
         for flag, key in (("--tag", "tag"), ("--sample", "sample"), ("--seed", "seed"), ("--data", "data")):
             if batch[key]:
                 raise InputError(f"{flag}: only with --benchmark")
-    return found
+    return found, sampling
 
 
 def _out_folder(out: str | None) -> Path | None:
@@ -84,8 +86,8 @@ def run_batch_command(batch: dict, single: dict, *, network: str, repo_path: str
                            all_releases=bool((index or {}).get("all_releases")))
     options.check()
     folder = _out_folder(out)
-    targets = _targets(batch)
-    doc = run_batch(targets, options, folder, progress=_progress(fmt != Format.json))
+    targets, sampling = _targets(batch)
+    doc = run_batch(targets, options, folder, progress=_progress(fmt != Format.json), sampling=sampling)
     if folder is not None:
         write_document(doc, folder)
     text = {Format.json: document_json, Format.csv: render_csv, Format.md: render_md}.get(fmt, render_console)(doc)

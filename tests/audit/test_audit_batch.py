@@ -77,20 +77,28 @@ def test_document_shape(doc):
 
 def test_per_set_table_in_every_form(doc):
     console = render_console(doc)
-    head, rule, old = console.splitlines()[0], console.splitlines()[1], console.splitlines()[3]
-    assert head.split()[:3] == ["image", "set", "tasks"] and set(rule) <= {"-", " "}
-    assert old.split() == ["old", "1", "0", "1", "1", "0", "/", "0", "1", "0"]
-    assert "old / history a reference walk misses (reflog, unreachable): o__leaky-1" in console
+    lines = console.splitlines()
+    # one block per set, in the order the targets file gives them (old before new)
+    assert [n for n in ("old:", "new:") for line in lines if line.startswith(n)] == ["old:", "new:"]
+    assert lines.index(next(x for x in lines if x.startswith("old:"))) < \
+        lines.index(next(x for x in lines if x.startswith("new:")))
+    old = lines[lines.index(next(x for x in lines if x.startswith("old:"))):]
+    end = next(n for n, x in enumerate(old) if x.split()[:1] == ["failed"])
+    counts = {x.strip().rsplit(None, 1)[0]: x.split()[-1] for x in old[2:end + 1]}
+    assert counts == {"git log --all": "0", "hidden history": "1", "reference stored": "1",
+                      "newest: hidden tests": "0", "newest: fixed files": "0", "newest: other group": "0",
+                      "suspect": "0", "leak": "1", "failed": "0"}
+    assert "  hidden history: o__leaky-1" in console
     rows = list(csv.DictReader(io.StringIO(render_csv(doc))))
-    assert [r["image set"] for r in rows] == ["new", "old"]
-    old_row = rows[1]
-    assert old_row["fixed files or hidden tests stored"] == "1"
-    assert old_row["fixed files or hidden tests stored ids"] == "o__leaky-1"
+    assert [r["set"] for r in rows] == ["old", "new"]
+    old_row = rows[0]
+    assert old_row["reference_stored"] == "1" and old_row["reference_stored_ids"] == "o__leaky-1"
     md = render_md(doc)
-    assert md.startswith("| image set | tasks | commits outside the base's history visible to `git log --all` |")
-    assert "`o__leaky-1`" in md
+    assert md.startswith("| image set | tasks | git log --all | hidden history | reference stored |")
+    assert "commits outside the base's history visible to `git log --all`" in md and "`o__leaky-1`" in md
     page = render_html(doc)
     assert "<details><summary>1</summary><ul><li>o__leaky-1</li></ul></details>" in page
+    assert "<code>git log --all</code>" in page and "`" not in page.split("<main>")[1]
 
 
 def test_rerun_skips_targets_already_done(tasks, tmp_path, monkeypatch):
@@ -305,8 +313,8 @@ def test_ids_and_set_names_with_separators_and_markup_read_back_as_written(doc):
     old["set"] = "<b>bold</b> *set* | [x](y)"
     old["columns"]["hidden_history"] = {"count": len(odd), "ids": odd}
     rows = list(csv.DictReader(io.StringIO(render_csv(edited))))
-    row = next(r for r in rows if r["image set"] == old["set"])
-    assert _ids_cell(row["history a reference walk misses (reflog, unreachable) ids"]) == odd
+    row = next(r for r in rows if r["set"] == old["set"])
+    assert _ids_cell(row["hidden_history_ids"]) == odd
     page = MarkdownIt("commonmark").enable("table").render(render_md(edited))
     assert "<b>" not in page and "<em>" not in page and "<a " not in page
     assert page.count(html.escape(old["set"], quote=False)) >= 2  # its table cell and its ids lines
