@@ -36,10 +36,11 @@ def _targets(batch: dict) -> tuple[list, dict]:
         from ..sources.load import parse_data_options
 
         drawn, sampling = benchmark_sets(batch["benchmark"], batch["tag"], batch["sample"], batch["seed"] or 0,
-                                         parse_data_options(batch["data"]))
+                                         parse_data_options(batch["data"]), batch.get("mirror"))
         found += drawn
     else:
-        for flag, key in (("--tag", "tag"), ("--sample", "sample"), ("--seed", "seed"), ("--data", "data")):
+        for flag, key in (("--tag", "tag"), ("--mirror", "mirror"), ("--sample", "sample"), ("--seed", "seed"),
+                          ("--data", "data")):
             if batch[key]:
                 raise InputError(f"{flag}: only with --benchmark")
     return found, sampling
