@@ -132,7 +132,7 @@ def test_a_failed_target_does_not_stop_the_others(tasks, tmp_path):
     # --fail-on leak still says 1 when a target leaks
     res = run_cli("--targets", str(tasks / "with-bad.jsonl"), "--fail-on", "leak", cwd=tmp_path, timeout=120)
     assert res.code == 1
-    assert "new / failed: o__gone-3" in res.stdout and "with-bad / failed: o__img-4" in res.stdout
+    assert "failed: new / o__gone-3: " in res.stdout and "failed: with-bad / o__img-4: " in res.stdout
 
 
 def test_jobs_do_not_change_a_byte(tasks, tmp_path):

@@ -50,5 +50,7 @@ def percent(value: float) -> str:
 
 
 def interval_text(est: dict | None) -> str:
-    """"25 %–61 %", or "" with no estimate."""
-    return f"{percent(est['low'])}–{percent(est['high'])}" if est else ""
+    """"25 %–61 %"; "exact" when every task of the set was audited (no sampling error); "" with no estimate."""
+    if not est:
+        return ""
+    return "exact" if est["low"] == est["high"] else f"{percent(est['low'])}–{percent(est['high'])}"

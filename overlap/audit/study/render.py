@@ -95,14 +95,15 @@ def render_console(doc: dict) -> str:
     notes = [f"{name}: {SIDE_NOTE}: {' '.join(ids)}" for name, ids in side_notes(doc)]
     notes += network_lines(doc)
     notes += [f"failed: {e['set']} / {label(e)}: {e['error']}" for e in doc["targets"] if e["status"] != "ok"]
+    repeated = c.get("repeated_rows", 0)
+    if repeated:
+        notes.append(f"{plural(repeated, 'row')} repeating an earlier row's target (audited once)")
     if notes:
         lines.append("")
     for note in notes:
         lines += _wrap(note, limit)
-    repeated = c.get("repeated_rows", 0)
-    again = f", {plural(repeated, 'row')} repeating an earlier row's target" if repeated else ""
-    lines += ["", *_wrap(f"VERDICT: {(doc['verdict'] or 'none').upper()}  ({c['targets']} targets, {c['ok']} "
-                         f"audited, {c['error']} failed{again})", limit)]
+    lines += ["", f"VERDICT: {(doc['verdict'] or 'none').upper()}  ({c['targets']} targets, {c['ok']} audited, "
+                  f"{c['error']} failed)"]
     return "\n".join(lines) + "\n"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...words import plural
 from .estimate import interval_text, percent
 
 
@@ -108,7 +109,7 @@ def drawn_text(s: dict) -> str:
     sampling = s.get("sampling") or {}
     population = s.get("population")
     if not population:
-        return f"{s['tasks']} tasks"
+        return plural(s["tasks"], "task")
     if sampling.get("method") == "all":
         return f"all {population} tasks"
     return f"{sampling.get('drawn', s['tasks'])} of {population} tasks drawn at random (seed {sampling.get('seed')})"
