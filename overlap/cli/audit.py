@@ -106,6 +106,14 @@ def audit(
         help="--benchmark: the image tag (default: the first declared); each tag is one image set. NAME=TAG gives "
              "one benchmark its own tags. Repeatable.")]
     = None,
+    routes: Annotated[bool, typer.Option(
+        "--routes", rich_help_panel="Image sets",
+        help="Print the routes table (a row per image set, a column per route) instead of the per-set table.")]
+    = False,
+    contamination: Annotated[list[str] | None, typer.Option(
+        "--contamination", metavar="DIR", rich_help_panel="Image sets",
+        help="The routes table's contamination column: a folder `overlap compare TRAIN BENCH…` wrote (its "
+             "<bench>_contaminated_ids.txt). Repeatable.")] = None,
     mirror: Annotated[list[str] | None, typer.Option(
         "--mirror", metavar="HOST=MIRROR", rich_help_panel="Image sets",
         help="--benchmark: read the images a declaration names on HOST from MIRROR (a registry, optionally with a "
@@ -167,7 +175,7 @@ def audit(
         if "=" not in item:
             raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
     batch = {"targets": targets, "benchmark": benchmark, "tag": tag, "mirror": mirror, "sample": sample,
-             "set_name": set_name,
+             "set_name": set_name, "routes": routes, "contamination": contamination,
              "jobs": jobs, "timeout": timeout, "ray_address": ray_address_for(engine, ray_address), "data": data,
              "seed": seed if seed != 0 else None, "engine": engine.value if engine != Engine.local else None}
     if targets is not None or benchmark:

@@ -69,6 +69,16 @@ def _progress(enabled: bool):
     return show
 
 
+def _routes_text(doc: dict, contamination: dict, fmt: Format) -> str:
+    from ..audit.study.routes import routes_table
+    from ..audit.study.routes_render import render_routes_console, render_routes_csv, render_routes_md
+    from ..audit.study.run import document_json
+
+    table = routes_table(doc, contamination)
+    return {Format.json: document_json, Format.csv: render_routes_csv, Format.md: render_routes_md}.get(
+        fmt, render_routes_console)(table)
+
+
 def run_batch_command(batch: dict, single: dict, *, network: str, repo_path: str | None, limit: list[str],
                       git: str | None, fmt: Format, out: str | None, fail_on: str | None,
                       insecure_registries: list[str] | None = None, index: dict | None = None) -> int:
@@ -87,11 +97,18 @@ def run_batch_command(batch: dict, single: dict, *, network: str, repo_path: str
                            all_releases=bool((index or {}).get("all_releases")))
     options.check()
     folder = _out_folder(out)
+    from ..audit.study.routes import read_contamination
+
+    contamination = read_contamination(batch.get("contamination"))
     targets, sampling = _targets(batch)
     doc = run_batch(targets, options, folder, progress=_progress(fmt != Format.json), sampling=sampling)
     if folder is not None:
-        write_document(doc, folder)
-    text = {Format.json: document_json, Format.csv: render_csv, Format.md: render_md}.get(fmt, render_console)(doc)
+        write_document(doc, folder, contamination)
+    if batch.get("routes"):
+        text = _routes_text(doc, contamination, fmt)
+    else:
+        text = {Format.json: document_json, Format.csv: render_csv, Format.md: render_md}.get(fmt, render_console)(
+            doc)
     sys.stdout.write(text)
     sys.stdout.flush()
     failed = doc["counts"]["error"]

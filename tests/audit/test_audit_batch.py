@@ -128,7 +128,8 @@ def test_a_failed_target_does_not_stop_the_others(tasks, tmp_path):
     assert gone["status"] == "error" and "no such file or folder" in gone["error"] and "\n" not in gone["error"]
     assert got["o__img-4"]["status"] == "error"
     assert (out / "audit.json").read_text() == res.stdout
-    assert {p.name for p in out.iterdir()} == {"targets", "audit.json", "sets.csv", "sets.md", "sets.html"}
+    assert {p.name for p in out.iterdir()} == {"targets", "audit.json", *(f"{t}.{x}" for t in ("sets", "routes")
+                                                   for x in ("csv", "md", "html")), "routes.json"}
     # --fail-on leak still says 1 when a target leaks
     res = run_cli("--targets", str(tasks / "with-bad.jsonl"), "--fail-on", "leak", cwd=tmp_path, timeout=120)
     assert res.code == 1

@@ -190,10 +190,15 @@ def document_json(doc: dict) -> str:
     return _dumps(doc)
 
 
-def write_document(doc: dict, out: Path) -> list[Path]:
-    """The document and the table in every form, beside ``targets/``."""
+def write_document(doc: dict, out: Path, contamination: dict | None = None) -> list[Path]:
+    """The document, the per-set table and the routes table in every form, beside ``targets/``."""
+    from .routes import routes_table
+    from .routes_render import render_routes_csv, render_routes_html, render_routes_md
+
+    routes = routes_table(doc, contamination)
     files = {"audit.json": document_json(doc), "sets.csv": render_csv(doc), "sets.md": render_md(doc),
-             "sets.html": render_html(doc)}
+             "sets.html": render_html(doc), "routes.json": _dumps(routes), "routes.csv": render_routes_csv(routes),
+             "routes.md": render_routes_md(routes), "routes.html": render_routes_html(routes)}
     for name, text in files.items():
         write_atomic(out / name, text)
     return [out / n for n in files]

@@ -218,7 +218,8 @@ def test_every_target_ran_and_the_exit_code_is_documented(study):
     assert run.doc["verdict"] == "leak" and run.doc["exit_code"] == 0
     assert sorted(s["set"] for s in run.doc["sets"]) == [f"{NAME}:v1", f"{NAME}:v2"]
     assert study.written == run.doc
-    assert {p.name for p in study.out.iterdir()} == {"targets", "audit.json", "sets.csv", "sets.md", "sets.html"}
+    assert {p.name for p in study.out.iterdir()} == {"targets", "audit.json", *(f"{t}.{x}" for t in ("sets", "routes")
+                                                   for x in ("csv", "md", "html")), "routes.json"}
     assert len(list((study.out / "targets").iterdir())) == 6
 
 

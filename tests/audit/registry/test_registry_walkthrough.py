@@ -69,5 +69,6 @@ def test_the_walkthrough_runs_and_prints_its_table(tmp_path):
     assert len(digest.findall(out)) == 4, out
     assert digest.sub("sha256:…", out) == digest.sub("sha256:…", table), err[-3000:]
     run = tmp_path / "walk" / "run"
-    assert {p.name for p in run.iterdir()} == {"targets", "audit.json", "sets.csv", "sets.md", "sets.html"}
+    assert {p.name for p in run.iterdir()} == {"targets", "audit.json", *(f"{t}.{x}" for t in ("sets", "routes")
+                                                   for x in ("csv", "md", "html")), "routes.json"}
     assert len(list((run / "targets").iterdir())) == 4
