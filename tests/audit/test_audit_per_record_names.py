@@ -143,3 +143,36 @@ def test_one_run_mixes_tags_per_benchmark_and_a_per_record_set(tmp_path):
     with pytest.raises(InputError, match="drop --tag"):
         benchmark_sets(["swe-bench-verified", "mimo-cyber"], tags=["v1"],
                        data={"swe-bench-verified": verified, "mimo-cyber": cyber})
+
+
+def openhands_swe_gym_image(instance_id: str) -> str:
+    """OpenHands' get_instance_docker_image for SWE-Gym, as its run_infer.py writes it."""
+    return ("docker.io/xingyaoww/" + ("sweb.eval.x86_64." + instance_id).replace("__", "_s_")).lower()
+
+
+def cybergym_image(task_id: str) -> str:
+    """CyberGym's server: the vulnerable build of an arvo:<id> or oss-fuzz:<id> task."""
+    kind, _, number = task_id.partition(":")
+    return f"n132/arvo:{number}-vul" if kind == "arvo" else f"cybergym/oss-fuzz:{number}-vul"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,12}__[A-Za-z][A-Za-z0-9.-]{0,12}-[0-9]{1,5}", fullmatch=True))
+def test_swe_gym_names_follow_openhands(instance_id):
+    from overlap.audit.study.naming import ImageNaming
+    from overlap.sources.registry import get_spec
+
+    spec = get_spec("swe-gym")
+    naming = ImageNaming.from_table(spec.audit, spec.origin)
+    assert naming.target({}, instance_id, naming.tags[0], Path("."))[1] == (
+        f"docker://{openhands_swe_gym_image(instance_id)}:latest")
+
+
+def test_cybergym_names_follow_its_server():
+    from overlap.resources import demo_root
+
+    targets, sampling = benchmark_sets(["cybergym"], data={"cybergym": demo_root() / "cybergym"})
+    assert targets and sampling["cybergym"]["population"] == len(targets)
+    assert {t.instance_id.split(":")[0] for t in targets} == {"arvo", "oss-fuzz"}
+    for t in targets:
+        assert t.target == f"docker://docker.io/{cybergym_image(t.instance_id)}", t
