@@ -106,6 +106,10 @@ def audit(
         help="--benchmark: the image tag (default: the first declared); each tag is one image set. NAME=TAG gives "
              "one benchmark its own tags. Repeatable.")]
     = None,
+    set_size: Annotated[list[str] | None, typer.Option(
+        "--set-size", metavar="SET=N", rich_help_panel="Image sets",
+        help="--targets: the SET's rows are a random sample of a set of N tasks: each count also gives its share "
+             "and 95 % interval for the whole set. Repeatable.")] = None,
     routes: Annotated[bool, typer.Option(
         "--routes", rich_help_panel="Image sets",
         help="Print the routes table (a row per image set, a column per route) instead of the per-set table.")]
@@ -175,7 +179,7 @@ def audit(
         if "=" not in item:
             raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
     batch = {"targets": targets, "benchmark": benchmark, "tag": tag, "mirror": mirror, "sample": sample,
-             "set_name": set_name, "routes": routes, "contamination": contamination,
+             "set_name": set_name, "set_size": set_size, "routes": routes, "contamination": contamination,
              "jobs": jobs, "timeout": timeout, "ray_address": ray_address_for(engine, ray_address), "data": data,
              "seed": seed if seed != 0 else None, "engine": engine.value if engine != Engine.local else None}
     if targets is not None or benchmark:

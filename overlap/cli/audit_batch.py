@@ -29,8 +29,10 @@ def _targets(batch: dict) -> tuple[list, dict]:
     found, sampling = [], {}
     if batch["targets"] is not None:
         found += read_targets(batch["targets"], batch["set_name"])
-    elif batch["set_name"]:
-        raise InputError("--set: only with --targets (a benchmark's sets are NAME:TAG)")
+        sampling = set_sizes(batch.get("set_size"), found)
+    elif batch["set_name"] or batch.get("set_size"):
+        flag = "--set" if batch["set_name"] else "--set-size"
+        raise InputError(f"{flag}: only with --targets (a benchmark's sets are NAME:TAG, its size known)")
     if batch["benchmark"]:
         from ..api.audit_benchmark import benchmark_sets
         from ..sources.load import parse_data_options
@@ -44,6 +46,26 @@ def _targets(batch: dict) -> tuple[list, dict]:
             if batch[key]:
                 raise InputError(f"{flag}: only with --benchmark")
     return found, sampling
+
+
+def set_sizes(values: list[str] | None, targets: list) -> dict[str, dict]:
+    """``--set-size SET=N``: the whole set's size behind a targets file's sample, per set."""
+    tasks: dict[str, set] = {}
+    for t in targets:
+        tasks.setdefault(t.set, set()).add(t.label)
+    out = {}
+    for value in values or ():
+        name, sep, size = value.rpartition("=")
+        if not sep or not size.strip().isdigit() or int(size) < 1:
+            raise InputError(f"--set-size {value}: give SET=N, N the number of tasks in the whole set")
+        if name not in tasks:
+            raise InputError(f"--set-size {value}: no set {name!r} in the targets (sets: {', '.join(sorted(tasks))})")
+        if int(size) < len(tasks[name]):
+            raise InputError(f"--set-size {value}: the targets hold {len(tasks[name])} tasks of {name}, "
+                             f"more than {size}")
+        out[name] = {"population": int(size), "drawn": len(tasks[name]), "seed": None,
+                     "method": "given (--set-size): the rows are taken as a random sample"}
+    return out
 
 
 def _out_folder(out: str | None) -> Path | None:

@@ -187,3 +187,33 @@ def test_the_html_page_is_in_the_reports_style_and_cites_itself():
         in page
     assert "`" not in page  # markup is HTML, never literal backticks
     assert "5 of 100 tasks drawn at random (seed 0)" in page
+
+
+def test_a_targets_file_gives_its_set_size(tmp_path):
+    """--set-size SET=N: a targets file's rows taken as a sample of N tasks; the interval as for a benchmark."""
+    import shutil
+
+    from audit_helpers import run_cli
+    from batch_helpers import repo, write_jsonl
+
+    if shutil.which("git") is None:
+        import pytest
+
+        pytest.skip("git is not installed")
+    rows = []
+    for i, leak in enumerate((True, False, False)):
+        base, patch = repo(tmp_path / f"r{i}", leak=leak)
+        rows.append({"path": f"r{i}", "set": "study", "instance_id": f"t-{i}", "base_commit": base, "patch": patch})
+    write_jsonl(tmp_path / "t.jsonl", rows)
+    res = run_cli("--targets", str(tmp_path / "t.jsonl"), "--set-size", "study=40", "--format", "json", cwd=tmp_path,
+                  timeout=180)
+    assert res.code == 0, res.stderr
+    (s,) = json.loads(res.stdout)["sets"]
+    assert s["population"] == 40 and s["sampling"]["drawn"] == 3
+    lo, hi = oracle(1, 3, 40)
+    est = s["columns"]["hidden_history"]["estimate"]
+    assert s["columns"]["hidden_history"]["ids"] == ["t-0"]
+    assert abs(est["low"] - lo) < 1e-4 and abs(est["high"] - hi) < 1e-4
+    for bad, needle in (("study=2", "more than 2"), ("other=9", "no set 'other'"), ("study", "give SET=N")):
+        refused = run_cli("--targets", str(tmp_path / "t.jsonl"), "--set-size", bad, cwd=tmp_path, timeout=60)
+        assert refused.code == 2 and needle in refused.stderr and "Traceback" not in refused.stderr, refused.stderr

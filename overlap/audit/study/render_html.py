@@ -21,6 +21,7 @@ PAGE_STYLE = """
 .est { display: block; color: #56606b; font-size: 0.9em; white-space: nowrap; }
 td.num { text-align: right; }
 code, .digest { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.92em; }
+dt { font-weight: 600; margin-top: 4px; }
 footer { margin-top: 2em; color: #56606b; font-size: 0.85em; }
 """
 
