@@ -41,8 +41,8 @@ NAME_WIDTH = 22
 
 
 def width() -> int:
-    """The console's width: ``COLUMNS`` or the terminal's, else 80 (never below 60: the table's own width)."""
-    return max(60, shutil.get_terminal_size((80, 24)).columns)
+    """The console's width: ``COLUMNS`` or the terminal's, else 80 (never below 72, the widest row of a table)."""
+    return max(72, shutil.get_terminal_size((80, 24)).columns)
 
 
 def _wrap(text: str, limit: int, indent: str = "    ") -> list[str]:
