@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from overlap.audit.model import ROUTES as AUDIT_ROUTES
+from overlap.audit.model import CHECK_ORDER
 from overlap.audit.study.routes import read_contamination, routes_table
 from overlap.audit.study.routes_render import (
     render_routes_console,
@@ -92,8 +92,8 @@ def test_every_route_counted_with_its_interval_and_worst_finding(doc, compare_fo
     assert v1["git"]["worst"]["check"] == "G5" and v1["git"]["worst"]["severity"] == "critical"
     assert v1["leftovers"]["worst"]["check"] == "F1"  # the T1 (low) counts nowhere
     assert v1["contamination"]["worst"]["key"] == "train-a"
-    builds = any("build" in r for r in AUDIT_ROUTES)
-    assert v1["fixed_builds"]["checked"] is builds and (builds or v1["fixed_builds"]["count"] is None)
+    builds = "B1" in CHECK_ORDER  # an audit with the check: counted (none here), else "not checked"
+    assert v1["fixed_builds"]["checked"] is builds and v1["fixed_builds"]["count"] == (0 if builds else None)
     latest = table["sets"][1]["routes"]
     assert all(latest[r]["count"] == 0 for r in ("git", "leftovers", "network"))
     assert latest["contamination"]["ids"] == want["contamination"]  # the same tasks, whatever the build
@@ -149,3 +149,16 @@ def test_the_cli_prints_the_routes_table_and_writes_it(tmp_path, compare_folder)
     assert json.loads((tmp_path / "out" / "routes.json").read_text())["sets"][0]["routes"]["git"]["count"] == 1
     refused = run_cli(str(tmp_path / "clean"), "--routes", cwd=tmp_path)
     assert refused.code == 2 and "--routes: only with --targets or --benchmark" in refused.stderr
+
+
+def test_fixed_builds_and_pocs_are_their_own_routes(doc):
+    """B1 (a second build from the fixed code) and P1 (a PoC input) findings land in their own columns."""
+    for e in doc["targets"]:
+        if e["set"] == "swe-x:v1" and e["instance_id"] in ("t-03", "t-04"):
+            e["findings"].append({"check": "B1", "route": "builds", "severity": "high", "key": "B1:/root/fix_binary"})
+        if e["set"] == "swe-x:v1" and e["instance_id"] == "t-04":
+            e["findings"].append({"check": "P1", "route": "builds", "severity": "critical", "key": "P1:/tmp/poc"})
+    v1 = routes_table(doc)["sets"][0]["routes"]
+    assert v1["fixed_builds"]["ids"] == ["t-03", "t-04"] and v1["pocs"]["ids"] == ["t-04"]
+    assert v1["pocs"]["worst"]["key"] == "P1:/tmp/poc"
+    assert v1["contamination"] == {"checked": False, "count": None, "ids": [], "estimate": None, "worst": None}

@@ -217,3 +217,28 @@ def test_a_targets_file_gives_its_set_size(tmp_path):
     for bad, needle in (("study=2", "more than 2"), ("other=9", "no set 'other'"), ("study", "give SET=N")):
         refused = run_cli("--targets", str(tmp_path / "t.jsonl"), "--set-size", bad, cwd=tmp_path, timeout=60)
         assert refused.code == 2 and needle in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+
+
+def test_cyber_columns_when_a_set_has_them(monkeypatch):
+    """The fixed-build and PoC cells of a cyber set's summary are columns of every format (absent otherwise), and
+    the distinct graders a note and a CSV number."""
+    monkeypatch.setenv("COLUMNS", "80")
+    doc = make_doc([("cyber", counted(6, 0, "git_log_all")), ("swe", counted(3, 0, "git_log_all"))])
+    plain = render_console(doc)
+    assert "fixed builds" not in plain and "graders_distinct" not in render_csv(doc)
+
+    def cell(ids):
+        return {"count": len(ids), "ids": ids}
+
+    doc["sets"][0]["cyber"] = {"fixed_builds": cell(["t-001", "t-002"]), "fixed_builds_readable": cell(["t-002"]),
+                               "pocs": cell(["t-003"]), "pocs_readable": cell([]),
+                               "graders": {"distinct": 2, "sha256": ["a", "b"]}}
+    console = render_console(doc)
+    assert re.search(r"^  fixed builds +2$", console, re.M) and re.search(r"^  fixed builds: agent +1$", console, re.M)
+    assert "  PoC inputs: t-003" in console and "cyber: graders: 2 distinct" in console
+    assert max(map(len, console.splitlines())) <= 80
+    rows = {r["set"]: r for r in csv.DictReader(io.StringIO(render_csv(doc)))}
+    assert rows["cyber"]["fixed_builds"] == "2" and rows["cyber"]["graders_distinct"] == "2"
+    assert rows["swe"]["fixed_builds"] == "" and rows["swe"]["graders_distinct"] == ""
+    assert "| fixed builds | fixed builds: agent | PoC inputs | PoC inputs: agent |" in render_md(doc)
+    assert "<th>fixed builds</th>" in render_html(doc)

@@ -28,6 +28,7 @@ from .table import (
     digests,
     drawn_text,
     estimated,
+    grader_lines,
     label,
     network_lines,
     network_value,
@@ -93,7 +94,7 @@ def render_console(doc: dict) -> str:
         if found:
             lines += _ids_lines("image digests", [f"{i}={_short(d)}" for i, d in found], limit)
     notes = [f"{name}: {SIDE_NOTE}: {' '.join(ids)}" for name, ids in side_notes(doc)]
-    notes += network_lines(doc)
+    notes += grader_lines(doc) + network_lines(doc)
     notes += [f"failed: {e['set']} / {label(e)}: {e['error']}" for e in doc["targets"] if e["status"] != "ok"]
     repeated = c.get("repeated_rows", 0)
     if repeated:
@@ -128,6 +129,8 @@ def render_csv(doc: dict) -> str:
             head.append("git_log_all_side_history")
         if col.id == "network":
             head.append("network_median_days")
+    graders = any(isinstance((s.get("cyber") or {}).get("graders"), dict) for s in doc["sets"])
+    head += ["graders_distinct"] if graders else []
     head += [f"{col.id}_ids" for col in shown] + ["failed_ids", "image_digests"]
     w.writerow(head)
     for s in doc["sets"]:
@@ -142,6 +145,8 @@ def render_csv(doc: dict) -> str:
                 row.append((s["columns"]["git_log_all"].get("side_history") or {}).get("count", 0))
             if col.id == "network":
                 row.append(_number((s.get("network") or {}).get("median_days")))
+        if graders:
+            row.append(_number(((s.get("cyber") or {}).get("graders") or {}).get("distinct")))
         row += [" ".join(map(_listed, (col.cell(s) or {}).get("ids", []))) for col in shown]
         row += [" ".join(map(_listed, s["failed"]["ids"])),
                 " ".join(_listed(f"{i}={d}") for i, d in digests(doc, s["set"]))]
@@ -203,5 +208,6 @@ def render_md(doc: dict) -> str:
                        + ", ".join(f"{_code(i)} {_code(d)}" for i, d in found))
     for name, ids in side_notes(doc):
         out.append(f"- **{_md(name)}** {SIDE_NOTE}: " + ", ".join(_code(i) for i in ids))
+    out += [f"- {_md(line)}" for line in grader_lines(doc)]
     out += ["", f"overlap {_md(_version(doc))}"]
     return "\n".join(out) + "\n"

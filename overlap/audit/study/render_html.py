@@ -11,7 +11,19 @@ from importlib.resources import files
 
 from ... import __version__
 from ..report import escape
-from .table import SIDE_NOTE, columns, digests, drawn_text, estimated, label, network_lines, share, side_notes, value
+from .table import (
+    SIDE_NOTE,
+    columns,
+    digests,
+    drawn_text,
+    estimated,
+    grader_lines,
+    label,
+    network_lines,
+    share,
+    side_notes,
+    value,
+)
 
 TEMPLATE = "outputs/report/templates/report.html.j2"
 PAGE_STYLE = """
@@ -97,8 +109,8 @@ def _images(doc: dict) -> list[str]:
 
 
 def _notes(doc: dict) -> list[str]:
-    notes = network_lines(doc) + [f"failed: {e['set']} / {label(e)}: {e['error']}" for e in doc["targets"]
-                                  if e["status"] != "ok"]
+    notes = grader_lines(doc) + network_lines(doc)
+    notes += [f"failed: {e['set']} / {label(e)}: {e['error']}" for e in doc["targets"] if e["status"] != "ok"]
     return ["<h2>Notes</h2>", "<ul>", *(f"<li>{_user(n)}</li>" for n in notes), "</ul>"] if notes else []
 
 

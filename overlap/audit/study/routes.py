@@ -3,8 +3,8 @@ tasks of the sample it is open for, the share's 95 % interval for the whole set 
 
 Routes (``ROUTES``, in the order shown): contamination (the task is also in a training set, from a compare
 result's ``<bench>_contaminated_ids.txt``), Git history (findings of the ``git`` route), leftovers and file
-times (the fixed content stored, file times, leftovers), fixed builds (a second build of the fixed code: the
-route's findings once the audit has it, "not checked" before) and network (a package release already carries
+times (the fixed content stored, file times, leftovers), fixed builds (a second build of the fixed code, B1)
+and PoC inputs (P1), each "not checked" by an audit without those checks, and network (a package release already carries
 the fix, ``--check-index``). A task counts in a column when one of its findings there is graded critical,
 high or medium, as in the per-set table; the worst of them is the cell's finding."""
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
+from ..model import CHECK_ORDER, SEVERITY_RANK
 from ..model import ROUTES as AUDIT_ROUTES
-from ..model import SEVERITY_RANK
 from .estimate import estimate
 from .summary import COUNTED
 from .table import label
@@ -29,13 +29,25 @@ class Route:
     id: str
     title: str
     audit_routes: tuple[str, ...] = ()  # the findings' routes this column reads (empty: not from findings)
+    checks: tuple[str, ...] = ()  # or the finding codes it reads
+
+    def reads(self, finding: dict) -> bool:
+        return finding.get("check") in self.checks if self.checks else finding.get("route") in self.audit_routes
+
+    @property
+    def checked(self) -> bool:
+        """Whether this version's audit has the route's checks at all."""
+        return any(c in CHECK_ORDER for c in self.checks) if self.checks else bool(
+            set(self.audit_routes) & set(AUDIT_ROUTES))
 
 
 ROUTES: tuple[Route, ...] = (
     Route("contamination", "contamination (also in a training set)"),
     Route("git", "Git history", ("git",)),
     Route("leftovers", "leftovers and file times", ("fixed-content", "times", "leftovers")),
-    Route("fixed_builds", "fixed builds", tuple(r for r in AUDIT_ROUTES if "build" in r)),
+    # a second build of the target from the fixed code, and (the answer of a cyber task) its PoC input
+    Route("fixed_builds", "fixed builds", checks=("B1",)),
+    Route("pocs", "PoC inputs", checks=("P1",)),
     Route("network", "network (package index)"),
 )
 
@@ -113,10 +125,10 @@ def routes_table(doc: dict, contamination: dict[str, dict[str, list[str]]] | Non
             else:
                 hits = {}
                 for e in ok:
-                    worst = _worst([f for f in e.get("findings") or () if f.get("route") in route.audit_routes])
+                    worst = _worst([f for f in e.get("findings") or () if route.reads(f)])
                     if worst is not None:
                         hits[label(e)] = worst
-                cells[route.id] = _cell(hits, audited, population, bool(route.audit_routes))
+                cells[route.id] = _cell(hits, audited, population, route.checked)
         rows.append({"set": s["set"], "audited": audited, "population": population, "sampling": s.get("sampling"),
                      "routes": cells})
     return {"schema": SCHEMA, "tool": doc.get("tool"), "routes": [{"id": r.id, "title": r.title} for r in ROUTES],

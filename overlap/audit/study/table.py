@@ -33,6 +33,17 @@ def _network_shown(doc: dict) -> bool:
     return any(s.get("network") is not None for s in doc["sets"])
 
 
+def _cyber_shown(doc: dict) -> bool:
+    """The cyber columns (builds of the fixed code, PoC inputs: a set summary's ``cyber`` cells) are shown when any
+    set has one."""
+    return any(isinstance(s.get("cyber"), dict) and any(
+        isinstance(c, dict) and c.get("count") for c in s["cyber"].values()) for s in doc["sets"])
+
+
+def _cyber(cid: str) -> Callable[[dict], dict | None]:
+    return lambda s: (s.get("cyber") or {}).get(cid)
+
+
 def _side_mark(s: dict) -> str:
     return "†" if s["columns"]["git_log_all"].get("side_history") else ""
 
@@ -55,6 +66,14 @@ TABLE: tuple[Column, ...] = (
     Column("newest_other", "newest: other group", "a newest group set apart that holds neither of those "
            "(unconfirmed: look at the files)",
            _newest("other")),
+    Column("fixed_builds", "fixed builds", "a second build of the task's target from the fixed code",
+           _cyber("fixed_builds"), shown=_cyber_shown),
+    Column("fixed_builds_readable", "fixed builds: agent", "such a build the agent's user can read",
+           _cyber("fixed_builds_readable"), shown=_cyber_shown),
+    Column("pocs", "PoC inputs", "a proof-of-concept or reproducer input (the answer of a cyber task)",
+           _cyber("pocs"), shown=_cyber_shown),
+    Column("pocs_readable", "PoC inputs: agent", "such an input the agent's user can read",
+           _cyber("pocs_readable"), shown=_cyber_shown),
     Column("suspect", "suspect", "the task's verdict is suspect (worth a look; no leak shown)",
            lambda s: s["verdicts"]["suspect"]),
     Column("leak", "leak", "the task's verdict is leak (any route, leftovers included)",
@@ -128,6 +147,12 @@ def side_notes(doc: dict) -> list[tuple[str, list[str]]]:
     """(set, ids) of the sets whose `git log --all` cell holds side history only (the † of the table)."""
     return [(s["set"], s["columns"]["git_log_all"]["side_history"]["ids"]) for s in doc["sets"]
             if s["columns"]["git_log_all"].get("side_history")]
+
+
+def grader_lines(doc: dict) -> list[str]:
+    """How many distinct graders each cyber set's images hold (one expected: more means the grading differs)."""
+    return [f"{s['set']}: graders: {s['cyber']['graders']['distinct']} distinct" for s in doc["sets"]
+            if isinstance((s.get("cyber") or {}).get("graders"), dict) and s["cyber"]["graders"].get("distinct")]
 
 
 def network_lines(doc: dict) -> list[str]:
