@@ -189,7 +189,7 @@ def test_csv_targets_with_patch_text_in_a_cell(tasks, tmp_path):
     (["--targets", "{T}/targets.jsonl", "--out", "{T}/leaky/out"], "inside the audited"),
     (["--targets", "{T}/fix.patch"], "no image or path column"),
     (["--benchmark", "swe-bench-verified", "--targets", "{T}/targets.jsonl"], "give one"),
-    (["--benchmark", "cybergym"], "declares no [audit] table"),
+    (["--benchmark", "swe-smith"], "declares no [audit] table"),
     ([], "give what to audit"),
 ])
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(tasks, tmp_path, args, needle):
