@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..audit.study.naming import RECORD_ROLES, ImageNaming, record_value
+from ..audit.study.naming import RECORD_ROLES, ImageNaming, mirrored, parse_mirrors, record_value
 from ..audit.study.targets import BatchTarget
 from ..errors import InputError
 from ..sources.files import read_records
@@ -52,10 +52,46 @@ def _declaration_folder(spec) -> Path:
     return origin.resolve().parent if origin is not None and origin.is_file() else Path.cwd()
 
 
+def sampling_of(population: int, sample: int | None, seed: int) -> dict:
+    """How a set's tasks were drawn, as the document records it (the estimates read ``population``)."""
+    drawn = population if sample is None else min(sample, population)
+    if drawn == population:
+        return {"population": population, "drawn": drawn, "method": "all", "seed": None}
+    return {"population": population, "drawn": drawn, "seed": seed,
+            "method": "random.Random(seed).sample(sorted(instance_ids), drawn)"}
+
+
 def benchmark_targets(names: list[str], tags: list[str] | None = None, sample: int | None = None, seed: int = 0,
-                      data: dict[str, Path] | None = None) -> list[BatchTarget]:
+                      data: dict[str, Path] | None = None, mirrors: list[str] | None = None) -> list[BatchTarget]:
     """The targets of every (benchmark, tag): a sample of its instances, each with its image and reference."""
+    return benchmark_sets(names, tags, sample, seed, data, mirrors)[0]
+
+
+def split_tags(tags: list[str] | None, names: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """``--tag TAG`` (every benchmark) and ``--tag NAME=TAG`` (that benchmark only; a tag never holds ``=``)."""
+    common: list[str] = []
+    own: dict[str, list[str]] = {}
+    for value in tags or ():
+        name, sep, tag = value.partition("=")
+        if not sep:
+            common.append(value)
+            continue
+        if name not in names or not tag:
+            raise InputError(f"--tag {value}: NAME=TAG names one of the --benchmark values "
+                             f"({', '.join(names)}) and a tag")
+        own.setdefault(name, []).append(tag)
+    return common, own
+
+
+def benchmark_sets(names: list[str], tags: list[str] | None = None, sample: int | None = None, seed: int = 0,
+                   data: dict[str, Path] | None = None, mirrors: list[str] | None = None
+                   ) -> tuple[list[BatchTarget], dict[str, dict]]:
+    """``benchmark_targets`` and, per image set, how its tasks were drawn from how many (``sampling_of``).
+    ``mirrors``: ``HOST=MIRROR`` pairs, each image named on HOST read from MIRROR instead."""
     out: list[BatchTarget] = []
+    sampling: dict[str, dict] = {}
+    hosts = parse_mirrors(mirrors)
+    common, own = split_tags(tags, names)
     for text in names:
         selection = parse_selection(text)
         if selection.path is not None:
@@ -66,9 +102,11 @@ def benchmark_targets(names: list[str], tags: list[str] | None = None, sample: i
             raise InputError(f"--benchmark {text}: {spec.name} declares no [audit] table (how its instances map to "
                              "images); add one to its declaration (docs/audit.md) or give --targets")
         naming = ImageNaming.from_table(spec.audit, spec.origin or spec.name)
-        if tags and not naming.uses_tag:
-            raise InputError(f"--tag: {spec.name} names each image by its record ({naming.image}); drop --tag")
-        chosen_tags = list(tags or naming.tags[:1]) if naming.uses_tag else [None]
+        wanted = own.get(text) or common
+        if wanted and not naming.uses_tag:
+            raise InputError(f"--tag: {spec.name} names each image by its record ({naming.image}); drop --tag "
+                             "(or give the other benchmarks theirs as --tag NAME=TAG)")
+        chosen_tags = list(dict.fromkeys(wanted or naming.tags[:1])) if naming.uses_tag else [None]
         if not chosen_tags:
             raise InputError(f"--benchmark {text}: its declaration lists no tags; give --tag")
         dataset = load_dataset(text, data)
@@ -78,13 +116,14 @@ def benchmark_targets(names: list[str], tags: list[str] | None = None, sample: i
         label = selection_label(text)
         for tag in chosen_tags:
             set_name = f"{label}:{tag}" if tag else label
+            sampling[set_name] = sampling_of(len(set(ids)), sample, seed)
             for iid in draw(ids, sample, seed):
-                out.append(_target(naming, records.get(iid), iid, tag, base, set_name))
-    return out
+                out.append(_target(naming, records.get(iid), iid, tag, base, set_name, hosts))
+    return out, sampling
 
 
 def _target(naming: ImageNaming, record: dict | None, iid: str, tag: str | None, base: Path,
-            set_name: str) -> BatchTarget:
+            set_name: str, mirrors: dict[str, str] | None = None) -> BatchTarget:
     if record is None:
         return BatchTarget(set_name, "", "image", instance_id=iid,
                            error=f"no record with {naming.columns['id']} = {iid} in the benchmark's files")
@@ -94,4 +133,6 @@ def _target(naming: ImageNaming, record: dict | None, iid: str, tag: str | None,
         kind, target = naming.target(record, iid, tag, base)
     except InputError as exc:
         return BatchTarget(set_name, "", "image", instance_id=iid, error=str(exc), **ref)
+    if kind == "image":
+        target = mirrored(target, mirrors or {})
     return BatchTarget(set_name, target, kind, instance_id=iid, repo_path=naming.repo_path, **ref)

@@ -110,8 +110,25 @@ def audit(
         help="Audit a registered benchmark's task images (its declaration's [audit] table). Repeatable.")] = None,
     tag: Annotated[list[str] | None, typer.Option(
         "--tag", metavar="TAG", rich_help_panel="Image sets",
-        help="--benchmark: the image tag (default: the first declared); each tag is one image set. Repeatable.")]
+        help="--benchmark: the image tag (default: the first declared); each tag is one image set. NAME=TAG gives "
+             "one benchmark its own tags. Repeatable.")]
     = None,
+    set_size: Annotated[list[str] | None, typer.Option(
+        "--set-size", metavar="SET=N", rich_help_panel="Image sets",
+        help="--targets: the SET's rows are a random sample of a set of N tasks: each count also gives its share "
+             "and 95 % interval for the whole set. Repeatable.")] = None,
+    routes: Annotated[bool, typer.Option(
+        "--routes", rich_help_panel="Image sets",
+        help="Print the routes table (a row per image set, a column per route) instead of the per-set table.")]
+    = False,
+    contamination: Annotated[list[str] | None, typer.Option(
+        "--contamination", metavar="DIR", rich_help_panel="Image sets",
+        help="The routes table's contamination column: a folder `overlap compare TRAIN BENCH…` wrote (its "
+             "<bench>_contaminated_ids.txt). Repeatable.")] = None,
+    mirror: Annotated[list[str] | None, typer.Option(
+        "--mirror", metavar="HOST=MIRROR", rich_help_panel="Image sets",
+        help="--benchmark: read the images a declaration names on HOST from MIRROR (a registry, optionally with a "
+             "path prefix), e.g. docker.io=127.0.0.1:5000. Repeatable.")] = None,
     sample: Annotated[int | None, typer.Option(
         "--sample", metavar="N", min=1, rich_help_panel="Image sets",
         help="--benchmark: audit N instances drawn with --seed (default: all).")] = None,
@@ -170,7 +187,8 @@ def audit(
     for item in limit or []:
         if "=" not in item:
             raise InputError(f"--limit {item}: expected NAME=VALUE (e.g. git_timeout=600)")
-    batch = {"targets": targets, "benchmark": benchmark, "tag": tag, "sample": sample, "set_name": set_name,
+    batch = {"targets": targets, "benchmark": benchmark, "tag": tag, "mirror": mirror, "sample": sample,
+             "set_name": set_name, "set_size": set_size, "routes": routes, "contamination": contamination,
              "jobs": jobs, "timeout": timeout, "ray_address": ray_address_for(engine, ray_address), "data": data,
              "seed": seed if seed != 0 else None, "engine": engine.value if engine != Engine.local else None}
     if targets is not None or benchmark:

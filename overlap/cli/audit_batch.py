@@ -22,25 +22,50 @@ def _refuse_single(single: dict) -> None:
             raise InputError(f"{name}: not with --targets or --benchmark (each target brings its own reference)")
 
 
-def _targets(batch: dict) -> list:
+def _targets(batch: dict) -> tuple[list, dict]:
+    """The targets and, per benchmark set, how its tasks were drawn (the estimates' population)."""
     from ..audit.study.targets import read_targets
 
-    found = []
+    found, sampling = [], {}
     if batch["targets"] is not None:
         found += read_targets(batch["targets"], batch["set_name"])
-    elif batch["set_name"]:
-        raise InputError("--set: only with --targets (a benchmark's sets are NAME:TAG)")
+        sampling = set_sizes(batch.get("set_size"), found)
+    elif batch["set_name"] or batch.get("set_size"):
+        flag = "--set" if batch["set_name"] else "--set-size"
+        raise InputError(f"{flag}: only with --targets (a benchmark's sets are NAME:TAG, its size known)")
     if batch["benchmark"]:
-        from ..api.audit_benchmark import benchmark_targets
+        from ..api.audit_benchmark import benchmark_sets
         from ..sources.load import parse_data_options
 
-        found += benchmark_targets(batch["benchmark"], batch["tag"], batch["sample"], batch["seed"] or 0,
-                                   parse_data_options(batch["data"]))
+        drawn, sampling = benchmark_sets(batch["benchmark"], batch["tag"], batch["sample"], batch["seed"] or 0,
+                                         parse_data_options(batch["data"]), batch.get("mirror"))
+        found += drawn
     else:
-        for flag, key in (("--tag", "tag"), ("--sample", "sample"), ("--seed", "seed"), ("--data", "data")):
+        for flag, key in (("--tag", "tag"), ("--mirror", "mirror"), ("--sample", "sample"), ("--seed", "seed"),
+                          ("--data", "data")):
             if batch[key]:
                 raise InputError(f"{flag}: only with --benchmark")
-    return found
+    return found, sampling
+
+
+def set_sizes(values: list[str] | None, targets: list) -> dict[str, dict]:
+    """``--set-size SET=N``: the whole set's size behind a targets file's sample, per set."""
+    tasks: dict[str, set] = {}
+    for t in targets:
+        tasks.setdefault(t.set, set()).add(t.label)
+    out = {}
+    for value in values or ():
+        name, sep, size = value.rpartition("=")
+        if not sep or not size.strip().isdigit() or int(size) < 1:
+            raise InputError(f"--set-size {value}: give SET=N, N the number of tasks in the whole set")
+        if name not in tasks:
+            raise InputError(f"--set-size {value}: no set {name!r} in the targets (sets: {', '.join(sorted(tasks))})")
+        if int(size) < len(tasks[name]):
+            raise InputError(f"--set-size {value}: the targets hold {len(tasks[name])} tasks of {name}, "
+                             f"more than {size}")
+        out[name] = {"population": int(size), "drawn": len(tasks[name]), "seed": None,
+                     "method": "given (--set-size): the rows are taken as a random sample"}
+    return out
 
 
 def _out_folder(out: str | None) -> Path | None:
@@ -66,6 +91,16 @@ def _progress(enabled: bool):
     return show
 
 
+def _routes_text(doc: dict, contamination: dict, fmt: Format) -> str:
+    from ..audit.study.routes import routes_table
+    from ..audit.study.routes_render import render_routes_console, render_routes_csv, render_routes_md
+    from ..audit.study.run import document_json
+
+    table = routes_table(doc, contamination)
+    return {Format.json: document_json, Format.csv: render_routes_csv, Format.md: render_routes_md}.get(
+        fmt, render_routes_console)(table)
+
+
 def run_batch_command(batch: dict, single: dict, *, network: str, repo_path: str | None, limit: list[str],
                       git: str | None, fmt: Format, out: str | None, fail_on: str | None,
                       insecure_registries: list[str] | None = None, index: dict | None = None) -> int:
@@ -84,11 +119,18 @@ def run_batch_command(batch: dict, single: dict, *, network: str, repo_path: str
                            all_releases=bool((index or {}).get("all_releases")))
     options.check()
     folder = _out_folder(out)
-    targets = _targets(batch)
-    doc = run_batch(targets, options, folder, progress=_progress(fmt != Format.json))
+    from ..audit.study.routes import read_contamination
+
+    contamination = read_contamination(batch.get("contamination"))
+    targets, sampling = _targets(batch)
+    doc = run_batch(targets, options, folder, progress=_progress(fmt != Format.json), sampling=sampling)
     if folder is not None:
-        write_document(doc, folder)
-    text = {Format.json: document_json, Format.csv: render_csv, Format.md: render_md}.get(fmt, render_console)(doc)
+        write_document(doc, folder, contamination)
+    if batch.get("routes"):
+        text = _routes_text(doc, contamination, fmt)
+    else:
+        text = {Format.json: document_json, Format.csv: render_csv, Format.md: render_md}.get(fmt, render_console)(
+            doc)
     sys.stdout.write(text)
     sys.stdout.flush()
     failed = doc["counts"]["error"]

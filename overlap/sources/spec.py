@@ -84,8 +84,8 @@ _LIST_FIELDS = ("aliases", "default_subsets", "detect")
 _TABLE_FIELDS = ("files", "extra", "columns", "audit")
 # The fields of an `[audit]` table: the image template, the instance-name rule, the tags, where the repository
 # sits in the image, and the record columns of the id and the reference (docs/audit.md, "Auditing an image set").
-AUDIT_FIELDS = ("image", "lower", "replace", "tags", "repo_path", "id", "base_commit", "patch", "test_patch",
-                "fix_commit", "repo", "version", "created_at", "package")
+AUDIT_FIELDS = ("image", "lower", "replace", "tags", "repo_path", "instance", "id", "base_commit", "patch",
+                "test_patch", "fix_commit", "repo", "version", "created_at", "package")
 # The column roles a `[columns]` table may name (overlap.sources.generic.GenericColumns).
 COLUMN_ROLES = ("id", "repo", "pr", "base", "patch", "text", "project", "fix", "cve", "scheme")
 

@@ -108,6 +108,14 @@ class CliRun:
     seconds: float
 
 
+def _this_checkout() -> str:
+    """PYTHONPATH for a child: this checkout's overlap first (an editable install may be another checkout's)."""
+    import overlap
+
+    root = str(Path(overlap.__file__).resolve().parents[1])
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+
+
 def run_cli(*args: str, cwd: str | Path, timeout: float = 20) -> CliRun:
     """``overlap audit ARGS`` in a child process started in ``cwd``; fails the test past ``timeout`` seconds
     (a hostile input must never block the audit)."""
@@ -115,7 +123,7 @@ def run_cli(*args: str, cwd: str | Path, timeout: float = 20) -> CliRun:
 
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", CLI, "audit", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+                          timeout=timeout, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": _this_checkout()})
     return CliRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
 
 

@@ -77,20 +77,28 @@ def test_document_shape(doc):
 
 def test_per_set_table_in_every_form(doc):
     console = render_console(doc)
-    head, rule, old = console.splitlines()[0], console.splitlines()[1], console.splitlines()[3]
-    assert head.split()[:3] == ["image", "set", "tasks"] and set(rule) <= {"-", " "}
-    assert old.split() == ["old", "1", "0", "1", "1", "0", "/", "0", "1", "0"]
-    assert "old / history a reference walk misses (reflog, unreachable): o__leaky-1" in console
+    lines = console.splitlines()
+    # one block per set, in the order the targets file gives them (old before new)
+    assert [n for n in ("old:", "new:") for line in lines if line.startswith(n)] == ["old:", "new:"]
+    assert lines.index(next(x for x in lines if x.startswith("old:"))) < \
+        lines.index(next(x for x in lines if x.startswith("new:")))
+    old = lines[lines.index(next(x for x in lines if x.startswith("old:"))):]
+    end = next(n for n, x in enumerate(old) if x.split()[:1] == ["failed"])
+    counts = {x.strip().rsplit(None, 1)[0]: x.split()[-1] for x in old[2:end + 1]}
+    assert counts == {"git log --all": "0", "hidden history": "1", "reference stored": "1",
+                      "newest: hidden tests": "0", "newest: fixed files": "0", "newest: other group": "0",
+                      "suspect": "0", "leak": "1", "failed": "0"}
+    assert "  hidden history: o__leaky-1" in console
     rows = list(csv.DictReader(io.StringIO(render_csv(doc))))
-    assert [r["image set"] for r in rows] == ["new", "old"]
-    old_row = rows[1]
-    assert old_row["fixed files or hidden tests stored"] == "1"
-    assert old_row["fixed files or hidden tests stored ids"] == "o__leaky-1"
+    assert [r["set"] for r in rows] == ["old", "new"]
+    old_row = rows[0]
+    assert old_row["reference_stored"] == "1" and old_row["reference_stored_ids"] == "o__leaky-1"
     md = render_md(doc)
-    assert md.startswith("| image set | tasks | commits outside the base's history visible to `git log --all` |")
-    assert "`o__leaky-1`" in md
+    assert md.startswith("| image set | tasks | git log --all | hidden history | reference stored |")
+    assert "commits outside the base's history visible to `git log --all`" in md and "`o__leaky-1`" in md
     page = render_html(doc)
     assert "<details><summary>1</summary><ul><li>o__leaky-1</li></ul></details>" in page
+    assert "<code>git log --all</code>" in page and "`" not in page.split("<main>")[1]
 
 
 def test_rerun_skips_targets_already_done(tasks, tmp_path, monkeypatch):
@@ -120,11 +128,12 @@ def test_a_failed_target_does_not_stop_the_others(tasks, tmp_path):
     assert gone["status"] == "error" and "no such file or folder" in gone["error"] and "\n" not in gone["error"]
     assert got["o__img-4"]["status"] == "error"
     assert (out / "audit.json").read_text() == res.stdout
-    assert {p.name for p in out.iterdir()} == {"targets", "audit.json", "sets.csv", "sets.md", "sets.html"}
+    assert {p.name for p in out.iterdir()} == {"targets", "audit.json", *(f"{t}.{x}" for t in ("sets", "routes")
+                                                   for x in ("csv", "md", "html")), "routes.json"}
     # --fail-on leak still says 1 when a target leaks
     res = run_cli("--targets", str(tasks / "with-bad.jsonl"), "--fail-on", "leak", cwd=tmp_path, timeout=120)
     assert res.code == 1
-    assert "new / failed: o__gone-3" in res.stdout and "with-bad / failed: o__img-4" in res.stdout
+    assert "failed: new / o__gone-3: " in res.stdout and "failed: with-bad / o__img-4: " in res.stdout
 
 
 def test_jobs_do_not_change_a_byte(tasks, tmp_path):
@@ -180,7 +189,7 @@ def test_csv_targets_with_patch_text_in_a_cell(tasks, tmp_path):
     (["--targets", "{T}/targets.jsonl", "--out", "{T}/leaky/out"], "inside the audited"),
     (["--targets", "{T}/fix.patch"], "no image or path column"),
     (["--benchmark", "swe-bench-verified", "--targets", "{T}/targets.jsonl"], "give one"),
-    (["--benchmark", "cybergym"], "declares no [audit] table"),
+    (["--benchmark", "swe-smith"], "declares no [audit] table"),
     ([], "give what to audit"),
 ])
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(tasks, tmp_path, args, needle):
@@ -305,8 +314,8 @@ def test_ids_and_set_names_with_separators_and_markup_read_back_as_written(doc):
     old["set"] = "<b>bold</b> *set* | [x](y)"
     old["columns"]["hidden_history"] = {"count": len(odd), "ids": odd}
     rows = list(csv.DictReader(io.StringIO(render_csv(edited))))
-    row = next(r for r in rows if r["image set"] == old["set"])
-    assert _ids_cell(row["history a reference walk misses (reflog, unreachable) ids"]) == odd
+    row = next(r for r in rows if r["set"] == old["set"])
+    assert _ids_cell(row["hidden_history_ids"]) == odd
     page = MarkdownIt("commonmark").enable("table").render(render_md(edited))
     assert "<b>" not in page and "<em>" not in page and "<a " not in page
     assert page.count(html.escape(old["set"], quote=False)) >= 2  # its table cell and its ids lines

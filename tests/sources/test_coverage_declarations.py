@@ -95,11 +95,13 @@ def test_mimo_code_ids_come_from_the_json_string_and_have_no_key(data):
 
 
 def test_mimo_code_images_are_named_by_each_record(data):
-    """The [audit] table reads docker_image, instance_id and test_patch inside the JSON string instance_json."""
+    """The [audit] table reads docker_image, instance_id and test_patch inside the JSON string instance_json; the row's
+    alias (format-code-task-000001:latest, served by no registry) becomes the published image."""
     targets = {t.instance_id: t for t in benchmark_targets(["mimo-code"], data=data)}
     assert set(targets) == {"format-code-task-000001", "format-code-task-000002"}  # the broken row is no item
     first = targets["format-code-task-000001"]
-    assert first.target == "docker://format-code-task-000001:latest" and first.set == "mimo-code"
+    assert first.target == "docker://docker.io/xiaomimimo/mimo-v2.6-rl-oss:format-code-task-000001"
+    assert first.set == "mimo-code"
     assert first.test_patch == diff("mimo_test_command.sh", "", "pytest") and first.error is None
 
 

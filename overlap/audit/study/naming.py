@@ -25,7 +25,7 @@ ROLES = ("id", "base_commit", "patch", "test_patch", "fix_commit")
 # the task record's columns the network route reads (the repository's package, the release series, the date)
 RECORD_ROLES = ("repo", "version", "created_at", "package")
 # the same names as overlap.sources.spec.AUDIT_FIELDS (the audit layer reads no dataset module)
-KNOWN = ("image", "lower", "replace", "tags", "repo_path", *ROLES, *RECORD_ROLES)
+KNOWN = ("image", "lower", "replace", "tags", "repo_path", "instance", *ROLES, *RECORD_ROLES)
 BUILTIN = ("instance", "id", "tag")
 
 
@@ -37,6 +37,8 @@ class ImageNaming:
     tags: tuple[str, ...] = ()
     repo_path: str | None = None
     columns: dict[str, str] = field(default_factory=dict)  # role -> record column
+    # the record column the naming rule turns into {instance} (None: the id), e.g. a row's own image name
+    instance_column: str | None = None
 
     @classmethod
     def from_table(cls, table: dict, origin: str) -> ImageNaming:
@@ -70,8 +72,11 @@ class ImageNaming:
         repo_path = table.get("repo_path")
         if repo_path is not None and not isinstance(repo_path, str):
             raise InputError(f"{where}: repo_path must be a path in the image")
+        instance = table.get("instance")
+        if instance is not None and not (isinstance(instance, str) and instance.strip()):
+            raise InputError(f"{where}: instance must name the record column the rule makes {{instance}} from")
         naming = cls(image.strip(), bool(table.get("lower", False)), tuple((a, b) for a, b in pairs), tuple(tags),
-                     repo_path, columns)
+                     repo_path, columns, instance.strip() if instance else None)
         naming.fields()  # the template is checked now, not per record
         return naming
 
@@ -97,7 +102,8 @@ class ImageNaming:
 
     def record_columns(self) -> list[str]:
         """Columns a record must be read for: the roles and the template's own column placeholders."""
-        return sorted({*self.columns.values(), *(f for f in self.fields() if f not in BUILTIN)})
+        own = [self.instance_column] if self.instance_column and "instance" in self.fields() else []
+        return sorted({*self.columns.values(), *own, *(f for f in self.fields() if f not in BUILTIN)})
 
     def read_columns(self) -> list[str]:
         """The file columns to read: each named column, and the column a dotted name starts from."""
@@ -112,7 +118,13 @@ class ImageNaming:
     def target(self, record: dict, instance_id: str, tag: str | None, base: Path) -> tuple[str, str]:
         """(kind, target) of one record: ``image`` and a ``docker://`` reference, or ``path`` and a local path.
         A record lacking a column the template names is an InputError (the target fails, not the run)."""
-        values = {"instance": self.instance_name(instance_id), "id": instance_id, "tag": tag or ""}
+        source = instance_id
+        if self.instance_column and "instance" in self.fields():
+            given = record_value(record, self.instance_column)
+            if given is None or not str(given).strip():
+                raise InputError(f"the record has no {self.instance_column} (the image's instance name)")
+            source = str(given).strip()
+        values = {"instance": self.instance_name(source), "id": instance_id, "tag": tag or ""}
         for name in self.fields():
             if name in BUILTIN:
                 continue
@@ -131,6 +143,39 @@ class ImageNaming:
         if "://" in text and not text.startswith("docker://"):
             raise InputError(f"image {text}: only docker:// references and path: targets are audited")
         return "image", image_reference(text)
+
+
+DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
+
+
+def registry_host(reference: str) -> tuple[str, str]:
+    """(host, the rest) of a ``docker://`` reference; a name without a host is Docker Hub's, as Docker reads it."""
+    name = reference.removeprefix("docker://")
+    first, sep, rest = name.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return ("docker.io" if first in DOCKER_HUB else first), rest
+    return "docker.io", name
+
+
+def parse_mirrors(values: list[str] | None) -> dict[str, str]:
+    """``--mirror HOST=MIRROR[/PREFIX]`` pairs: the images a declaration names on HOST are read from MIRROR."""
+    out: dict[str, str] = {}
+    for value in values or ():
+        host, sep, mirror = value.partition("=")
+        host, mirror = host.strip().lower(), mirror.strip().removeprefix("docker://").rstrip("/")
+        if not sep or not host or not mirror or "/" in host or "://" in mirror:
+            raise InputError(f"--mirror {value}: give HOST=MIRROR, e.g. docker.io=127.0.0.1:5000 or "
+                             "docker.io=mirror.example.com/hub")
+        out["docker.io" if host in DOCKER_HUB else host] = mirror
+    return out
+
+
+def mirrored(reference: str, mirrors: dict[str, str]) -> str:
+    """A ``docker://`` reference read from its host's mirror (unchanged when the host has none)."""
+    if not mirrors or not reference.startswith("docker://"):
+        return reference
+    host, rest = registry_host(reference)
+    return f"docker://{mirrors[host]}/{rest}" if host in mirrors else reference
 
 
 def _plain(part: str) -> bool:

@@ -1,5 +1,9 @@
-"""The per-set table of a batch audit as console text, CSV, Markdown and HTML, each with the task ids behind
-every cell (control characters of ids escaped, as in the single-target table).
+"""The per-set table of a batch audit as console text, CSV and Markdown (HTML: ``render_page``), each with the
+task ids behind every cell, the image digests, and, for a set drawn from a set of known size, each count's
+share and its 95 % interval for the whole set (control characters of ids escaped, as in the single-target table).
+
+The columns are ``table.TABLE``. Sets are in the order given. The console form is a block per set that fits the
+terminal's width (``COLUMNS``, else 80): the ids and every note are wrapped to it.
 
 Ids and set names are the user's text: in the CSV an id holding white space (the separator of an ids cell) or a
 leading quote is written as a JSON string; in the Markdown a set name's markup characters are backslash-escaped
@@ -8,136 +12,145 @@ and an id is a code span fenced longer than any run of backticks in it, so no id
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import re
+import shutil
+import textwrap
 
+from ... import __version__
 from ...words import plural
 from ..report import escape
-from .cyber import cyber_lines
-from .summary import COLUMNS
+from .render_html import render_html
+from .table import (
+    SIDE_NOTE,
+    columns,
+    digests,
+    drawn_text,
+    estimated,
+    grader_lines,
+    label,
+    network_lines,
+    network_value,
+    share,
+    side_notes,
+    value,
+)
 
-HEAD = ("image set", "tasks", *(title for _, title, _ in COLUMNS), "leak", "failed")
-SHORT = ("image set", "tasks", "git log --all", "hidden history", "reference stored", "newest: tests / fix",
-         "leak", "failed")
-# the network route's column (--check-index), last: shown when the run checked the index
-NETWORK = "fix one install away"
-
-
-def _network_shown(doc: dict) -> bool:
-    return any(s.get("network") is not None for s in doc["sets"])
-
-
-def network_value(summary: dict | None) -> str:
-    """The cell: tasks a package release already hands the fix, with the median days after the task was opened
-    ("closed" when every task's environment declares no network)."""
-    if summary is None:
-        return ""
-    routes = summary["routes"]
-    if routes and set(routes) == {"closed"}:
-        return "closed"
-    count = summary["open"]["count"]
-    return f"{count} (median {summary['median_days']:g} d)" if count and summary["median_days"] is not None \
-        else str(count)
+__all__ = ["render_console", "render_csv", "render_md", "render_html", "network_value", "SIDE_NOTE"]
+NAME_WIDTH = 22
 
 
-def _with_network(cells: list, s: dict, shown: bool) -> list:
-    if not shown:
-        return cells
-    summary = s.get("network")
-    return [*cells, (NETWORK, network_value(summary), summary["open"]["ids"] if summary else [])]
+def width() -> int:
+    """The console's width: ``COLUMNS`` or the terminal's, else 80 (never below 72, the widest row of a table)."""
+    return max(72, shutil.get_terminal_size((80, 24)).columns)
 
 
-def _cells(s: dict) -> list[tuple[str, str, list[str]]]:
-    """(column, shown value, ids behind it) of one set's row."""
-    c = s["columns"]
-    newest = c["newest_files"]
-    return [("tasks", str(s["tasks"]), []),
-            *((title, _count(c[cid]), c[cid]["ids"]) for cid, title, _ in COLUMNS[:-1]),
-            (COLUMNS[-1][1] + ": tests", f"{newest['tests']['count']} / {newest['fix']['count']}",
-             newest["tests"]["ids"]),
-            (COLUMNS[-1][1] + ": fix", "", newest["fix"]["ids"]),
-            ("leak", str(s["verdicts"]["leak"]["count"]), s["verdicts"]["leak"]["ids"]),
-            ("failed", str(s["failed"]["count"]), s["failed"]["ids"])]
+def _wrap(text: str, limit: int, indent: str = "    ") -> list[str]:
+    return textwrap.wrap(escape(text), limit, subsequent_indent=indent, break_on_hyphens=False) or [""]
 
 
-SIDE_NOTE = ("† counted only for side history dated before the base, holding no fixed content (an old release "
-             "tag `git log --all` shows): clean")
+def _ids_lines(name: str, ids: list[str], limit: int) -> list[str]:
+    """"  NAME: id id id" wrapped to ``limit``, each id whole (an id longer than a line stands on its own)."""
+    words = [escape(i) for i in ids]
+    return textwrap.wrap(" ".join(words), limit, initial_indent=f"  {name}: ", subsequent_indent="      ",
+                         break_long_words=False, break_on_hyphens=False)
 
 
-def _count(cell: dict) -> str:
-    return f"{cell['count']}†" if cell.get("side_history") else str(cell["count"])
-
-
-def _side_notes(doc: dict) -> list[tuple[str, list[str]]]:
-    """(set, ids) of the sets whose `git log --all` cell holds side history only (the † of the table)."""
-    return [(s["set"], s["columns"]["git_log_all"]["side_history"]["ids"]) for s in doc["sets"]
-            if s["columns"]["git_log_all"].get("side_history")]
-
-
-def _row(s: dict, shown: bool = False) -> list[str]:
-    cells = _with_network(_cells(s), s, shown)
-    return [escape(s["set"]), *(v for name, v, _ in cells if not name.endswith(": fix"))]
-
-
-def _network_lines(doc: dict) -> list[str]:
-    """One line per task the route was checked for: the first release and the pin, or why there is none."""
-    lines = []
-    for e in doc["targets"]:
-        n = e.get("network")
-        if not isinstance(n, dict):
-            continue
-        who = f"{e['set']} / {e['instance_id'] or e.get('image') or e.get('path')}"
-        f = n.get("first_release")
-        if n.get("route") == "open" and f:
-            days = f" (+{f['days_after_created']:g} d)" if f.get("days_after_created") is not None else ""
-            how = ", reformatted (tokens)" if f.get("match") == "tokens" else ""
-            how += ", yanked" if f.get("yanked") else ""
-            lines.append(escape(f"network: {who}: {n['ecosystem']}:{n['package']} {f['version']}{days}{how}; "
-                                f"pin {n['pin']}"))
-        else:
-            lines.append(escape(f"network: {who}: {n.get('route')}: {n.get('reason')}"))
-    return lines
+def _short(digest: str) -> str:
+    algo, _, hexed = digest.partition(":")
+    return f"{algo}:{hexed[:12]}" if hexed else digest[:19]
 
 
 def render_console(doc: dict) -> str:
-    shown = _network_shown(doc)
-    head = [*SHORT, NETWORK] if shown else list(SHORT)
-    rows = [head, *(_row(s, shown) for s in doc["sets"])]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    for s in doc["sets"]:
-        for name, _, ids in _with_network(_cells(s), s, shown):
-            if ids:
-                lines.append(escape(f"{s['set']} / {name}: {' '.join(ids)}"))
-    for name, ids in _side_notes(doc):
-        lines.append(escape(f"{name} / {SIDE_NOTE}: {' '.join(ids)}"))
-    lines += _network_lines(doc)
-    lines += [escape(line) for line in cyber_lines(doc)]
-    for e in doc["targets"]:
-        if e["status"] != "ok":
-            lines.append(escape(f"failed: {e['set']} / {e['instance_id'] or e.get('image') or e.get('path')}: "
-                                f"{e['error']}"))
+    limit = width()
+    shown = columns(doc)
+    with_share = estimated(doc)
     c = doc["counts"]
+    lines = [f"overlap {_version(doc)}: {plural(len(doc['sets']), 'image set')}, {c['targets']} targets "
+             f"({c['ok']} audited, {c['error']} failed)"]
+    for s in doc["sets"]:
+        lines += ["", *_wrap(f"{s['set']}: {drawn_text(s)}; {s['audited']} audited, {s['failed']['count']} failed",
+                             limit)]
+        count_width = max([5, *(len(value(col, s)) for col in shown)])
+        head = f"  {'':<{NAME_WIDTH}}{'tasks':>{count_width}}"
+        if with_share and s.get("population"):
+            head += f"  {'share':>5}  95 % interval, all {s['population']}"
+        lines.append(head.rstrip())
+        for col in shown:
+            row = f"  {col.short:<{NAME_WIDTH}}{value(col, s):>{count_width}}"
+            part, interval = share(col.cell(s))
+            if part:
+                row += f"  {part:>5}  {interval}"
+            lines.append(row.rstrip())
+        lines.append(f"  {'failed':<{NAME_WIDTH}}{s['failed']['count']:>{count_width}}")
+        for col in shown:
+            cell = col.cell(s)
+            if cell and cell["ids"]:
+                lines += _ids_lines(col.short, cell["ids"], limit)
+        if s["failed"]["ids"]:
+            lines += _ids_lines("failed", s["failed"]["ids"], limit)
+        found = digests(doc, s["set"])
+        if found:
+            lines += _ids_lines("image digests", [f"{i}={_short(d)}" for i, d in found], limit)
+    notes = [f"{name}: {SIDE_NOTE}: {' '.join(ids)}" for name, ids in side_notes(doc)]
+    notes += grader_lines(doc) + network_lines(doc)
+    notes += [f"failed: {e['set']} / {label(e)}: {e['error']}" for e in doc["targets"] if e["status"] != "ok"]
     repeated = c.get("repeated_rows", 0)
-    again = f", {plural(repeated, 'row')} repeating an earlier row's target" if repeated else ""
-    lines.append(f"VERDICT: {(doc['verdict'] or 'none').upper()}  ({c['targets']} targets, {c['ok']} audited, "
-                 f"{c['error']} failed{again})")
+    if repeated:
+        notes.append(f"{plural(repeated, 'row')} repeating an earlier row's target (audited once)")
+    if notes:
+        lines.append("")
+    for note in notes:
+        lines += _wrap(note, limit)
+    lines += ["", f"VERDICT: {(doc['verdict'] or 'none').upper()}  ({c['targets']} targets, {c['ok']} audited, "
+                  f"{c['error']} failed)"]
     return "\n".join(lines) + "\n"
 
 
+def _version(doc: dict) -> str:
+    return (doc.get("tool") or {}).get("version") or __version__
+
+
+def _number(x) -> str:
+    return "" if x is None else (f"{x:g}" if isinstance(x, float) else str(x))
+
+
 def render_csv(doc: dict) -> str:
+    """One row per set, every count a number (share, low and high as fractions beside it, empty when the set's
+    size is unknown), then the ids behind each count and the image digests."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    shown = _network_shown(doc)
-    cells = [_with_network(_cells(s), s, shown) for s in doc["sets"]]
-    names = [n for n, _, _ in cells[0]] if cells else []
-    w.writerow(["image set", *(n for n in names if not n.endswith(": fix")), *(f"{n} ids" for n in names[1:])])
-    for s, row in zip(doc["sets"], cells, strict=True):
-        shown = [v for n, v, _ in row if not n.endswith(": fix")]
-        w.writerow([s["set"], *shown, *(" ".join(map(_listed, ids)) for _, _, ids in row[1:])])
+    shown = columns(doc)
+    head = ["set", "tasks", "audited", "failed", "population", "drawn", "seed"]
+    for col in shown:
+        head += [col.id, f"{col.id}_share", f"{col.id}_low", f"{col.id}_high"]
+        if col.id == "git_log_all":
+            head.append("git_log_all_side_history")
+        if col.id == "network":
+            head.append("network_median_days")
+    graders = any(isinstance((s.get("cyber") or {}).get("graders"), dict) for s in doc["sets"])
+    head += ["graders_distinct"] if graders else []
+    head += [f"{col.id}_ids" for col in shown] + ["failed_ids", "image_digests"]
+    w.writerow(head)
+    for s in doc["sets"]:
+        sampling = s.get("sampling") or {}
+        row = [s["set"], s["tasks"], s["audited"], s["failed"]["count"], _number(s.get("population")),
+               _number(sampling.get("drawn")), _number(sampling.get("seed"))]
+        for col in shown:
+            cell = col.cell(s) or {}
+            est = cell.get("estimate") or {}
+            row += [_number(cell.get("count")), *(_number(est.get(k)) for k in ("share", "low", "high"))]
+            if col.id == "git_log_all":
+                row.append((s["columns"]["git_log_all"].get("side_history") or {}).get("count", 0))
+            if col.id == "network":
+                row.append(_number((s.get("network") or {}).get("median_days")))
+        if graders:
+            row.append(_number(((s.get("cyber") or {}).get("graders") or {}).get("distinct")))
+        row += [" ".join(map(_listed, (col.cell(s) or {}).get("ids", []))) for col in shown]
+        row += [" ".join(map(_listed, s["failed"]["ids"])),
+                " ".join(_listed(f"{i}={d}") for i, d in digests(doc, s["set"]))]
+        w.writerow(row)
     return buf.getvalue()
 
 
@@ -163,43 +176,38 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def md_cell(col, s: dict) -> str:
+    """A count with its share and interval when the set's size is known: "10 (42 %, 25 %–61 %)"."""
+    part, interval = share(col.cell(s))
+    shown = _md(value(col, s))
+    return f"{shown} ({part}, {interval})" if part else shown
+
+
 def render_md(doc: dict) -> str:
-    # column titles are the tool's own Markdown (`git log --all` is code): only their pipes are escaped
-    shown = _network_shown(doc)
-    head = [*HEAD, NETWORK] if shown else list(HEAD)
-    out = ["| " + " | ".join(h.replace("|", "\\|") for h in head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(_md(c) for c in _row(s, shown)) + " |" for s in doc["sets"]]
+    shown = columns(doc)
+    head = ["image set", "tasks", *(c.short for c in shown), "failed"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for s in doc["sets"]:
+        cells = [_md(s["set"]), _md(drawn_text(s)), *(md_cell(c, s) for c in shown), str(s["failed"]["count"])]
+        out.append("| " + " | ".join(cells) + " |")
     out.append("")
+    if estimated(doc):
+        out += ["A count's share is of the tasks audited; the interval is its 95 % Wilson score interval for the "
+                "whole set (finite-population corrected).", ""]
+    out += [f"- **{c.short}**: {c.title}" for c in shown] + [""]
     for s in doc["sets"]:
-        for name, _, ids in _with_network(_cells(s), s, shown):
-            if ids:
-                out.append(f"- **{_md(s['set'])} / {name}**: " + ", ".join(_code(i) for i in ids))
-    for name, ids in _side_notes(doc):
+        for c in shown:
+            cell = c.cell(s)
+            if cell and cell["ids"]:
+                out.append(f"- **{_md(s['set'])} / {c.short}**: " + ", ".join(_code(i) for i in cell["ids"]))
+        if s["failed"]["ids"]:
+            out.append(f"- **{_md(s['set'])} / failed**: " + ", ".join(_code(i) for i in s["failed"]["ids"]))
+        found = digests(doc, s["set"])
+        if found:
+            out.append(f"- **{_md(s['set'])} / image digests**: "
+                       + ", ".join(f"{_code(i)} {_code(d)}" for i, d in found))
+    for name, ids in side_notes(doc):
         out.append(f"- **{_md(name)}** {SIDE_NOTE}: " + ", ".join(_code(i) for i in ids))
-    out += [f"- {_md(line)}" for line in cyber_lines(doc)]
+    out += [f"- {_md(line)}" for line in grader_lines(doc)]
+    out += ["", f"overlap {_md(_version(doc))}"]
     return "\n".join(out) + "\n"
-
-
-def render_html(doc: dict) -> str:
-    def td(value: str, ids: list[str]) -> str:
-        if not ids:
-            return f"<td>{html.escape(value)}</td>"
-        items = "".join(f"<li>{html.escape(escape(i))}</li>" for i in ids)
-        return f"<td><details><summary>{html.escape(value)}</summary><ul>{items}</ul></details></td>"
-
-    shown = _network_shown(doc)
-    rows = []
-    for s in doc["sets"]:
-        cells = _with_network(_cells(s), s, shown)
-        tests, fix = cells[4], cells[5]
-        tds = [f"<td>{html.escape(escape(s['set']))}</td>", td(cells[0][1], [])]
-        tds += [td(v, ids) for _, v, ids in cells[1:4]]
-        tds.append(f"<td>{td(str(len(tests[2])), tests[2])[4:-5]} / {td(str(len(fix[2])), fix[2])[4:-5]}</td>")
-        tds += [td(v, ids) for _, v, ids in cells[6:]]
-        rows.append("<tr>" + "".join(tds) + "</tr>")
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in [*HEAD, *([NETWORK] if shown else [])])
-    notes = "".join(f"<p>{html.escape(escape(name))} {html.escape(SIDE_NOTE)}: "
-                    f"{html.escape(' '.join(escape(i) for i in ids))}</p>\n" for name, ids in _side_notes(doc))
-    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>overlap audit: image sets</title></head>\n"
-            f"<body><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows)
-            + "\n</tbody></table>\n" + notes + "</body></html>\n")

@@ -138,8 +138,9 @@ def _refuse_inside(out: Path, targets: list[BatchTarget]) -> None:
 
 
 def run_batch(targets: list[BatchTarget], options: BatchOptions, out: Path | None = None,
-              progress: Callable[[int, int], None] | None = None) -> dict:
-    """Audit ``targets``; the document (see the module). ``progress(done, total)`` after each target."""
+              progress: Callable[[int, int], None] | None = None, sampling: dict | None = None) -> dict:
+    """Audit ``targets``; the document (see the module). ``progress(done, total)`` after each target;
+    ``sampling``: set -> how its tasks were drawn (``population``: the whole set's size), for the estimates."""
     options.check()
     if not targets:
         raise InputError("no target to audit")
@@ -177,7 +178,7 @@ def run_batch(targets: list[BatchTarget], options: BatchOptions, out: Path | Non
             run_ray(todo, options.jobs, options.timeout, done, options.ray_address)
         else:
             run_local(todo, workers, options.timeout, done)
-    return document(list(entries.values()), options, repeated)
+    return document(list(entries.values()), options, repeated, order=[t.set for t in targets], sampling=sampling)
 
 
 def exit_code(entries: list[dict], fail_on: str | None) -> int:
@@ -188,9 +189,10 @@ def exit_code(entries: list[dict], fail_on: str | None) -> int:
     return 2 if any(e["status"] != "ok" for e in entries) else 0
 
 
-def document(entries: list[dict], options: BatchOptions, repeated_rows: int = 0) -> dict:
+def document(entries: list[dict], options: BatchOptions, repeated_rows: int = 0, order: list[str] | None = None,
+             sampling: dict | None = None) -> dict:
     """The batch document; `repeated_rows`: rows of the targets file whose inputs an earlier row had (one target,
-    audited once)."""
+    audited once); `order`: the sets as given; `sampling`: set -> how its tasks were drawn."""
     entries = sorted(entries, key=lambda e: (e["set"], e["instance_id"] or "", e.get("image") or e.get("path") or "",
                                              e["key"]))
     ok = sum(e["status"] == "ok" for e in entries)
@@ -201,7 +203,7 @@ def document(entries: list[dict], options: BatchOptions, repeated_rows: int = 0)
         + ([{"id": "network", "title": "fix one install away", "codes": []}] if options.check_index else []),
         "verdict": worst_verdict(entries), "exit_code": exit_code(entries, options.fail_on),
         "counts": {"targets": len(entries), "ok": ok, "error": len(entries) - ok, "repeated_rows": repeated_rows},
-        "sets": summarise(entries), "targets": entries,
+        "sets": summarise(entries, order, sampling), "targets": entries,
     })
 
 
@@ -209,10 +211,15 @@ def document_json(doc: dict) -> str:
     return _dumps(doc)
 
 
-def write_document(doc: dict, out: Path) -> list[Path]:
-    """The document and the table in every form, beside ``targets/``."""
+def write_document(doc: dict, out: Path, contamination: dict | None = None) -> list[Path]:
+    """The document, the per-set table and the routes table in every form, beside ``targets/``."""
+    from .routes import routes_table
+    from .routes_render import render_routes_csv, render_routes_html, render_routes_md
+
+    routes = routes_table(doc, contamination)
     files = {"audit.json": document_json(doc), "sets.csv": render_csv(doc), "sets.md": render_md(doc),
-             "sets.html": render_html(doc)}
+             "sets.html": render_html(doc), "routes.json": _dumps(routes), "routes.csv": render_routes_csv(routes),
+             "routes.md": render_routes_md(routes), "routes.html": render_routes_html(routes)}
     for name, text in files.items():
         write_atomic(out / name, text)
     return [out / n for n in files]

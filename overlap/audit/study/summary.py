@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..model import VERDICT_RANK, VERDICTS
 from .cyber import cyber_summary
+from .estimate import estimate
 
 COUNTED = ("critical", "high", "medium")
 # G6 reports non-base commits per entry-point label: the labels a ref walk (`git log --all`) follows
@@ -86,11 +87,14 @@ def entry_of(target, key: str, result: dict) -> dict:
     """A target's entry in the document (and in its own result file, with the full report beside it)."""
     entry = {"key": key, "set": target.set, "instance_id": target.instance_id, target.kind: target.target,
              "kind": target.kind, "reference": target.reference(), "status": result["status"],
-             "error": result.get("error"), "verdict": None, "complete": None, "columns": None, "findings": []}
+             "error": result.get("error"), "verdict": None, "complete": None, "columns": None, "findings": [],
+             "digest": None}
     if "network" in result:  # the route needs no image: a failed audit still has it
         entry["network"] = result["network"]
     report = result.get("report")
     if result["status"] == "ok" and report:
+        images = [t["image"] for t in report.get("targets") or () if isinstance(t.get("image"), dict)]
+        entry["digest"] = next((i["config_digest"] for i in images if i.get("config_digest")), None)
         entry.update(verdict=report["verdict"], complete=report["complete"], columns=columns_of(report),
                      findings=[{"target": t["path"], **f} for t in report["targets"] for f in t["findings"]])
     return entry
@@ -105,7 +109,9 @@ def _cell(entries: list[dict]) -> dict:
     return {"count": len(ids), "ids": ids}
 
 
-def set_summary(name: str, entries: list[dict]) -> dict:
+def set_summary(name: str, entries: list[dict], sampling: dict | None = None) -> dict:
+    """One set's row; ``sampling`` (how its tasks were drawn, with ``population``, the whole set's size) adds to
+    every count the share of the audited tasks and its interval for the whole set."""
     ok = [e for e in entries if e["status"] == "ok"]
     cols = {cid: _cell([e for e in ok if e["columns"][cid] is True]) for cid in COLUMN_IDS[:-1]}
     side = [e for e in ok if e["columns"].get("side_history") is True]
@@ -115,11 +121,30 @@ def set_summary(name: str, entries: list[dict]) -> dict:
     newest = [e for e in ok if e["columns"]["newest_files"]["any"]]
     cols["newest_files"] = {"any": _cell(newest),
                             "tests": _cell([e for e in newest if e["columns"]["newest_files"]["tests"]]),
-                            "fix": _cell([e for e in newest if e["columns"]["newest_files"]["fix"]])}
+                            "fix": _cell([e for e in newest if e["columns"]["newest_files"]["fix"]]),
+                            # a group set apart that holds neither every hidden-test file nor every fixed file
+                            "other": _cell([e for e in newest if not (e["columns"]["newest_files"]["tests"]
+                                                                      or e["columns"]["newest_files"]["fix"])])}
     verdicts = {v: _cell([e for e in ok if e["verdict"] == v]) for v in VERDICTS}
-    return {"set": name, "tasks": len(_ids(entries)), "targets": len(entries), "audited": len(ok),
-            "failed": _cell([e for e in entries if e["status"] != "ok"]), "verdicts": verdicts, "columns": cols,
-            "network": network_summary(entries), "cyber": cyber_summary(ok)}
+    out = {"set": name, "tasks": len(_ids(entries)), "targets": len(entries), "audited": len(ok),
+           "failed": _cell([e for e in entries if e["status"] != "ok"]), "verdicts": verdicts, "columns": cols,
+           "network": network_summary(entries), "cyber": cyber_summary(ok), "population": None, "sampling": None,
+           "digests": sorted({e["digest"] for e in ok if e.get("digest")})}
+    if sampling is not None:
+        out.update(population=sampling.get("population"), sampling=sampling)
+        # the sample behind a share is the tasks audited: a failed target says nothing about the set
+        _add_estimates(out, len(_ids(ok)), sampling.get("population"))
+    return out
+
+
+def _add_estimates(node, sample: int, population: int | None) -> None:
+    """Every count cell below ``node`` (not the failed targets) gets its ``estimate``."""
+    for key, value in node.items() if isinstance(node, dict) else ():
+        if key == "failed" or not isinstance(value, dict):
+            continue
+        if isinstance(value.get("count"), int) and isinstance(value.get("ids"), list):
+            value["estimate"] = estimate(value["count"], sample, population)
+        _add_estimates(value, sample, population)
 
 
 def network_summary(entries: list[dict]) -> dict | None:
@@ -142,9 +167,12 @@ def network_summary(entries: list[dict]) -> dict | None:
             "routes": {r: _cell(v) for r, v in sorted(routes.items())}}
 
 
-def summarise(entries: list[dict]) -> list[dict]:
-    names = sorted({e["set"] for e in entries})
-    return [set_summary(n, [e for e in entries if e["set"] == n]) for n in names]
+def summarise(entries: list[dict], order: list[str] | None = None, sampling: dict | None = None) -> list[dict]:
+    """The per-set table, sets in ``order`` (as given: the targets file's or the benchmarks' order), any other
+    set after them by name; ``sampling``: set -> how its tasks were drawn."""
+    present = {e["set"] for e in entries}
+    names = [n for n in dict.fromkeys(order or ()) if n in present] + sorted(present - set(order or ()))
+    return [set_summary(n, [e for e in entries if e["set"] == n], (sampling or {}).get(n)) for n in names]
 
 
 def worst_verdict(entries: list[dict]) -> str | None:

@@ -9,6 +9,8 @@ once, with the base layer answered slowly so two workers ask for it at the same 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import random
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 from regkit import Builder, Proxy, git, need_tools
 
+import overlap
 from overlap.audit.study.summary import COLUMN_IDS
 
 IDS = ["Astro__Calc-101", "astro__calc-102", "Beta__Calc-201", "beta__calc-202", "Gamma__Calc-301",
@@ -188,7 +191,10 @@ def study(images, tmp_path_factory):
         cache, out = root / "cache", root / "out"
         env = {k: v for k, v in os.environ.items() if k not in ("OVERLAP_OFFLINE", "HF_HUB_OFFLINE")}
         env.update(OVERLAP_CACHE=str(cache), XDG_CACHE_HOME=str(root / "xdg"), OVERLAP_REGISTRY_TIMEOUT="10",
-                   REGISTRY_AUTH_FILE=str(root / "no-auth.json"), COLUMNS="200")
+                   REGISTRY_AUTH_FILE=str(root / "no-auth.json"), COLUMNS="200",
+                   # this checkout's overlap, not another one installed (a worktree's editable install is main's)
+                   PYTHONPATH=os.pathsep.join(p for p in (str(Path(overlap.__file__).resolve().parents[1]),
+                                                          os.environ.get("PYTHONPATH")) if p))
         args = ["--registry", str(decl), "--benchmark", NAME, "--tag", "v1", "--tag", "v2", "--sample", "3",
                 "--seed", "0", "--jobs", "2", "--out", str(out), "--format", "json"]
         first = _cli(args, env, root, proxy)
@@ -212,7 +218,8 @@ def test_every_target_ran_and_the_exit_code_is_documented(study):
     assert run.doc["verdict"] == "leak" and run.doc["exit_code"] == 0
     assert sorted(s["set"] for s in run.doc["sets"]) == [f"{NAME}:v1", f"{NAME}:v2"]
     assert study.written == run.doc
-    assert {p.name for p in study.out.iterdir()} == {"targets", "audit.json", "sets.csv", "sets.md", "sets.html"}
+    assert {p.name for p in study.out.iterdir()} == {"targets", "audit.json", *(f"{t}.{x}" for t in ("sets", "routes")
+                                                   for x in ("csv", "md", "html")), "routes.json"}
     assert len(list((study.out / "targets").iterdir())) == 6
 
 
@@ -253,7 +260,12 @@ def test_the_leaky_build_shows_the_leak_in_its_columns(study):
     clean = [e for e in study.first.doc["targets"] if e["set"] == f"{NAME}:v1" and e["instance_id"] not in leaky]
     assert clean and all(e["verdict"] == "clean" for e in clean)
     md = (study.out / "sets.md").read_text()
-    assert f"| {NAME}:v1 | 3 | 0 | 2 | 2 | 0 / 0 | 2 | 0 |" in md
+    rows = {r["set"]: r for r in csv.DictReader(io.StringIO((study.out / "sets.csv").read_text()))}
+    counts = {k: int(rows[f"{NAME}:v1"][k]) for k in ("tasks", "git_log_all", "hidden_history", "reference_stored",
+                                                       "newest_tests", "newest_fix", "leak", "failed")}
+    n = len(leaky)
+    assert counts == {"tasks": 3, "git_log_all": 0, "hidden_history": n, "reference_stored": n, "newest_tests": 0,
+                      "newest_fix": 0, "leak": n, "failed": 0}
     assert f"- **{NAME}:v1 / leak**: " + ", ".join(f"`{i}`" for i in leaky) in md
 
 
@@ -262,15 +274,20 @@ def test_the_clean_rebuild_shows_nothing(study):
     v2 = by_set(study.first.doc)[f"{NAME}:v2"]
     assert v2["tasks"] == 3 and v2["audited"] == 3 and v2["failed"]["count"] == 0
     for cid in COLUMN_IDS[:-1]:
-        assert v2["columns"][cid] == {"count": 0, "ids": []}, cid
-    assert all(c == {"count": 0, "ids": []} for c in v2["columns"]["newest_files"].values())
+        assert (v2["columns"][cid]["count"], v2["columns"][cid]["ids"]) == (0, []), cid
+        assert v2["columns"][cid]["estimate"]["share"] == 0  # 3 of 6 drawn: an estimate for all six
+    assert all((c["count"], c["ids"]) == (0, []) for c in v2["columns"]["newest_files"].values())
     assert v2["verdicts"]["leak"]["count"] == 0 and v2["verdicts"]["suspect"]["count"] == 0
     assert v2["verdicts"]["clean"]["ids"] == SAMPLE
     for e in study.first.doc["targets"]:
         if e["set"] == f"{NAME}:v2":
             assert not [f for f in e["findings"] if f["severity"] in ("critical", "high", "medium")], e["findings"]
-    assert f"| {NAME}:v2 | 3 | 0 | 0 | 0 | 0 / 0 | 0 | 0 |" in (study.out / "sets.md").read_text()
-    assert not [line for line in (study.out / "sets.md").read_text().splitlines() if f"{NAME}:v2 /" in line]
+    rows = {r["set"]: r for r in csv.DictReader(io.StringIO((study.out / "sets.csv").read_text()))}
+    assert {k: rows[f"{NAME}:v2"][k] for k in ("git_log_all", "hidden_history", "reference_stored", "suspect",
+                                               "leak", "failed")} == dict.fromkeys(
+        ("git_log_all", "hidden_history", "reference_stored", "suspect", "leak", "failed"), "0")
+    md_lines = (study.out / "sets.md").read_text().splitlines()
+    assert not [line for line in md_lines if f"{NAME}:v2 /" in line and "image digests" not in line]
 
 
 def test_shared_base_layer_is_downloaded_once_into_the_given_cache(study):
