@@ -34,28 +34,3 @@ def cyber_summary(ok: list[dict]) -> dict:
                       if f.get("check") == "P2"} - {None})
     out["graders"] = {"distinct": len(digests), "sha256": digests}
     return out
-
-
-def any_cyber(doc: dict) -> bool:
-    """Whether any set has a fixed build, a PoC or a grader (else the cyber lines are left out)."""
-    return any(s.get("cyber") and (any(s["cyber"][c]["count"] for c, *_ in CYBER_COLUMNS)
-                                   or s["cyber"]["graders"]["distinct"]) for s in doc["sets"])
-
-
-def cyber_lines(doc: dict) -> list[str]:
-    """One line per set: `set: fixed builds 3 (readable by the agent 1), PoC inputs 2 (readable 2), graders: 1
-    distinct`; none when no set has any."""
-    if not any_cyber(doc):
-        return []
-    lines = []
-    for s in doc["sets"]:
-        c = s.get("cyber")
-        if not c:
-            continue
-        lines.append(f"{s['set']}: fixed builds {c['fixed_builds']['count']} (readable by the agent "
-                     f"{c['fixed_builds_readable']['count']}), PoC inputs {c['pocs']['count']} (readable by the "
-                     f"agent {c['pocs_readable']['count']}), graders: {c['graders']['distinct']} distinct")
-        for cid, title, _, _ in CYBER_COLUMNS:
-            if c[cid]["ids"]:
-                lines.append(f"{s['set']} / {title}: {' '.join(c[cid]['ids'])}")
-    return lines

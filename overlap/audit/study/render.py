@@ -129,7 +129,7 @@ def render_csv(doc: dict) -> str:
             head.append("git_log_all_side_history")
         if col.id == "network":
             head.append("network_median_days")
-    graders = any(isinstance((s.get("cyber") or {}).get("graders"), dict) for s in doc["sets"])
+    graders = any(((s.get("cyber") or {}).get("graders") or {}).get("distinct") for s in doc["sets"])
     head += ["graders_distinct"] if graders else []
     head += [f"{col.id}_ids" for col in shown] + ["failed_ids", "image_digests"]
     w.writerow(head)

@@ -190,8 +190,13 @@ def test_the_per_set_table_counts_fixed_builds_pocs_and_graders_as_built(cyber, 
     assert cells["graders"]["distinct"] == 1  # every image runs the same check.sh
     assert s["verdicts"]["leak"]["ids"] == sorted(i for i, w in wants.items() if w["verdict"] == "leak")
     console = _cli("audit", "--targets", str(cyber["targets"]), cwd=tmp_path).stdout
-    n_fixed = sum(w["fixed"] for w in wants.values())
-    assert f"cyber: fixed builds {n_fixed} (" in console and "graders: 1 distinct" in console
+    # the console table: one row a column, the label then the count
+    rows = {line[2:].rsplit(None, 1)[0].strip(): line.rsplit(None, 1)[1] for line in console.splitlines()
+            if line.startswith("  ") and line.rstrip()[-1:].isdigit()}
+    for label, key in (("fixed builds", "fixed"), ("fixed builds: agent", "fixed_readable"), ("PoC inputs", "poc"),
+                       ("PoC inputs: agent", "poc_readable")):
+        assert rows.get(label) == str(sum(w[key] for w in wants.values())), (label, console)
+    assert "graders: 1 distinct" in console
 
 
 def test_a_fixed_tarball_is_found_by_the_fix_applied_to_the_shipped_source(images, cache, tmp_path):
