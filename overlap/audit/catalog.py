@@ -36,4 +36,7 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     "L9": "Hex strings in tags, labels, environment, hostnames and folder names that name future commits",
     "L10": "Task metadata files (patch, test_patch, FAIL_TO_PASS keys)",
     "L11": "Content a later image layer hid",
+    "B1": "Builds of the fixed code: named so, a second build of the target, or holding fix-only strings",
+    "P1": "Proof-of-concept and reproducer inputs (the answer of a cyber task)",
+    "P2": "The task's grader or check script and the binaries it runs",
 }

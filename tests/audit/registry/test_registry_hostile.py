@@ -270,9 +270,9 @@ def test_layer_with_escaping_names_is_a_counted_skip(images, cache, tmp_path):
 
 def test_slow_drip_is_cut(images, cache, proxy, monkeypatch):
     """A blob that trickles in (each read well inside the read timeout) is cut by the average-rate floor."""
-    from overlap.audit.image import registry
+    from overlap.audit.image import body
 
-    monkeypatch.setattr(registry, "RATE_GRACE", 1.0)
+    monkeypatch.setattr(body, "RATE_GRACE", 1.0)
     _, doc = images.registry.manifest("task/leak", "1")
     fake = "sha256:" + "cd" * 32
     doc["layers"][0] = {"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": fake, "size": 1 << 20}
