@@ -309,7 +309,10 @@ def test_shared_base_layer_is_downloaded_once_into_the_given_cache(study):
 def test_a_rerun_skips_every_done_target(study):
     again = study.again
     assert again.code == 1, again.stderr  # --fail-on leak reached; the results are the first run's
-    assert again.requests == []  # no target was pulled or audited again
+    # no target was pulled or audited again: the re-run asks only what each tag names now (its manifest, the
+    # resume key: a tag pushed again with other content is another target), never a blob
+    assert again.requests and all("/manifests/" in path for _, path in again.requests), again.requests
+    assert not any("/blobs/" in path for _, path in again.requests)
     assert again.doc["targets"] == study.first.doc["targets"]
     assert again.doc["sets"] == study.first.doc["sets"]
     assert json.loads((study.out / "audit.json").read_text()) == again.doc

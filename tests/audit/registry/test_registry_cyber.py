@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -191,8 +192,7 @@ def test_the_per_set_table_counts_fixed_builds_pocs_and_graders_as_built(cyber, 
     assert s["verdicts"]["leak"]["ids"] == sorted(i for i, w in wants.items() if w["verdict"] == "leak")
     console = _cli("audit", "--targets", str(cyber["targets"]), cwd=tmp_path).stdout
     # the console table: one row a column, the label then the count
-    rows = {line[2:].rsplit(None, 1)[0].strip(): line.rsplit(None, 1)[1] for line in console.splitlines()
-            if line.startswith("  ") and line.rstrip()[-1:].isdigit()}
+    rows = {m[1]: m[2] for m in re.finditer(r"^  (\S.*?) +(\d+)$", console, re.MULTILINE)}
     for label, key in (("fixed builds", "fixed"), ("fixed builds: agent", "fixed_readable"), ("PoC inputs", "poc"),
                        ("PoC inputs: agent", "poc_readable")):
         assert rows.get(label) == str(sum(w[key] for w in wants.values())), (label, console)
