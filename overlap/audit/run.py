@@ -210,6 +210,9 @@ def run_nested(ctx: Ctx, rel: str, gitdir: Path):
 _SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
+MAX_TIMEOUT = 86_400
+
+
 def parse_limits(limits: Mapping[str, object] | Iterable[str] | None) -> dict[str, int]:
     out = dict(DEFAULT_LIMITS)
     if not limits:
@@ -223,6 +226,10 @@ def parse_limits(limits: Mapping[str, object] | Iterable[str] | None) -> dict[st
         if not m:
             raise InputError(f"--limit {name}={value}: expected a whole number, optionally with K, M or G")
         out[name] = int(m.group(1)) * _SUFFIX[m.group(2).lower()]
+        # a timeout past a day, or a size past 2**53 bytes, bounds nothing (and a huge one overflows the clock)
+        most = MAX_TIMEOUT if name.endswith("_timeout") else 1 << 53
+        if out[name] > most:
+            raise InputError(f"--limit {name}={value}: at most {most:,}{' seconds' if most == MAX_TIMEOUT else ''}")
     return out
 
 
@@ -323,6 +330,9 @@ def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iter
                 git_error = f"git {git_version} is older than 2.25"
         except GitError as exc:
             git_error = f"git is not usable: {exc.reason}"
+        if git is not None and git_error is not None:
+            # a binary the user named is a mistake to say, not a reason to leave the history unchecked
+            raise InputError(f"--git {git}: {git_error}; give a git binary (2.25 or newer) or leave --git out")
         out_targets = []
         for display, (root, gitdir, *image_path) in targets:
             fsroot = p if kind == "rootfs" else None

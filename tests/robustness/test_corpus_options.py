@@ -4,6 +4,8 @@ never silently passes or always fails."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from corpus_contract import FAST, cyber_data, data_args, run_checked
 from hypothesis import HealthCheck, Phase, given, settings
@@ -132,9 +134,15 @@ def test_filter_option_out_of_range(option, value, cyber, tmp_path):
                                           ("--base", "-rf"), ("--base", "HEAD;rm -rf /"), ("--fix", "nowhere.diff"),
                                           ("--instance", "nowhere.json"), ("--git", "/nonexistent/git")])
 def test_audit_option_out_of_range(option, value, tmp_path):
+    # a repository: a folder without one is audited too (by the checks that need no git), and these options must
+    # be refused where they are used
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "a.txt").write_text("x\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
     run_checked(f"option:audit:{option}={value!r}", ["audit", "repo", option, value], root=tmp_path, expect=2)
 
 
