@@ -6,18 +6,15 @@ inside the command bodies: that keeps `overlap --help` fast (tests/test_cli.py g
 
 from __future__ import annotations
 
-import math
-import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..outputs.atomic import printable
 from ..progress import set_quiet, status
-from ..words import plural
 from .ci_output import print_comparison
+from .fail_on import FailOnOption, benches_crossed, exit_if_crossed
 from .options import (
     CI_FORMATS,
     BaseColumnOption,
@@ -73,56 +70,6 @@ MAX_PERMUTATIONS = 10_000_000
 MAX_SEED = 2**32 - 1
 
 
-_FAIL_ON = re.compile(r"(?P<count>[0-9]{1,16})|(?P<share>[0-9]{1,3}(?:\.[0-9]{1,6})?)%", re.ASCII)
-
-
-def _parse_fail_on(value: str | None) -> tuple[float, bool] | None:
-    """`--fail-on N` (a count of bench items) or `P%` (a share, 0–100%) → (limit, is_share)."""
-    if value is None:
-        return None
-    text = value.strip()
-    usage = "give a count of bench items (e.g. 1) or a share from 0% to 100% (e.g. 5%)"
-    match = _FAIL_ON.fullmatch(text)
-    if match is None:
-        raise typer.BadParameter(f"{value!r}: {usage}")
-    limit, is_share = (float(match["share"]) / 100, True) if match["share"] else (float(match["count"]), False)
-    if not math.isfinite(limit) or limit > (1 if is_share else 1e15):
-        raise typer.BadParameter(f"{value!r}: {usage}")
-    return limit, is_share
-
-
-def _check_fail_on(value: str | None) -> str | None:
-    _parse_fail_on(value)
-    return value
-
-
-def _fail_on_crossed(summary: dict, fail_on: str | None) -> list[str]:
-    """One line per benchmark at or above `--fail-on`, e.g. `cybergym: 7 of 10 bench items matched (70.0%) ≥
-    --fail-on 5%`; empty when none is (or no threshold was given)."""
-    return [line for _, line in _crossing(summary, fail_on)]
-
-
-def benches_crossed(summary: dict, fail_on: str | None) -> list[str] | None:
-    """The benchmarks at or above `--fail-on`; None when no threshold was given."""
-    return None if fail_on is None else [name for name, _ in _crossing(summary, fail_on)]
-
-
-def _crossing(summary: dict, fail_on: str | None) -> list[tuple[str, str]]:
-    threshold = _parse_fail_on(fail_on)
-    if threshold is None:
-        return []
-    limit, is_share = threshold
-    lines = []
-    for bench in summary["benches"]:
-        matched = bench["bench_items_matched"]
-        observed = bench["bench_share"] if is_share else matched
-        if observed >= limit and matched > 0:
-            lines.append((bench["bench"], f"{bench['bench']}: {matched} of {plural(bench['bench_items'], 'bench item')}"
-                                          f" matched ({bench['bench_share']:.1%}) ≥ --fail-on {fail_on.strip()}"))
-    return lines
-
-
-
 def compare(
     train: Annotated[str, typer.Argument(help="Training set: a name from `overlap datasets` (NAME, NAME@REV, "
                                               "NAME:SUBSET), a Hub id, or a local file/folder.")],
@@ -142,10 +89,7 @@ def compare(
                                            "[default: reports/<train>__<bench>…].")] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Print only; write no report folder.")] = False,
     fmt: CiFormatOption = CiFormat.table,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", metavar="N|P%", callback=_check_fail_on,
-                                                help="Exit 1 when a benchmark has at least N matched items "
-                                                     "(or P percent of its items); each one is named on "
-                                                     "stderr.")] = None,
+    fail_on: FailOnOption = None,
     pool: Annotated[str, typer.Option("--pool", help="Pool for the chance baselines: auto (ARVO-Meta for "
                                       "OSS-Fuzz sets), a registered pool, a folder or id,project file, or none.")
                     ] = "auto",
@@ -210,8 +154,4 @@ def compare(
                          "compare")
     report_recognition(result_datasets(result))
     report_problems(result_problems(result), None if no_report else str(out / "summary.json"))
-    crossed = _fail_on_crossed(summary, fail_on)
-    for line in crossed:
-        typer.echo(f"overlap: {printable(line)}", err=True)
-    if crossed:
-        raise typer.Exit(1)
+    exit_if_crossed(summary, fail_on)

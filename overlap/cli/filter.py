@@ -16,6 +16,7 @@ from ..outputs.published import safe_name
 from ..outputs.report.cell_text import plural
 from ..progress import set_quiet, status
 from .ci_output import print_comparison
+from .fail_on import FailOnOption, benches_crossed, exit_if_crossed
 from .options import (
     CI_FORMATS,
     BaseColumnOption,
@@ -85,6 +86,7 @@ def filter_cmd(
     config: Annotated[str | None, typer.Option("--config", help="Config name on the Hub "
                                                "[default: minus-<bench>…].")] = None,
     fmt: CiFormatOption = CiFormat.table,
+    fail_on: FailOnOption = None,
 ) -> None:
     """Write TRAIN without the rows that overlap BENCH: data/<input file name> (one shard per input file, in
     its own format, all original columns, read again from the same pinned source), removed.csv (each dropped
@@ -97,6 +99,10 @@ def filter_cmd(
     Examples:
       overlap filter mimo-cyber cybergym --out mimo-minus-cybergym
       overlap filter mimo-cyber cybergym --drop id --push --repo me/mimo-rl --config minus-cybergym
+      overlap filter my-train.jsonl cybergym --id-column id --fail-on 1 --format sarif > overlap.sarif
+
+    Exit codes: 0 done, 1 when --fail-on is reached (the split is written and verified first), 2 usage or
+    input error.
     """
     from ..api import filter_train  # imported here: keeps `overlap --help` fast
     from ..outputs.ship import splits
@@ -138,22 +144,27 @@ def filter_cmd(
         benches = [b.bench.name for b in result.benches]
         url = splits.push_split(result, filtered, push_to_hub, config or f"minus-{'-'.join(benches)}", split=out,
                                 api=api)
+    summary = result.summary()
     if fmt in CI_FORMATS:  # the comparison that decided the removals: its contaminated benchmark items
-        print_comparison(result, result.summary(), fmt, None, None, "filter")
+        print_comparison(result, summary, fmt, benches_crossed(summary, fail_on), None, "filter")
         typer.echo(written.verified_line(), err=True)
         typer.echo(f"written to {out}", err=True)
-        return
-    if fmt != Format.table:
+    elif fmt != Format.table:
         _print_filter(info, written.verified_line(), out, url, fmt)
         typer.echo(f"written to {out}", err=True)
-        return
+    else:
+        _print_table(info, written.verified_line(), out, url)
+    exit_if_crossed(summary, fail_on)  # after the split is written and verified: CI fails, the split is there
+
+
+def _print_table(info: dict, verified: str, out: Path, url: str | None) -> None:
     typer.echo(f"rows read: {info['source_rows']:,}  removed: {info['removed_rows']:,}  kept: {info['kept_rows']:,} "
                f"(of which {info['rows_without_item_kept']:,} made no item: no id, malformed or outside the subset)")
     if info["removed_by_reason"]:
         typer.echo(_reasons_heading(info))
     for reason, count in info["removed_by_reason"].items():
         typer.echo(f"  {reason}: {count:,}")
-    typer.echo(written.verified_line())
+    typer.echo(verified)
     typer.echo(f"written to {out}", err=True)
     if url:
         typer.echo(f"pull request: {url}")

@@ -109,6 +109,24 @@ def test_filter_sarif_and_junit(checkout):
     assert [c.get("name") for c in ET.fromstring(junit.stdout).findall("./testsuite/testcase")] == ["cybergym"]
 
 
+def test_filter_fail_on_writes_the_split_then_exits_1(checkout):
+    res = run("filter", "mimo-cyber", "cybergym", *DATA, "--out", "filtered", "--format", "sarif", "--fail-on", "1")
+    assert res.exit_code == 1, res.output
+    log = json.loads(res.stdout)
+    assert_valid_sarif(log)
+    assert {r["level"] for r in log["runs"][0]["results"]} == {"error"}  # cybergym is over --fail-on 1
+    contaminated = (checkout / "filtered" / "cybergym_contaminated_ids.txt").read_text().split()
+    assert f"overlap: cybergym: {len(contaminated)} of" in res.stderr and "--fail-on 1" in res.stderr
+    # the split is there, verified, whatever the exit code
+    assert "verified: 0 of" in res.stderr and json.loads((checkout / "filtered" / "filter.json").read_text())
+    below = run("filter", "mimo-cyber", "cybergym", *DATA, "--out", "filtered2", "--fail-on", "100%")
+    assert below.exit_code == 0 and "--fail-on" not in below.stderr
+    table = run("filter", "mimo-cyber", "cybergym", *DATA, "--out", "filtered3", "--fail-on", "1")
+    assert table.exit_code == 1 and "rows read:" in table.stdout
+    assert run("filter", "mimo-cyber", "cybergym", *DATA, "--out", "f4", "--fail-on", "x").exit_code == 2
+    assert not (checkout / "f4").exists()
+
+
 def test_other_commands_refuse_the_ci_formats(checkout):
     res = run("ids", "arvo:10055", "--format", "sarif")
     assert res.exit_code == 2 and "--format" in res.stderr

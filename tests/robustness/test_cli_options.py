@@ -8,7 +8,7 @@ from corpus_contract import FAST, check_contract, cyber_data, data_args, invoke
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from overlap.cli.compare import _parse_fail_on
+from overlap.cli.fail_on import parse_fail_on as _parse_fail_on
 
 # No dataset named here exists: a range error must be found while parsing, before anything is read.
 COMPARE = ["compare", "no-such-train", "no-such-bench", "--no-report"]
