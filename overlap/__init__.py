@@ -6,6 +6,7 @@ The library's entry points, loaded on first use::
     result = overlap.compare("mimo-cyber", ["cybergym"])       # CompareResult
     split = overlap.filter_train("mimo-cyber", ["cybergym"], "out/")   # FilteredSplit
     overlap.matrix([...]); overlap.text_check(...); overlap.audit("repo/", fix="fix.patch")
+    overlap.atlas([overlap.named(df, "my-mix"), "cybergym"], id_column="instance_id")   # AtlasResult
     overlap.compare(ds, "cybergym", id_column="instance_id")   # ds: a datasets.Dataset, a DataFrame, a pyarrow Table, …
     mask = overlap.keep_mask(ds, ["cybergym"], id_column="instance_id")   # numpy bool per row: True = kept
     dataset = overlap.load_dataset("cybergym")
@@ -29,6 +30,7 @@ _LAZY = {
     "named": "overlap.api",
     "matrix": "overlap.api",
     "text_check": "overlap.api",
+    "atlas": "overlap.api.atlas",  # not re-exported by overlap.api: its module of the same name stays reachable
     "audit": "overlap.audit",  # the package itself: callable as its `audit` function
     "CompareResult": "overlap.api",
     "BenchComparison": "overlap.api",

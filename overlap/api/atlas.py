@@ -39,6 +39,7 @@ from ..sources.registry import all_specs, get_spec, is_known, parse_selection
 from ..stats.wiring import cyber_baselines
 from ..text.ngram.engines import check_engine
 from .atlas_cache import cache_folder, fingerprint, load_cell, load_keys, save_cell, save_keys
+from .atlas_memory import memory_columns, memory_entry, role_of, split_names
 from .atlas_stream import RunMapping, StreamedSide
 from .atlas_text import CellText
 from .compare import data_paths, id_comparison
@@ -288,12 +289,19 @@ def _train_cells(train: AtlasEntry, benches: list[AtlasEntry], side: StreamedSid
         run.dups.pop(train.name, None)
 
 
-def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLike] | None = None,
+def atlas(names: list[Any] | None = None, *, data: Mapping[str, str | os.PathLike] | None = None,
           cache: str | os.PathLike | None = None, pool: str | None = "auto", text: bool = False,
           engine: str = "local", ray_address: str | None = None, workers: int | None = None,
-          stream: bool = True) -> AtlasResult:
+          stream: bool = True, id_column: str | None = None, columns: Mapping[str, str] | None = None,
+          split: str | None = None) -> AtlasResult:
     """Every dataset of `names` (default: every registered training set, benchmark and reference set,
     declarations added with `--registry` included) against every benchmark among them.
+
+    `names` may hold in-memory datasets beside the registered names (a `datasets.Dataset`, `DatasetDict` with
+    `split`, `IterableDataset`, a pandas or polars DataFrame, a pyarrow Table, RecordBatchReader or dataset),
+    read by `id_column` / `columns` as `compare` reads them; `overlap.named(value, NAME, role=...)` names one
+    and gives its role (a training set by default). Their cells are cached by their content
+    (`atlas_memory`); an in-memory stream's are made anew each run.
 
     `data` maps registered names to local files or folders, as for `compare`. `cache` is the folder of the
     key and cell caches (default: the user cache, `OVERLAP_CACHE`). `pool` ("auto", a pool name or path,
@@ -304,21 +312,36 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
     cells).
     """
     data = data_paths(data)
+    names, memories = split_names(names, split)
+    generic = memory_columns(memories, id_column, columns)
     for what, value in (("cache", cache), ("pool", pool)):  # a number would fail as a path deep in a stage
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise InputError(f"{what}: expected a name or path (str or Path) or None, got {type(value).__name__}")
     check_pool(pool)
     check_engine(engine)  # before any dataset is read
-    chosen = atlas_names(names)
-    if not chosen:
+    chosen = atlas_names(names) if names or not memories else []
+    given = [*chosen, *(m.label for m in memories)]
+    if not given:
         raise InputError("no datasets to map; name some, or register them (overlap datasets)")
-    if not any(_spec(n).role == "benchmark" for n in chosen):
-        raise InputError(f"none of {', '.join(chosen)} is declared a benchmark (role = \"benchmark\"); the atlas "
-                         "pairs every dataset with the benchmarks among them")
-    if len({_spec(n).name for n in chosen}) < 2:
-        raise InputError(f"{chosen[0]} alone makes no cell: the atlas pairs every dataset with the benchmarks among "
+    if not any(_spec(n).role == "benchmark" for n in chosen) and not any(role_of(m) == "benchmark"
+                                                                         for m in memories):
+        raise InputError(f"none of {', '.join(given)} is declared a benchmark (role = \"benchmark\"; in memory: "
+                         "overlap.named(value, NAME, role=\"benchmark\")); the atlas pairs every dataset with the "
+                         "benchmarks among them")
+    if len({_spec(n).name for n in chosen}) + len(memories) < 2:
+        raise InputError(f"{given[0]} alone makes no cell: the atlas pairs every dataset with the benchmarks among "
                          "them; name another dataset (or none, for every registered one)")
     folder = cache_folder(cache)
+    streams_memory = stream and not text and generic is not None and generic.text is None and generic.patch is None
+    if engine != "local" and streams_memory and any(role_of(m) != "benchmark" for m in memories):
+        raise InputError(f"engine {engine!r}: an in-memory training set is scanned in this process (engine='local'); "
+                         "to run on Ray, write it to parquet files and register their folder")
+    taken = {_spec(n).name for n in chosen} | {n for n in chosen}
+    for memory in memories:  # before any dataset is read
+        if memory.label in taken:
+            raise InputError(f"the same dataset is named twice ({memory.label}); give the in-memory one another name "
+                             "(overlap.named(value, NAME))")
+        taken.add(memory.label)
     # a pool named explicitly must load: a damaged one is said before any dataset is read, not after all of them
     pool_loaded = load_pool(pool, data=data) if pool not in (None, "none", "auto") else None
     streamed = _streamed_sources(chosen, data) if stream and not text else {}
@@ -335,12 +358,17 @@ def atlas(names: list[str] | None = None, *, data: Mapping[str, str | os.PathLik
             if subsets:  # a subset is named as one (`cybergym:arvo`), as the matrix names it, never as the whole set
                 dataset.name = dataset.provenance.name = f"{dataset.name}:{','.join(subsets)}"
             entries.append(_entry(name, dataset, fp, cached))
+    for memory in memories:
+        entry, side = memory_entry(memory, generic, folder, streams_memory)
+        entries.append(entry)
+        if side is not None:
+            sides[entry.name] = side
     named = [e.name for e in entries]
     if len(set(named)) != len(named):  # their cells, pairs and pages would be told apart by name alone
         raise InputError(f"the same dataset is named twice ({', '.join(named)}); give distinct datasets")
     # by the name each is known by in the cells: a set and its subset (`cybergym`, `cybergym:arvo`) share one
     # registered name, and a set whose keys came from the cache is read again for its texts as it was named
-    texts = CellText(data, dict(zip(named, chosen, strict=True)), engine=engine, ray_address=ray_address,
+    texts = CellText(data, dict(zip(named, chosen, strict=False)), engine=engine, ray_address=ray_address,
                      workers=workers) if text else None
     ids = RunMapping(data, [e.dataset for e in entries if e.name not in sides])
     if any(e.dataset is not None and e.dataset.has_kind("ossfuzz") for e in entries):

@@ -53,7 +53,8 @@ class RunMapping:
         return json.dumps(self.provenance.to_dict(), sort_keys=True, separators=(",", ":"))
 
 
-def counts_only(name: str, provenance: Provenance, problems: list[Problem], counts: dict) -> Dataset:
+def counts_only(name: str, provenance: Provenance, problems: list[Problem], counts: dict,
+                ids_known: bool = False) -> Dataset:
     """A streamed training set without its rows: provenance, problems and the whole side's counts (`item_count`,
     `keys_by_kind()`, `has_kind()`, items per project, same-PR groups). Its OSS-Fuzz keys and grouped items
     are not kept (the cells that read them are made while the side's rows are there)."""
@@ -65,7 +66,7 @@ def counts_only(name: str, provenance: Provenance, problems: list[Problem], coun
                         grouped_items=pd.DataFrame({c: pd.Series([], dtype=t) for c, t in
                                                     (("item_id", "string"), ("row", "int64"), ("project", "string"))}))
     dataset = Dataset(name, items, keys, provenance, list(problems), totals=totals)
-    dataset.ids_known = get_spec(name).builtin  # type: ignore[attr-defined]
+    dataset.ids_known = ids_known  # type: ignore[attr-defined]
     return dataset
 
 
@@ -76,15 +77,20 @@ class StreamedSide:
 
     source: StreamableSource
     fingerprint: str | None
+    ids_known: bool  # a built-in declaration's ids, whose recognition the user need not be shown
     dataset: Dataset | None = None  # None: neither cached nor scanned yet
     duplicates: pd.DataFrame | None = None
     scanned: bool = False
 
     @classmethod
-    def of(cls, source: StreamableSource, fingerprint: str | None, cache: Path) -> StreamedSide:
-        """The side, with its counts when the cache has them."""
+    def of(cls, source: StreamableSource, fingerprint: str | None, cache: Path,
+           registered: bool = True) -> StreamedSide:
+        """The side, with its counts when the cache has them. `registered`: `source.name` is a declaration's
+        (an in-memory dataset's name is the caller's)."""
+        ids_known = registered and get_spec(source.name).builtin
         kept = load_side(cache, fingerprint)
-        return cls(source, fingerprint, counts_only(*kept) if kept is not None else None)
+        return cls(source, fingerprint, ids_known,
+                   counts_only(*kept, ids_known=ids_known) if kept is not None else None)
 
     def scan(self, benches: list[Dataset], ids: RunMapping, cache: Path, engine: dict[str, Any]) -> None:
         """Stream the side against `benches` (keys canonical already): its matched items, its whole-side counts
@@ -97,7 +103,7 @@ class StreamedSide:
         # named and attributed as `load_dataset` names a registered dataset read by its columns
         dataset.name = dataset.provenance.name = source.name
         dataset.provenance.adapter = source.name
-        dataset.ids_known = get_spec(source.name).builtin  # type: ignore[attr-defined]
+        dataset.ids_known = self.ids_known  # type: ignore[attr-defined]
         self.dataset, self.scanned = dataset, True
         save_side(cache, self.fingerprint, dataset)
 
@@ -110,7 +116,7 @@ class StreamedSide:
         self.dataset = counts_only(dataset.name, dataset.provenance, dataset.problems,
                                    {"items": totals.items, "keys_by_kind": totals.keys_by_kind,
                                     "projects": totals.projects, "pr_repos": totals.pr_repos,
-                                    "same_pr": totals.same_pr})
+                                    "same_pr": totals.same_pr}, ids_known=self.ids_known)
         # how its ids were read stays, for the user's summary (`cli.shared.report_recognition`)
         self.dataset.recognition = getattr(dataset, "recognition", None)  # type: ignore[attr-defined]
         self.duplicates = None

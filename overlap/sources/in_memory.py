@@ -80,6 +80,7 @@ class MemoryInput:
     _seen: list[str] | None = field(default=None, repr=False)  # the columns of the first batch read
     original: Any = field(default=None, repr=False)  # what the caller gave (a DatasetDict: all its splits)
     named: bool = False  # the label is the caller's (`named`), not the type's
+    role: str | None = None  # the atlas's role for it (`named(role=...)`); None: a training set
 
     @property
     def streamed(self) -> bool:
@@ -336,12 +337,19 @@ def _write_parquet(memory: MemoryInput, path: str, schema: pa.Schema | None, gro
     return rows
 
 
-def named(value: Any, name: str, *, split: str | None = None) -> MemoryInput:
+NAMED_ROLES = ("training", "benchmark", "reference", "dataset")
+
+
+def named(value: Any, name: str, *, split: str | None = None, role: str | None = None) -> MemoryInput:
     """An in-memory dataset with the name reports give it (by default its type, `pandas.DataFrame`): pass the
     result wherever a dataset is taken, e.g. `overlap.compare(overlap.named(df, "my-mix"), "cybergym", ...)`.
-    `split` picks a DatasetDict's split."""
+    `split` picks a DatasetDict's split. `role` is what the atlas pairs it as (a declaration's roles:
+    "training", the default, "benchmark", "reference" or "dataset"); compare and matrix take it where it is
+    given."""
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise InputError(f"name {name!r}: give the dataset a name (text, no leading or trailing spaces)")
+    if role is not None and role not in NAMED_ROLES:
+        raise InputError(f"role {role!r}: use one of {', '.join(NAMED_ROLES)}")
     memory = memory_input(value, split)
-    memory.label, memory.named = name, True
+    memory.label, memory.named, memory.role = name, True, role
     return memory
