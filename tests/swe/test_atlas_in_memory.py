@@ -25,9 +25,10 @@ STREAMS = ("datasets.IterableDataset", "pyarrow.RecordBatchReader", "pyarrow.dat
 
 def _declare(folder: Path, name: str, role: str, ids: list) -> None:
     (folder / f"{name}-rows").mkdir(parents=True)  # not the name: a folder named like a set is that set
-    (folder / f"{name}-rows" / "rows.jsonl").write_text("".join(json.dumps({"id": i}) + "\n" for i in ids), encoding="utf-8")
-    (folder / f"{name}.toml").write_text(f'name = "{name}"\nrole = "{role}"\npath = "{name}-rows"\n[columns]\nid = "id"\n',
-                                         encoding="utf-8")
+    rows = "".join(json.dumps({"id": i}) + "\n" for i in ids)
+    (folder / f"{name}-rows" / "rows.jsonl").write_text(rows, encoding="utf-8")
+    declaration = f'name = "{name}"\nrole = "{role}"\npath = "{name}-rows"\n[columns]\nid = "id"\n'
+    (folder / f"{name}.toml").write_text(declaration, encoding="utf-8")
     registry.add_declarations([str(folder / f"{name}.toml")])
 
 
@@ -123,3 +124,49 @@ def test_refusals_are_one_line(sets):
     with pytest.raises(InputError, match="engine 'ray'"):
         atlas([frame, "decl-bench"], id_column="id", cache=sets / "c", pool="none", engine="ray")
     assert not (sets / "c").exists() or not any((sets / "c").rglob("*.json"))
+
+
+# --- generated mixes against a plain oracle -----------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_NUMBERS = st.integers(10_000, 10_030)
+_REPOS = st.sampled_from(["foo/bar", "Foo/Bar", "acme/widget"])
+_IDS = st.one_of(
+    _NUMBERS.map(lambda n: ("ossfuzz", n, f"arvo:{n}")),
+    st.integers(1000, 1010).map(lambda n: ("cve", n, f"CVE-2021-{n}")),
+    st.integers(1000, 1010).map(lambda n: ("cve", n, f"cve-2021-{n}")),
+    st.tuples(_REPOS, st.integers(1, 6)).map(lambda t: ("pr", (t[0].lower(), t[1]), f"{t[0]}#{t[1]}")),
+    st.tuples(_REPOS, st.integers(1, 6)).map(
+        lambda t: ("pr", (t[0].lower(), t[1]), f"https://github.com/{t[0]}/pull/{t[1]}")),
+    st.sampled_from([None, "", "junk id", "   "]).map(lambda v: (None, None, v)),
+)
+
+
+def _oracle_matched(train: list, bench: list) -> int:
+    """Bench items (first row of each distinct id) whose identity some training row has: an ARVO number, a CVE
+    up to case, a PR up to its repo's case, written as `owner/name#N` or its URL."""
+    have = {(kind, key) for kind, key, _ in train if kind}
+    seen, matched = set(), 0
+    for kind, key, raw in bench:
+        if kind is None or raw in seen:
+            continue
+        seen.add(raw)
+        matched += (kind, key) in have
+    return matched
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(train=st.lists(_IDS, min_size=1, max_size=25), bench=st.lists(_IDS, min_size=1, max_size=12))
+def test_generated_mixes_match_the_oracle(tmp_path_factory, train, bench):
+    import pandas as pd
+
+    folder = tmp_path_factory.mktemp("gen")
+    frame = pd.DataFrame({"task": [raw for _, _, raw in train]}, dtype=object)
+    bench_frame = pd.DataFrame({"task": [raw for _, _, raw in bench]}, dtype=object)
+    if not any(k for k, _, _ in bench):
+        return  # a benchmark without one id is refused as such (no items), not this test's promise
+    result = atlas([overlap.named(frame, "mix"), overlap.named(bench_frame, "bench", role="benchmark")],
+                   id_column="task", cache=folder / "cache", pool="none", data={"arvo": DEMO / "arvo"})
+    cell = next(c for c in result.cells if (c["train"], c["bench"]) == ("mix", "bench"))
+    assert cell["bench_items_matched"] == _oracle_matched(train, bench)
