@@ -20,10 +20,12 @@ Layout, top to bottom; a module imports only from its own sub-package or file an
 (no import cycles; tests/audit/test_audit_layers.py checks it)::
 
     study/                 image sets: targets files, benchmark samples, the per-set table
-    run.py, report.py,     the run (``audit()``, the check registry) and the human table; the network route
+    run.py, report.py,     the run (``audit()``) and the human table; the network route
     network.py             (the first package release that carries the fix)
-    checks/,               the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2; which package a repository
-    package_meta.py        publishes (its own packaging metadata, else the shipped mapping)
+    checks/,               the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2 and their registry; which package
+    package_meta.py,       a repository publishes (its own packaging metadata, else the shipped mapping); what a
+    discovery.py,          local input holds to audit (its repositories, an image's view); the arguments checked
+    arguments.py           (types, ``--limit`` values)
     context.py, index/     ``Ctx``: what a check sees of one target; package indexes (PyPI, npm, Go proxy)
     source.py              the task's folder and source when there is no repository
     content/, image/       the reference answer and file contents; container image layers

@@ -5,8 +5,8 @@ Over 400 lines on purpose: ``Ctx`` is one lazily loaded object whose loaders sha
 A ``Ctx`` is built per target by ``run.py``. It loads lazily: the git scan (``ctx.repo``), the worktree
 listing (``ctx.files``), nested git folders, the index. Checks raise :class:`NotApplicable` or
 :class:`Incomplete` when they cannot run; findings go through :meth:`Ctx.finding`. A nested git store is
-audited through ``ctx.nested``, which calls the ``nested_runner`` the run hands in (``run.run_nested``):
-the checks sit below the run and never import it.
+audited through ``ctx.nested``, which calls the ``nested_runner`` the run hands in (``checks.registry.run_nested``):
+the checks never import the registry.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class Ctx:
     partial_input: str | None = None  # what the checks could not see (missing foreign layers): ran, incomplete
     tree: Path | None = None  # the audited tree a symlink of a git folder may lead into (default: ``scope``)
     agent_user: str | None = None  # ``--agent-user NAME|UID``: who the agent runs as (else the image's ``User``)
-    # audits a nested git store: ``run.run_nested``, handed down by the run (the checks sit below the registry)
+    # audits a nested git store: ``checks.registry.run_nested``, handed down by the run (no check imports it)
     nested_runner: Callable[[Ctx, str, Path], tuple[GitRepo | None, list[Finding], list[str]]] | None = None
 
     def __post_init__(self) -> None:
