@@ -13,13 +13,13 @@ from pathlib import Path
 
 from ..errors import InputError
 from .content.archives import read_when_large
-from .context import cut
 from .git.guard import kind_of
 from .image.archive import LimitHit, open_image
 from .image.layers import _in_git, materialise, merge
 from .source import find_task_folder
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, repo_layout
 from .tree import TooLarge, is_dir, read_regular
+from .wording import cut
 
 
 def _local_targets(given: str, rootfs: bool, repo_path: str | None, image: str | None, platform: str | None,

@@ -19,13 +19,14 @@ from ..errors import InputError
 from .arguments import _check_types, _listed, _wrong_type, parse_limits
 from .checks.registry import CHECKS, _git_view, run_checks, run_nested
 from .content.reference import Reference, load_reference
-from .context import Ctx, capped
+from .context import Ctx
 from .discovery import _git_odd_entries, _local_targets, _open_view, _refuse_lost_dotgit
 from .git.cmd import GitError, GitRunner, version_tuple
 from .git.guard import unsafe_reason
 from .image.reference import is_registry_ref
 from .model import AuditReport, Finding, Target
 from .scratch import remove_tree
+from .wording import capped
 
 
 def audit(path, *, base: str | None = None, fix: Iterable[str] = (), tests: Iterable[str] = (),

@@ -30,9 +30,10 @@ from ..content.matchers import (
     stripped_lines,
 )
 from ..content.reference import blob_id, reverse_applies
-from ..context import Ctx, Incomplete, NotApplicable, cut
+from ..context import Ctx, Incomplete, NotApplicable
 from ..model import Finding, worst
 from ..tree import TooLarge, list_dir, read_regular, walk
+from ..wording import cut
 from .background import Background, Outside
 from .caches import Caches, cache_kind
 from .compiled import Compiled

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..context import Ctx, Incomplete, NotApplicable, cut
+from ..context import Ctx, Incomplete, NotApplicable
 from ..git.cmd import GitError
 from ..git.files import ParseError
 from ..model import CHECK_IDS, CheckResult, Finding
 from ..targets import private_gitdir
+from ..wording import cut
 from . import builds, fixed, git, gitmeta, leftovers, near, poc, times
 from . import image as imagechecks
 
