@@ -20,17 +20,21 @@ Layout, top to bottom; a module imports only from its own sub-package or file an
 (no import cycles; tests/audit/test_audit_layers.py checks it)::
 
     study/                 image sets: targets files, benchmark samples, the per-set table
-    run.py, report.py,     the run (``audit()``, the check registry) and the human table; the network route
+    run.py, report.py,     the run (``audit()``) and the human table; the network route
     network.py             (the first package release that carries the fix)
-    checks/,               the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2; which package a repository
-    package_meta.py        publishes (its own packaging metadata, else the shipped mapping)
-    context.py, index/     ``Ctx``: what a check sees of one target; package indexes (PyPI, npm, Go proxy)
-    source.py              the task's folder and source when there is no repository
-    content/, image/       the reference answer and file contents; container image layers
+    checks/,               the checks G1–G15, F1–F3, T1–T3, L1–L11, B1, P1–P2 and their registry; which package
+    package_meta.py,       a repository publishes (its own packaging metadata, else the shipped mapping); the
+    arguments.py           arguments checked (types, ``--limit`` values)
+    context.py, index/,    ``Ctx``: what a check sees of one target; package indexes (PyPI, npm, Go proxy);
+    discovery.py           what a local input holds to audit (its repositories, an image's view)
+    source.py, grading.py  the task's folder and source when there is no repository; the shared grading rules
+    content/, image/,      the reference answer and file contents; container image layers; the target's files
+    listing.py             as the checks see them (the scan scope's walk, nested git folders, the index)
     git/, targets.py       the git store; what to audit (input kinds, repositories in a folder or rootfs)
     zstd_input.py          zstd-compressed input: the decompressor, an archive read as the tar it holds
     tree.py, model.py,     safe reads of the audited tree; report records, verdicts and the JSON form;
-    scratch.py, catalog.py removing the private folder whatever an image nested in it; one line per check
+    scratch.py, catalog.py removing the private folder whatever an image nested in it; one line per check;
+    wording.py             how findings word their values (ISO times, short IDs, cut texts, capped lists)
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from ...words import plural
 from ..content.matchers import HunkLines, holds, stripped_lines
-from ..context import capped, cut
 from ..model import worst
+from ..wording import capped, cut
 
 COMMON_FILES = 3  # background files holding a string or line before it stops being evidence
 

@@ -18,9 +18,10 @@ import stat
 from collections import defaultdict
 
 from ..content.binfmt import ElfInfo, elf_info, kind_of, printable_strings
-from ..context import Ctx, cut
+from ..context import Ctx
 from ..model import Finding
 from ..tree import TooLarge, read_head, read_regular
+from ..wording import cut
 from .access import grade_by_reader, who_reads
 
 # the packaged system: its binaries are not the task's builds

@@ -25,9 +25,9 @@ from ...words import plural
 from ..content.archives import GZIP_MAGIC, HEAD_BYTES, has_zip_directory, is_archive, members
 from ..content.matchers import holds, stripped_lines
 from ..content.reference import blob_id
-from ..context import capped, cut
 from ..model import worst
 from ..tree import TooLarge, read_head, read_regular
+from ..wording import capped, cut
 
 CACHE_PLACES: tuple[tuple[str, re.Pattern], ...] = tuple((k, re.compile(p)) for k, p in (
     ("pytest", r"/\.pytest_cache/v/cache/(?:nodeids|lastfailed)$"),

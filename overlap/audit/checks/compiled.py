@@ -15,9 +15,9 @@ from ..content import pyc
 from ..content.archives import COMPRESSED, HEAD_BYTES, members
 from ..content.matchers import holds, stripped_lines
 from ..content.reference import blob_id
-from ..context import capped, cut, iso
 from ..model import worst
 from ..tree import TooLarge, read_head, read_regular
+from ..wording import capped, cut, iso
 
 BINARY_SUFFIXES = (".so", ".o", ".a", ".class", ".jar", ".dll", ".exe", ".dylib")
 BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe")

@@ -14,11 +14,12 @@ import os
 import stat
 
 from ..content.reference import FixedFile
-from ..context import Ctx, Incomplete, NotApplicable, capped, short
+from ..context import Ctx, Incomplete, NotApplicable
 from ..git.files import unhex
 from ..git.guard import link_problem
 from ..model import Finding, worst
 from ..tree import TooLarge, read_regular, walk
+from ..wording import capped, short
 from .rank import worst_first
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...words import plural, verb
-from ..context import SIDE_HISTORY_NOTE, Ctx, Incomplete, capped, cut, iso, short
+from ..context import Ctx, Incomplete
 from ..git import files as gf
 from ..git.entries import LABELS
+from ..grading import SIDE_HISTORY_NOTE
 from ..model import SEVERITY_RANK, Finding, worst
 from ..targets import checkout_exists
+from ..wording import capped, cut, iso, short
 from .gitstate import check_g4  # noqa: F401  (registered from here by the run)
 from .rank import worst_first
 

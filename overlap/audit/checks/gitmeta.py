@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...words import plural
-from ..context import NO_REPOSITORY, Ctx, Incomplete, NotApplicable, capped, cut, iso, short
+from ..context import NO_REPOSITORY, Ctx, Incomplete, NotApplicable
 from ..git import binary as gb
 from ..git import files as gf
 from ..model import SEVERITY_RANK, Finding, worst
 from ..tree import list_dir
+from ..wording import capped, cut, iso, short
 
 
 def check_g9(ctx: Ctx) -> list[Finding]:

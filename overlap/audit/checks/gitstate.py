@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...words import plural
-from ..context import SIDE_HISTORY_NOTE, Ctx, capped, cut, short
+from ..context import Ctx
 from ..git import files as gf
+from ..grading import SIDE_HISTORY_NOTE
 from ..model import Finding, worst
 from ..tree import walk
+from ..wording import capped, cut, short
 from .rank import worst_first
 
 MESSAGE_FILES = ("COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG")

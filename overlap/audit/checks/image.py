@@ -9,9 +9,10 @@ from collections import Counter
 
 from ...words import plural
 from ..content.reference import blob_id
-from ..context import Ctx, NotApplicable, capped, cut
+from ..context import Ctx, NotApplicable
 from ..image.layers import read_members
 from ..model import Finding
+from ..wording import capped, cut
 from .leftovers import scan
 from .times import _grade, group_size_cap
 

@@ -1,6 +1,8 @@
 """Leftovers route and the file part of F3, in one pass over the scanned files.
 
-Over 400 lines on purpose: every L check and the file part of F3 share one read of each scanned file.
+Every L check and the file part of F3 share one read of each scanned file: ``_Scan`` walks the files and
+hands each to the matchers of its mixins (``patches`` L1, ``caches`` L4, ``compiled`` L3/L5, ``logs`` L6/L7,
+``commit_ids`` L9, ``large`` for files over the limit, ``background`` for matches outside the repository).
 
 Scope: the root filesystem in rootfs mode, the repository folder (untracked and ignored files
 included) in repo mode. Each regular file up to ``scan_file_bytes`` is read once (opened safely, ``tree.py``)
@@ -23,39 +25,33 @@ from ..content.archives import ARCHIVE_SUFFIXES, BUNDLE_MAGIC, HEAD_BYTES, is_ar
 from ..content.matchers import (
     distinctive_hunks,
     fix_only_tokens,
-    hex_runs,
     holds,
     looks_like_diff,
-    nodeids_in,
     stripped_lines,
 )
-from ..content.reference import blob_id, reverse_applies
-from ..context import Ctx, Incomplete, NotApplicable, cut
+from ..content.reference import blob_id
+from ..context import Ctx, Incomplete, NotApplicable
 from ..model import Finding, worst
-from ..tree import TooLarge, list_dir, read_regular, walk
+from ..tree import TooLarge, read_regular, walk
+from ..wording import cut
 from .background import Background, Outside
 from .caches import Caches, cache_kind
+from .commit_ids import DIGEST, CommitIds
 from .compiled import Compiled
 from .fixed import worktree_link
 from .large import Large
+from .logs import Logs
+from .patches import PATCH_SUFFIXES, Patches
 
-PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
-ANSWER_NAMES = {"fix.patch", "test.patch", "gold.patch", "patch.diff", "test_patch.diff"}
 HIDDEN_TEST_PLACES = ("/r2e_tests/", "/root/r2e_tests/", "/tests/", "/logs/")
 HIDDEN_TEST_FILES = ("/eval.sh", "/tmp/test_files.json")
-HISTORY_NAMES = {".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".sqlite_history",
-                 ".viminfo", ".lesshst"}
 META_NAMES = {"parsed_commit.json", "modified_files.json", "modified_entities.json", "expected_test_output.json",
               "execution_result.json", "task_description.md"}
 TASK_KEYS = ("patch", "test_patch", "gold_patch", "fix_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
-_APPLY = re.compile(r"\b(git\s+apply|git\s+am|patch\s+-p\d)\b[^\n]*")
-_SHA_CMD = re.compile(r"\bgit\s+(?:checkout|show|cherry-pick|reset\s+--hard|switch\s+--detach)\s+([0-9a-f]{7,64})\b")
 
 
-class _Scan(Compiled, Caches, Large, Outside):
+class _Scan(Compiled, Caches, Large, Outside, Patches, Logs, CommitIds):
     """The one pass: findings per check id."""
-
-    PATCH_SUFFIXES = PATCH_SUFFIXES
 
     def __init__(self, ctx: Ctx):
         self.ctx = ctx
@@ -98,40 +94,6 @@ class _Scan(Compiled, Caches, Large, Outside):
             hint: str | None = None) -> None:
         self.out[check].append(self.ctx.finding(check, shown, sev, cls, title, shown, evidence, command, hint=hint))
 
-    def resolve(self, run: str) -> tuple[str, str] | None:
-        """L9 resolution of a hex run: (severity, what it names) or None when it names base history."""
-        ctx, fc = self.ctx, self.ref.fix_commit
-        if fc and (fc.startswith(run) or run.startswith(fc)):
-            return ctx.sha_only(), "fix commit"
-        repo = ctx._repo
-        if repo is not None:
-            if any(c.startswith(run) for c in repo.nonbase_commit_ids()):
-                return ctx.sha_only(), "non-base commit"
-            if any(e.oid.startswith(run) and not repo.has(e.oid) and not repo.in_hist(e.oid) for e in repo.entries):
-                return ctx.sha_only(), "absent commit named by a pseudo-ref"
-            if any(o.startswith(run) for o in (repo.base or "", *(repo.setup or []))) or repo.rev_in_hist(run):
-                return None
-        if run.isdigit():
-            return None
-        return "info", "unresolved (pass --fix-commit to resolve)"
-
-    def ids_graded(self, text: str) -> tuple[str | None, list[str]]:
-        """Test IDs in a text: hidden ones → high; ``path::name`` absent from B's ``path`` → medium."""
-        hidden = [i for i in self.ref.test_ids if i in text]
-        if hidden:
-            return "high", hidden
-        absent = []
-        for path, name in nodeids_in(text):
-            base = self.ctx.base_text(path)
-            if base is not None and not re.search(rf"\b{re.escape(name)}\b", base):
-                absent.append(f"{path}::{name}")
-            elif base is None and path in self.ref.paths:
-                absent.append(f"{path}::{name}")
-        return ("medium" if absent else None), absent
-
-    def patch_match(self, text: str) -> list[str]:
-        lines = stripped_lines(text, plus=True)
-        return [f"{h.kind} {h.path} {h.header}" for h in self.hunks if holds(lines, h)]
 
     # ------------------------------------------------------------------------------------- pass
     def run(self) -> None:
@@ -200,16 +162,6 @@ class _Scan(Compiled, Caches, Large, Outside):
                     self.patch_graded(shown, name, hits, [], text)
             if blob_id(data, hexlen) not in fixed:  # an exact copy is F1's
                 self.near_copy(shown, text)
-
-    def names(self) -> None:
-        """L9 on top-level folder names of a root filesystem and on the audited path's own name."""
-        ctx = self.ctx
-        if ctx.fsroot is not None:
-            for e in list_dir(ctx.fsroot):
-                if e.is_dir(follow_symlinks=False) and e.name not in ("proc", "sys", "dev"):
-                    self.sha_ids(f"/{e.name}/", e.name)
-        name = posixpath.basename(DIGEST.sub("", ctx.path).rstrip("/"))
-        self.sha_ids(f"target:{name}", name)
 
     def file(self, rel: str, shown: str, wt: str | None, data: bytes) -> None:
         name = posixpath.basename(rel)
@@ -293,42 +245,6 @@ class _Scan(Compiled, Caches, Large, Outside):
                           "lines": [cut(x, 120) for h in held for x in h.lines][: self.ctx.max_items]},
                          f"cat {self.ctx.q(shown)}")
 
-    def patch(self, shown: str, name: str, text: str) -> None:
-        hits = self.patch_match(text) if self.hunks else []
-        touched = sorted({m.group(1) for m in re.finditer(r"^\+\+\+ [ab]/(\S+)", text, re.M)} & set(self.tracked))
-        self.patch_graded(shown, name, hits, touched, text)
-
-    def patch_graded(self, shown: str, name: str, hits: list[str], touched: list[str], text: str | None) -> None:
-        """L1 for a patch text; ``text`` None (a file streamed, never held whole): not tried as a setup patch."""
-        if hits:
-            sev, title = "critical", "patch text matching the reference"
-        elif name in ANSWER_NAMES:
-            sev, title = "high", f"a patch named like an answer ({name})"
-        elif touched and text is not None and self._already_applied(touched, text):
-            sev, title = "info", "a setup patch, already applied to the worktree"
-        elif touched:
-            sev, title = "medium", "a diff touching tracked files"
-        else:
-            return
-        self.add("L1", shown, sev, "content", title, {"hunks": hits, "touches": touched[: self.ctx.max_items]},
-                 f"cat {self.ctx.q(shown)}")
-
-    def _already_applied(self, touched: list[str], text: str) -> bool:
-        root = self.ctx.root
-        if root is None:
-            return False
-        files = {}
-        for rel in touched:
-            try:
-                data = read_regular(root / rel, self.ctx.limits["scan_file_bytes"])
-            except TooLarge:
-                return False
-            if data is None:
-                return False
-            files[rel] = data
-        scratch = self.ctx.runner.scratch or (self.ctx.private / "scratch")
-        return reverse_applies(self.ctx.runner, scratch, files, text.encode("utf-8", "surrogateescape"))
-
     def hidden_tests(self, shown: str, wt: str | None, name: str, exact: str | None) -> None:
         known = shown.startswith(HIDDEN_TEST_PLACES) or shown in HIDDEN_TEST_FILES or name == "run_tests.sh"
         test_named = wt is not None and wt not in self.tracked and bool(
@@ -342,47 +258,6 @@ class _Scan(Compiled, Caches, Large, Outside):
                  {"known_location": known, "untracked_test_file": test_named, "equals_hidden_test": exact == "tests",
                   "visible_through": via}, f"cat {self.ctx.q(shown)}", hint=None)
 
-    @staticmethod
-    def is_log(shown: str, name: str) -> bool:
-        return (name.endswith(".log") or shown.startswith(("/var/log/", "/logs/")) or "/test-results/" in shown
-                or (name.endswith(".xml") and (name.startswith("TEST-") or name.startswith("junit"))))
-
-    def log(self, shown: str, text: str) -> None:
-        hits = self.patch_match(text) if self.hunks else []
-        sev, ids = self.ids_graded(text)
-        self.log_graded(shown, hits, sev, ids)
-
-    def log_graded(self, shown: str, hits: list[str], sev: str | None, ids: list[str]) -> None:
-        if hits:
-            sev = "critical"
-        if sev:
-            self.add("L6", shown, sev, "content" if hits else "location", "log names the hidden tests or the fix",
-                     {"hunks": hits, "test_ids": ids[: self.ctx.max_items]}, f"cat {self.ctx.q(shown)}")
-
-    @staticmethod
-    def is_history(shown: str, name: str) -> bool:
-        folder = posixpath.dirname(shown)
-        home = folder == "/root" or (folder.startswith("/home/") and folder.count("/") == 2)
-        return (home and name in HISTORY_NAMES) or name.endswith((".swp", ".swo"))
-
-    def history(self, shown: str, text: str) -> None:
-        lines = stripped_lines(text)
-        content = [h for h in self.hunks if holds(lines, h)]
-        _, ids = self.ids_graded(text)
-        hidden = [i for i in self.ref.test_ids if i in text]
-        cmds = [m.group(0).strip() for m in _APPLY.finditer(text)]
-        shas = [m.group(1) for m in _SHA_CMD.finditer(text) if (self.resolve(m.group(1)) or ("",))[0] in
-                ("high", "low")]
-        if content:
-            sev = "critical"
-        elif hidden or cmds or shas:
-            sev = "high"
-        else:
-            return
-        self.add("L7", shown, sev, "content" if content else "location", "shell or editor history names the answer",
-                 {"commands": [cut(c, 120) for c in cmds][: self.ctx.max_items], "test_ids": hidden,
-                  "shas": shas, "holds_hunks": len(content)}, f"cat {self.ctx.q(shown)}")
-
     def metadata(self, shown: str, rel: str, name: str, text: str) -> None:
         meta = name in META_NAMES or "/.build_env/" in "/" + rel
         if not meta and name.endswith((".json", ".jsonl", ".yaml", ".yml")):
@@ -395,16 +270,6 @@ class _Scan(Compiled, Caches, Large, Outside):
         if meta or shown == "/etc/hostname":
             self.sha_ids(shown, text)
 
-    def sha_ids(self, shown: str, text: str) -> None:
-        graded = [(run, self.resolve(run)) for run in hex_runs(text)]
-        graded = [(run, g) for run, g in graded if g is not None]
-        if not graded:
-            return
-        sev = worst(g[0] for _, g in graded)
-        self.add("L9", shown, sev, "metadata", f"{shown} holds commit IDs: " + ", ".join(
-            f"{run[:12]} ({g[1]})" for run, g in graded[:3]),
-            {"ids": [{"id": run, "resolves_to": g[1], "severity": g[0]} for run, g in graded][: self.ctx.max_items]},
-            f"cat {self.ctx.q(shown)}")
 
 def scan(ctx: Ctx) -> _Scan:
     if getattr(ctx, "_scan", None) is None:
@@ -427,8 +292,6 @@ def _check(cid: str):
 check_l1, check_l2, check_l4, check_l5, check_l6, check_l10 = (
     _check(c) for c in ("L1", "L2", "L4", "L5", "L6", "L10"))
 
-
-DIGEST = re.compile(r"@sha(?:256|512):[0-9a-f]+")
 
 
 def check_l9(ctx: Ctx) -> list[Finding]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from ...words import plural, verb
 from ..content.matchers import HunkLines, holds, stripped_lines
-from ..context import Ctx, NotApplicable, capped
+from ..context import Ctx, NotApplicable
 from ..model import Finding, worst
+from ..wording import capped
 from .leftovers import _Scan, scan
 
 STORE_BUDGET = 64 << 20  # content bytes per cat-file call (a blob is at most scan_file_bytes)

@@ -14,9 +14,10 @@ import posixpath
 import re
 import stat
 
-from ..context import Ctx, cut
+from ..context import Ctx
 from ..model import Finding
 from ..tree import TooLarge, read_regular
+from ..wording import cut
 from .access import grade_by_reader, who_reads
 from .builds import binaries, in_system
 

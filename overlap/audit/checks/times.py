@@ -14,9 +14,10 @@ import stat
 import statistics
 
 from ...words import plural
-from ..context import NO_REPOSITORY, Ctx, Incomplete, NotApplicable, capped, iso
+from ..context import NO_REPOSITORY, Ctx, Incomplete, NotApplicable
 from ..model import Finding
 from ..tree import TooLarge, read_regular
+from ..wording import capped, iso
 
 PARAMS = {"min_files": 10, "k_min": 5, "k_fraction": 0.05, "k_max": 100, "min_gap_s": 60.0, "min_ratio": 10.0,
           "spread_floor_s": 1.0}

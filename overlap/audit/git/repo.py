@@ -1,12 +1,11 @@
 """One git store, read for the audit.
 
-Over 400 lines on purpose: one class, ``GitRepo``, whose parsing steps share the state of one store scan.
-
 ``GitRepo`` parses the entry points from files (refs, packed-refs, reflogs, pseudo-refs, index,
 worktrees, replace refs: never ``for-each-ref``), asks the hardened git for ALL and HIST, labels every
 NONBASE object with the first entry-point group that reaches it, and reads the NONBASE commits (subject,
-dates, parents, paths touched, blobs at the reference paths). The G checks in ``checks/git.py`` only read
-these results.
+dates, parents, paths touched, blobs at the reference paths). Its parts are mixins: ``refs`` (the refs
+read from files), ``entries`` (the other entry points), ``storage`` (where each object is kept) and
+``objects`` (commit and tag contents). The G checks in ``checks/git.py`` only read these results.
 """
 
 from __future__ import annotations
@@ -14,18 +13,19 @@ from __future__ import annotations
 import binascii
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
 from ...words import plural
-from ..tree import TooLarge, is_dir, is_regular, list_dir, read_regular, walk
+from ..tree import TooLarge, is_dir, is_regular, list_dir, read_regular
 from . import binary as gb
 from . import files as gf
 from .cmd import GitError, GitRunner
 from .entries import Entry, EntryPoints
 from .files import unhex
 from .objects import CommitInfo, ObjectReader
+from .refs import Ref, RefReader
+from .storage import ObjectStorage
 
 KNOWN_EXTENSIONS = {"noop", "noop-v1", "preciousobjects", "partialclone", "worktreeconfig", "objectformat"}
 FILE_LIMIT = 64 << 20
@@ -35,24 +35,7 @@ class RepoBlocked(Exception):
     """git cannot read this repository (reftable, unknown extension, git failing): checks are incomplete."""
 
 
-@dataclass
-class Ref:
-    name: str  # refs/heads/main, HEAD, worktrees/<n>/HEAD, worktrees/<n>/refs/bisect/x
-    oid: str | None
-    symref: str | None = None
-    packed_only: bool = False
-    peeled: str | None = None  # from packed-refs
-    group: str = "refs"
-
-    @property
-    def namespace(self) -> str:
-        if self.name.startswith("worktrees/"):
-            return "/".join(self.name.split("/")[:2])
-        parts = self.name.split("/")
-        return "/".join(parts[:2]) if parts[0] == "refs" and len(parts) > 2 else self.name
-
-
-class GitRepo(EntryPoints, ObjectReader):
+class GitRepo(EntryPoints, ObjectReader, RefReader, ObjectStorage):
     """A git folder and what the audit learns about it. Call ``load(base)`` once."""
 
     def __init__(self, gitdir: Path, runner: GitRunner, *, name: str = ".git", alt_names: dict | None = None):
@@ -173,72 +156,12 @@ class GitRepo(EntryPoints, ObjectReader):
         elif fmt != "sha1":
             self.blocked.append(f"unknown object format {fmt}")
 
-    def _walk_refs(self, root: Path, prefix: str) -> dict[str, gf.RefValue]:
-        out: dict[str, gf.RefValue] = {}
-        if not is_dir(root):
-            return out
-        for fe in walk(root):
-            rel = f"{prefix}/{fe.rel}"
-            if fe.rel.endswith(".lock"):
-                continue
-            data = self._read_abs(fe.path)
-            if data is None:
-                self.notes.append(f"{rel}: not a regular file, not read")
-                continue
-            try:
-                out[rel] = gf.parse_loose_ref(data, rel)
-            except gf.ParseError as exc:
-                self.parse_errors.append(str(exc))
-        return out
-
     def _read_abs(self, path: Path) -> bytes | None:
         try:
             return read_regular(os.path.realpath(path), FILE_LIMIT)  # as in ``read``
         except TooLarge:
             self.parse_errors.append(f"{path.name}: over the read limit")
             return None
-
-    def _resolve_symref(self, target: str, depth: int = 0) -> str | None:
-        ref = self.refs.get(target)
-        if ref is None:
-            return None
-        if ref.symref and depth < 5:
-            return self._resolve_symref(ref.symref, depth + 1)
-        return ref.oid
-
-    def _load_refs(self) -> None:
-        packed = self.parse(gf.parse_packed_refs, "packed-refs", common=True) or []
-        refs: dict[str, Ref] = {}
-        for p in packed:
-            refs[p.name] = Ref(p.name, p.oid, packed_only=True, peeled=p.peeled)
-        for name, val in self._walk_refs(self.common / "refs", "refs").items():
-            refs[name] = Ref(name, val.oid, symref=val.symref)  # a loose ref overrides a packed one
-        for name, ref in refs.items():
-            if name.startswith("refs/stash"):
-                ref.group = "stash"
-            elif name.startswith("refs/replace/"):
-                ref.group = "replace"
-        self.refs = refs
-        for ref in list(refs.values()):
-            if ref.symref:
-                ref.oid = self._resolve_symref(ref.symref)
-        head = self.parse(gf.parse_loose_ref, "HEAD")
-        if head is not None:
-            oid = self._resolve_symref(head.symref) if head.symref else head.oid
-            self.head = Ref("HEAD", oid, symref=head.symref)
-        # linked worktrees: their HEAD and per-worktree refs
-        for e in list_dir(self.common / "worktrees"):
-            if not e.is_dir(follow_symlinks=False):
-                continue
-            self.worktrees.append(e.name)
-            wt_head = self.parse(gf.parse_loose_ref, f"worktrees/{e.name}/HEAD", common=True)
-            if wt_head is not None:
-                oid = self._resolve_symref(wt_head.symref) if wt_head.symref else wt_head.oid
-                n = f"worktrees/{e.name}/HEAD"
-                refs[n] = Ref(n, oid, symref=wt_head.symref, group="worktree")
-            for name, val in self._walk_refs(Path(e.path) / "refs", f"worktrees/{e.name}/refs").items():
-                refs[name] = Ref(name, val.oid or self._resolve_symref(val.symref or ""), symref=val.symref,
-                                 group="worktree")
 
     def _resolve_base(self, base: str | None) -> None:
         head = self.head.oid if self.head else None
@@ -358,72 +281,6 @@ class GitRepo(EntryPoints, ObjectReader):
     @property
     def hist_tips(self) -> list[str]:
         return [self.base] + ([self.head.oid] if self.setup and self.head else []) if self.base else []
-
-    # ---------------------------------------------------------------------------------- storage
-    def object_dirs(self) -> list[tuple[str, Path]]:
-        """(storage prefix, objects folder): the repo's own, then alternates (chained, depth <= 5)."""
-        out = [("", self.common / "objects")]
-        # compared resolved: a relative line that leads back to a store already listed ("../../.git/objects")
-        # spells a new path at every hop and would otherwise be listed again down to the depth limit
-        seen = {os.path.realpath(self.common / "objects")}
-        queue = [(self.common / "objects", 0)]
-        self.alternates = []
-        while queue:
-            objdir, depth = queue.pop(0)
-            try:
-                data = read_regular(objdir / "info" / "alternates", 1 << 20)
-            except TooLarge:
-                data = None
-            for line in gf.parse_lines(data or b""):
-                p = Path(line) if line.startswith("/") else objdir / line
-                ok = is_dir(p)
-                shown = self.alt_names.get(line, line)  # image mode: the path as the image names it
-                label = "objects/info/alternates" if depth == 0 else "alternates of " + shown
-                self.alternates.append((label, shown, p if ok else None))
-                if ok and os.path.realpath(p) not in seen and depth < 5:
-                    seen.add(os.path.realpath(p))
-                    out.append((f"alternate:{shown}", p))
-                    queue.append((p, depth + 1))
-        return out
-
-    def _load_storage(self) -> None:
-        nonbase = self.nonbase
-        storage: dict[bytes, str] = {}
-        self.dir_counts: dict[str, int] = {}
-        for prefix, objdir in self.object_dirs():
-            own = []
-            for d in list_dir(objdir):
-                if len(d.name) == 2 and d.is_dir(follow_symlinks=False):
-                    for f in list_dir(Path(d.path)):
-                        if len(f.name) == self.hexlen - 2:
-                            try:
-                                own.append((unhex(d.name + f.name), "loose"))
-                            except (binascii.Error, ValueError):
-                                pass
-            for f in list_dir(objdir / "pack"):
-                if not f.name.endswith(".idx"):
-                    continue
-                stem = f.name[:-4]
-                pack = stem + ".pack"
-                kind = "pack"
-                if (objdir / "pack" / (stem + ".mtimes")).exists():
-                    kind = "cruft"
-                elif (objdir / "pack" / (stem + ".keep")).exists():
-                    kind = "keep"
-                elif (objdir / "pack" / (stem + ".promisor")).exists():
-                    kind = "promisor"
-                try:
-                    ids = gb.parse_pack_idx(read_regular(f.path, 1 << 34) or b"", f.name, hashlen=self.hexlen // 2)
-                except (gf.ParseError, TooLarge) as exc:
-                    self.parse_errors.append(str(exc))
-                    continue
-                for h in ids:
-                    own.append((unhex(h), f"{kind}:{pack}"))
-            self.dir_counts[prefix] = len({o for o, _ in own})
-            for oid, where in own:
-                if oid in nonbase and oid not in storage:
-                    storage[oid] = f"{prefix}" if prefix else where
-        self.storage = storage
 
     @property
     def nonbase(self) -> set[bytes]:

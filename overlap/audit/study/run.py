@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ... import __version__
 from ...errors import InputError
+from ..arguments import parse_limits
 from ..model import text_safe
-from ..run import parse_limits
 from .execute import run_local, run_ray
 from .render import render_csv, render_html, render_md
 from .summary import COLUMNS, entry_of, summarise, worst_verdict
