@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from .content.base_blobs import BaseBlobs
+from .content.fixed import BaseUnreadable, blob_id, compute_fixed
 from .content.matchers import distinctive_hunks, holds, stripped_lines
-from .content.reference import BaseUnreadable, Reference, blob_id, compute_fixed
+from .content.reference import Reference
 from .git import binary as gb
 from .git import files as gf
 from .git.cmd import GitError, GitRunner

@@ -20,6 +20,7 @@ from collections import defaultdict
 from ...words import plural
 from ..content import pyc
 from ..content.archives import ARCHIVE_SUFFIXES, BUNDLE_MAGIC, HEAD_BYTES, is_archive
+from ..content.fixed import blob_id, reverse_applies
 from ..content.matchers import (
     distinctive_hunks,
     fix_only_tokens,
@@ -29,7 +30,6 @@ from ..content.matchers import (
     nodeids_in,
     stripped_lines,
 )
-from ..content.reference import blob_id, reverse_applies
 from ..context import Ctx, Incomplete, NotApplicable, cut
 from ..model import Finding, worst
 from ..tree import TooLarge, list_dir, read_regular, walk
