@@ -29,8 +29,10 @@ from .context import DEFAULT_LIMITS, Ctx, Incomplete, NotApplicable, capped, cut
 from .git.cmd import GitError, GitRunner, version_tuple
 from .git.files import ParseError
 from .git.guard import kind_of, unsafe_reason
-from .image.archive import LimitHit, open_image
-from .image.layers import _in_git, materialise, merge
+from .image.archive import open_image
+from .image.layers import merge
+from .image.materialise import _in_git, materialise
+from .image.model import LimitHit
 from .image.reference import is_registry_ref
 from .model import CHECK_IDS, AuditReport, CheckResult, Finding, Target
 from .scratch import remove_tree
