@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .content.base_blobs import BaseBlobs
-from .content.reference import BaseUnreadable, Reference, blob_id, compute_fixed
+from .content.fixed import BaseUnreadable, blob_id, compute_fixed
+from .content.reference import Reference
 from .git.cmd import GitError, GitRunner
 from .git.guard import unsafe_entries, unsafe_reason
 from .git.repo import GitRepo, RepoBlocked
@@ -91,7 +92,7 @@ class Ctx(Grading, Listing):
     origin_gitdir: Path | None = None  # where the git folder sits in the input when ``gitdir`` is a copy
     dropped_alternates: list[str] = field(default_factory=list)  # alternates lines naming no image path
     alt_names: dict[str, str] = field(default_factory=dict)  # rewritten alternates line -> the image's path
-    image: Any = None  # image mode: the opened image (image.archive.Image)
+    image: Any = None  # image mode: the opened image (image.model.Image)
     merged: Any = None  # image mode: the merged layer map (image.layers.Merged)
     limit_hit: str | None = None  # why the input could not be read (a limit, no zstd): every check incomplete
     partial_input: str | None = None  # what the checks could not see (missing foreign layers): ran, incomplete

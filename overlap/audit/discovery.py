@@ -14,8 +14,10 @@ from pathlib import Path
 from ..errors import InputError
 from .content.archives import read_when_large
 from .git.guard import kind_of
-from .image.archive import LimitHit, open_image
-from .image.layers import _in_git, materialise, merge
+from .image.archive import open_image
+from .image.layers import merge
+from .image.materialise import _in_git, materialise
+from .image.model import LimitHit
 from .source import find_task_folder
 from .targets import ROOTFS_REPOS, detect_kind, discover_repos, find_rootfs_repo, inside, repo_layout
 from .tree import TooLarge, is_dir, read_regular

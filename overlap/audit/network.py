@@ -29,7 +29,8 @@ from packaging.version import Version
 
 from ..errors import InputError
 from .content.matchers import HunkLines, distinctive_hunks, holds
-from .content.reference import Reference, RefSource, parse_patch
+from .content.patch import parse_patch
+from .content.reference import Reference, RefSource
 from .index import Release, client, version_or_none
 from .index.archive import read_members
 from .index.cache import IndexCache

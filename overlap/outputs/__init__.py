@@ -5,7 +5,7 @@
   and matrix print on stdout (`console`), and the report model they share (`result_view`, `assemble`,
   `sections`, `evidence_sections`, `table_rows`, `cell_text`).
 - `ship/`: what users take away and publish: the filtered split (`splits`, deciding with `filter_plan`,
-  writing with `split_files`, proved by `verify_split`), the dataset-card section (`cards`), the atlas as a
+  writing with `split_files`, proved by `verify/`), the dataset-card section (`cards`), the atlas as a
   Hub dataset repository (`atlas_repo`), and the Hub client they push with (`hub`).
 - here, shared by both: `atomic` (atomic writes, `--out` ownership), `folders` (what kind of result a folder
   holds), `published` (what may leave the machine), `tables` (CSV with fixed columns, the id lists).

@@ -10,7 +10,9 @@ import pytest
 from audit_helpers import git
 
 from overlap.audit import audit
-from overlap.audit.content.reference import blob_id, load_reference, parse_patch
+from overlap.audit.content.fixed import blob_id
+from overlap.audit.content.patch import parse_patch
+from overlap.audit.content.reference import load_reference
 from overlap.errors import InputError
 
 

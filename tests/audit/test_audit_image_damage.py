@@ -17,7 +17,8 @@ import pytest
 from overlap.audit import audit
 from overlap.audit.context import DEFAULT_LIMITS
 from overlap.audit.image.archive import open_image
-from overlap.audit.image.layers import materialise, merge
+from overlap.audit.image.layers import merge
+from overlap.audit.image.materialise import materialise
 from overlap.errors import InputError
 
 

@@ -20,7 +20,8 @@ from overlap.cli.app import app
 from overlap.errors import InputError
 from overlap.ids.ossfuzz import parse_mapping
 from overlap.outputs.ship.splits import filter_split, write_split
-from overlap.outputs.ship.verify_split import BenchRows, KeyColumns, SplitFile, promised, row_keys, verify_split
+from overlap.outputs.ship.verify.check import BenchRows, SplitFile, promised, verify_split
+from overlap.outputs.ship.verify.keys import KeyColumns, row_keys
 
 compare_module = importlib.import_module("overlap.api.compare")  # the module: `overlap.api.compare` is the function
 DEMO = {name: DEMO_ROOT / name for name in ("mimo-cyber", "cybergym", "arvo")}
@@ -170,7 +171,7 @@ def test_promised_kinds():
 
 
 def test_the_verifier_imports_nothing_of_the_filter():
-    code = ("import sys, overlap.outputs.ship.verify_split; "
+    code = ("import sys, overlap.outputs.ship.verify.check; "
             "print(sorted(m for m in sys.modules if m.startswith('overlap.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = eval(done.stdout)  # noqa: S307 - our own printed list
@@ -185,7 +186,7 @@ def test_repeats_are_found_the_same_past_the_dict(tmp_path, monkeypatch, held):
     repeats are found, named at the same rows, and the file is gone after."""
     import tempfile
 
-    from overlap.outputs.ship import verify_split as module
+    from overlap.outputs.ship.verify import seen as module
 
     monkeypatch.setattr(module._Seen, "HELD", held)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temp"))
@@ -210,7 +211,7 @@ def test_a_full_temp_folder_while_checking_repeats_is_one_line_naming_it(tmp_pat
     import sqlite3
     import tempfile
 
-    from overlap.outputs.ship import verify_split as module
+    from overlap.outputs.ship.verify import seen as module
 
     connect = sqlite3.connect
 

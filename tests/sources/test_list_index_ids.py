@@ -14,7 +14,7 @@ from overlap.api import filter_train
 from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError
 from overlap.ids.ossfuzz import parse_mapping
-from overlap.outputs.ship.verify_split import KeyColumns, row_keys
+from overlap.outputs.ship.verify.keys import KeyColumns, row_keys
 from overlap.sources.generic import scan_keys
 
 DEMO = {name: DEMO_ROOT / name for name in ("cybergym", "arvo")}

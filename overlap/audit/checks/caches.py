@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ...words import plural
 from ..content.archives import GZIP_MAGIC, HEAD_BYTES, has_zip_directory, is_archive, members
+from ..content.fixed import blob_id
 from ..content.matchers import holds, stripped_lines
-from ..content.reference import blob_id
 from ..model import worst
 from ..tree import TooLarge, read_head, read_regular
 from ..wording import capped, cut

@@ -13,8 +13,8 @@ import re
 from ...words import plural
 from ..content import pyc
 from ..content.archives import COMPRESSED, HEAD_BYTES, members
+from ..content.fixed import blob_id
 from ..content.matchers import holds, stripped_lines
-from ..content.reference import blob_id
 from ..model import worst
 from ..tree import TooLarge, read_head, read_regular
 from ..wording import capped, cut, iso

@@ -1,6 +1,6 @@
 """Fixed-content route, F1 and F2: the post-fix blobs looked up everywhere.
 
-The blobs come from ``content.reference.compute_fixed`` (scratch ``git apply``, hashed in process; nothing is
+The blobs come from ``content.fixed.compute_fixed`` (scratch ``git apply``, hashed in process; nothing is
 ever written to the audited store). Each fixed path gets one finding listing every place its blob was
 found: the object store outside HIST (critical, with the commits whose trees hold it), inside HIST
 (``in_base_history``, medium: revert-type and synthetic-bug tasks), nested stores, index stages and

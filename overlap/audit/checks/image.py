@@ -8,7 +8,7 @@ import re
 from collections import Counter
 
 from ...words import plural
-from ..content.reference import blob_id
+from ..content.fixed import blob_id
 from ..context import Ctx, NotApplicable
 from ..image.layers import read_members
 from ..model import Finding

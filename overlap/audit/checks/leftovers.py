@@ -22,6 +22,7 @@ from collections import defaultdict
 from ...words import plural
 from ..content import pyc
 from ..content.archives import ARCHIVE_SUFFIXES, BUNDLE_MAGIC, HEAD_BYTES, is_archive
+from ..content.fixed import blob_id
 from ..content.matchers import (
     distinctive_hunks,
     fix_only_tokens,
@@ -29,7 +30,6 @@ from ..content.matchers import (
     looks_like_diff,
     stripped_lines,
 )
-from ..content.reference import blob_id
 from ..context import Ctx, Incomplete, NotApplicable
 from ..model import Finding, worst
 from ..tree import TooLarge, read_regular, walk

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ..content.fixed import reverse_applies
 from ..content.matchers import holds, stripped_lines
-from ..content.reference import reverse_applies
 from ..tree import TooLarge, read_regular
 
 PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")

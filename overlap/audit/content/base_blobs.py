@@ -24,7 +24,7 @@ from ..git.guard import unsafe_reason, within
 from ..git.repo import GitRepo
 from ..targets import inside, private_gitdir, repo_layout
 from ..tree import is_dir
-from .reference import BaseUnreadable
+from .fixed import BaseUnreadable
 
 
 class BaseBlobs:

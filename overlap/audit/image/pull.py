@@ -2,7 +2,7 @@
 
 ``open_registry_image(ref, …)`` is the entry point: it resolves the reference (a tag, a digest; a manifest
 list or OCI index resolved to ``--platform``, default ``linux/amd64``), downloads every blob the cache lacks
-(each verified while it streams, see ``blobcache``), and returns the ``archive.Image`` the image audit reads,
+(each verified while it streams, see ``blobcache``), and returns the ``model.Image`` the image audit reads,
 its blobs read straight from the cache (no copy, no link). Before any layer is fetched the manifest is
 checked: at most ``MAX_LAYERS`` layers, well-formed sha256 digests, and a total declared size within the
 ``image_bytes`` limit, so each blob is capped at its declared size and the whole pull at their sum.
@@ -17,20 +17,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ...errors import InputError
-from .archive import (
-    FOREIGN_TYPES,
-    INDEX_TYPES,
-    JSON_LIMIT,
-    Image,
-    _oci,
-    check_platform,
-    choose_platform,
-    finish_image,
-    platform_of,
-)
+from .archive import FOREIGN_TYPES, INDEX_TYPES, _oci, finish_image
 from .blobcache import BlobCache, BlobMismatch, offline
 from .body import discard
+from .model import Image
+from .platform import check_platform, choose_platform, platform_of
 from .reference import RegistryRef, parse_ref
+from .sources import JSON_LIMIT
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
@@ -57,7 +50,7 @@ class Pulled:
 
 
 class _CacheSource:
-    """The ``archive`` source interface over the cache: a synthetic ``index.json`` naming the manifest."""
+    """The source interface of ``sources`` over the cache: a synthetic ``index.json`` naming the manifest."""
 
     def __init__(self, cache: BlobCache, index: bytes, label: str):
         self.cache, self.index, self.path = cache, index, label

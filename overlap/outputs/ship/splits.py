@@ -7,7 +7,7 @@ them and, before it reports success, proves the promise on what it wrote:
 1. every written row is byte-equal (parquet: equal values and types) to the input row at its position;
 2. kept + removed = rows read, file by file;
 3. each removed row, read back through the dataset's own adapter, has the id `removed.csv` gives it;
-4. the kept split, read back by a verifier that shares no code with the filter (`verify_split`: plain file
+4. the kept split, read back by a verifier that shares no code with the filter (`verify/`: plain file
    readers, the id parsers, set intersection with the benchmarks' raw ids), holds no key an asked reason
    promised to remove (`verified: 0 of N rows match <bench>`). A re-run of the compare on the kept rows is
    not done: it would share the filter's mistakes.
@@ -43,7 +43,8 @@ from .filter_plan import DEFAULT_REASONS, REMOVED_COLUMNS, FilterResult, check_r
 from .hub import check_write_access, http_status
 from .hub import hub_api as _hub_api  # the name the CLI calls and tests replace
 from .split_files import SHARD_FOLDER, Shard, same_rows, shard_for, unified_schema, write_shard
-from .verify_split import BenchRows, KeyColumns, SplitFile, verify_split
+from .verify.check import BenchRows, SplitFile, verify_split
+from .verify.keys import KeyColumns
 
 __all__ = ["DEFAULT_REASONS", "REMOVED_COLUMNS", "FilterResult", "SplitReport", "bench_lists", "check_reasons",
            "filter_split", "push_split", "refuse_mixed_push", "write_split"]
