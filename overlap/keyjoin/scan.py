@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 from ..allocator import objects_frozen
 from ..errors import InputError
-from ..ids.recognise import RecognitionReport
+from ..ids.recognition import RecognitionReport
 from ..join import duplicates
 from ..model import Dataset, Problem, SideTotals
 from ..sources.assemble import LABEL, at_other_base, other_base_problem, unrecognised_problem

@@ -176,7 +176,7 @@ class SweepData(OracleData):
     """`mix_oracle.Data` with a fix column (its cell recognised as an id is, without the row's columns, or a
     bare sha: a `fix_commit` key) and a
     PR column whose junk cells (text that is no number) give no PR at all, not the id's (as documented at
-    `overlap.ids.recognise._github_pr`)."""
+    `overlap.ids.recognisers._github_pr`)."""
 
     def __init__(self, name, rows, columns: Columns, fix: str | None) -> None:
         super().__init__(name, rows, columns)
