@@ -20,6 +20,9 @@ whose `totals` hold what the outputs count over the whole side. `duplicates` is 
   them): an `OssfuzzKeys` store (memory up to `spill_rows`, then a file) that outlives the scan and is read
   back a batch at a time without the repeats' keys (a side of distinct OSS-Fuzz ids has one a row);
 - the matched rows (items and keys): bounded by the benchmarks.
+
+The batches add to that state (`scan_state`); once every batch is in, the items pass (`items_pass`) finds each
+id's first row and `side_dataset` makes the Dataset and the duplicates table.
 """
 
 from __future__ import annotations
