@@ -262,7 +262,7 @@ class Floor:
 
     def __init__(self, index, workdir: Path):
         from overlap.text.ngram.hashing import _B, _BINV, _FOLD, _SEED64
-        from overlap.text.tokenize import _codepoint_class_table
+        from overlap.text.word_chars import _codepoint_class_table
 
         cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
         if cc is None:
@@ -318,7 +318,7 @@ class Floor:
 
     def scan(self, texts: pa.Array, row_base: int = 0) -> np.ndarray:
         """Flags (train_row, n, item, shared) of one string array, rows numbered from ``row_base``."""
-        from overlap.text.tokenize import _buffers
+        from overlap.text.string_arrays import _buffers
 
         buf, offs = _buffers(texts)
         buf = buf if len(buf) else np.zeros(8, np.uint8)

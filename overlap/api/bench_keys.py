@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from ..errors import InputError
 from ..ids.ossfuzz import OssFuzzMapping
-from ..ids.recognise import RECOGNISERS, recognise
+from ..ids.recognise import recognise
+from ..ids.recognisers import RECOGNISERS
 from ..join import TASK_KINDS
 from ..model import Dataset
 from ..sources.generic import GenericColumns
@@ -81,7 +82,7 @@ def bench_keys(benches: str | os.PathLike | Dataset | list[str | os.PathLike | D
                split: str | None = None, id_scheme: str | None = None) -> BenchKeys:
     """The benchmarks' task keys, read once (names, paths or Datasets, as `compare` takes them; `columns`
     for those read by their columns). `id_scheme`: how the ids later matched are read when no specific form
-    recognises them (`overlap.ids.recognise.RECOGNISERS`: `ossfuzz` reads a trailing issue number)."""
+    recognises them (`overlap.ids.recognisers.RECOGNISERS`: `ossfuzz` reads a trailing issue number)."""
     if id_scheme is not None and id_scheme not in RECOGNISERS:
         raise InputError(f"id_scheme {id_scheme!r}: use one of {', '.join(RECOGNISERS)}")
     args = _dataset_args(benches, "benches")

@@ -1,6 +1,7 @@
 """The recognisers' inner loops compiled with numba (loaded through `overlap.ids.compiled`, which falls back to
-the Arrow path). Each loop computes exactly what its Arrow counterpart in `overlap.ids.recognise` computes,
-one pass over a string array's bytes instead of several kernels and temporaries."""
+the Arrow path). Each loop computes exactly what its Arrow counterpart in `overlap.ids.recognise`,
+`overlap.ids.id_arrays` or `overlap.ids.pr_columns` computes, one pass over a string array's bytes instead of
+several kernels and temporaries."""
 
 from __future__ import annotations
 
@@ -52,9 +53,9 @@ def literal_bits(offsets, data, valid, needles, needle_offsets, starts_a_needle,
 @njit(cache=True, nogil=True)
 def owner_form_keys(offsets, data, valid, owner_byte, name_byte, ok, number, has_number, repo_offsets, repo_data,
                     key_offsets, key_data):
-    """Values of the form `^[A-Za-z0-9][A-Za-z0-9-]*__[A-Za-z0-9._-]+-[0-9]+$` (`recognise._OWNER_FORM`): ok[i];
+    """Values of the form `^[A-Za-z0-9][A-Za-z0-9-]*__[A-Za-z0-9._-]+-[0-9]+$` (`pr_columns._OWNER_FORM`): ok[i];
     for those the repo `owner/name`, and where the digits are a PR number (1 to 18 digits, not zero:
-    `recognise._numbers`) that number and the key `owner/name#N` (N without leading zeros), both written as
+    `id_arrays._numbers`) that number and the key `owner/name#N` (N without leading zeros), both written as
     Arrow string buffers (an empty slot elsewhere). The owner ends at the first `_` (it has none) and the
     digits follow the last `-` (they have none), as the Arrow path splits them. `owner_byte` / `name_byte`:
     per byte, whether an owner (a name) may hold it. Returns -1 when some value of the form has more than 18

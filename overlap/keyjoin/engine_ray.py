@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..ids.recognise import RecognitionReport
+from ..ids.recognition import RecognitionReport
 from ..model import FileRecord
 from ..reach import ray_session
 from ..sources.batches import _batch, _plan, data_format, open_batches

@@ -25,16 +25,11 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..ids import compiled
-from ..ids.recognise import (
-    RECOGNISERS,
-    RecognitionReport,
-    canonical_repos,
-    id_strings,
-    pr_key_parts,
-    pr_numbers,
-    recognise,
-    repo_as_written,
-)
+from ..ids.id_arrays import id_strings
+from ..ids.pr_columns import canonical_repos, pr_key_parts, pr_numbers, repo_as_written
+from ..ids.recognise import recognise
+from ..ids.recognisers import RECOGNISERS
+from ..ids.recognition import RecognitionReport
 from ..model import Dataset
 from .assemble import LABEL, assemble
 from .batches import BatchSource, absent, glob_source, open_batches
@@ -56,7 +51,7 @@ class GenericColumns:
     project: str | None = None
     fix: str | None = None  # a fix commit (sha or github.com/…/commit/<sha>)
     cve: str | None = None  # the row's CVE (GHSA ids join through it)
-    scheme: str | None = None  # force one recogniser (`overlap.ids.recognise.RECOGNISERS`)
+    scheme: str | None = None  # force one recogniser (`overlap.ids.recognisers.RECOGNISERS`)
     # A blank repo or PR cell takes what the row's id says (`owner__repo-N`); false: it stays blank (no repo or
     # PR key), for sets whose columns are the identity their harness reads.
     id_fills_blanks: bool = True

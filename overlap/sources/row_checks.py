@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..ids.recognise import id_strings
+from ..ids.id_arrays import id_strings
 from ..model import Problem
 from .json_rows import as_text
 

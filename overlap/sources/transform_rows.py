@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..ids.recognise import id_strings, pr_numbers
+from ..ids.id_arrays import id_strings
+from ..ids.pr_columns import pr_numbers
 from ..model import Problem
 from .spec import DatasetSpec
 from .transforms import Transform

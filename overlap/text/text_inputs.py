@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..sources.in_memory import kind_of, memory_input
 from .cell_checks import CellCounts, python_cells, text_cells
 from .identifiers import Targets, extract_targets
-from .tokenize import to_string_array
+from .string_arrays import to_string_array
 
 
 def table_from_frame(df: pd.DataFrame, columns: Sequence[str], what: str,

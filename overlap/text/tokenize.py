@@ -1,7 +1,5 @@
 """Word tokenisation on Arrow string arrays, vectorised (no Python loop over strings).
 
-Over 400 lines on purpose: the plain and the fast tokenisers must give the same tokens, so they sit together.
-
 Default tokens: the text lowercased, then the maximal runs of Unicode word characters (``\\w+``). A word
 character is a letter, mark, number or connector punctuation (Unicode TR#18: categories ``L*``, ``M*``,
 ``N*``, ``Pc``, which includes ``_``). This is Python's ``re`` ``\\w`` plus combining marks, so words in
@@ -16,21 +14,23 @@ The *identifier-aware* tokenizer also splits ``snake_case`` and ``camelCase``/``
 (``parseHTTPHeader_v2`` -> ``parse http header v2``), which lets a prose mention ("the parse header
 function") and a code name meet.
 
-How: the UTF-8 bytes of a whole Arrow array are classified with a byte lookup table (ASCII) and a code
-point table (the few non-ASCII characters, decoded with numpy), runs are found with ``np.diff`` and
-the word bytes are compacted into a new Arrow string array of tokens plus per-row token offsets.
-Rows never share a token. The input must be valid UTF-8 (Arrow ``string``), which
-:func:`to_string_array` guarantees by counting and nulling invalid rows.
+How: the UTF-8 bytes of a whole Arrow array are classified (:mod:`overlap.text.word_chars`: arithmetic for
+ASCII, a code point table for the few non-ASCII characters, decoded with numpy), runs are found with
+``np.diff`` and the word bytes are compacted into a new Arrow string array of tokens plus per-row token
+offsets. Rows never share a token. The input must be valid UTF-8 (Arrow ``string``), which
+:func:`~overlap.text.string_arrays.to_string_array` guarantees by counting and nulling invalid rows.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from .string_arrays import _buffers, to_string_array
+from .word_chars import _ascii_lower, _word_mask
 
 __all__ = [
     "TOKENIZERS",
@@ -44,35 +44,7 @@ __all__ = [
     "tokenize_flat",
 ]
 
-_CP_CLASS: np.ndarray | None = None  # uint8[0x110000], built on first non-ASCII use
-_WORD, _LETTER = np.uint8(1), np.uint8(2)  # class bits: word character (L, M, N, Pc); letter (L, M)
-APOSTROPHE = 0x27
 RIGHT_QUOTE = "\u2019"  # typographic apostrophe: read as "'"
-
-
-def codepoint_classes_built() -> np.ndarray | None:
-    """The code point class table when this process built it already, else None."""
-    return _CP_CLASS
-
-
-# Planes 4-13 hold no assigned character in any Unicode version to date and planes 15-16 are private use
-# (category Co): no word character there. Reading only the other planes' categories builds the table in
-# half the time (tests/text/test_text_tokenize_compiled.py checks it against every code point).
-_CLASSED_PLANES = ((0x80, 0x40000), (0xE0000, 0xF0000))
-
-
-def _codepoint_class_table() -> np.ndarray:
-    global _CP_CLASS
-    if _CP_CLASS is None:
-        cat = unicodedata.category
-        table = np.zeros(0x110000, dtype=np.uint8)
-        # once per process, only when non-ASCII text appears (~0.2-0.3 s)
-        classes = dict.fromkeys(("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me"), 3)  # letters and marks
-        classes.update(dict.fromkeys(("Nd", "Nl", "No", "Pc"), 1))  # other word characters
-        for lo, hi in _CLASSED_PLANES:
-            table[lo:hi] = [classes.get(cat(chr(cp)), 0) for cp in range(lo, hi)]
-        _CP_CLASS = table
-    return _CP_CLASS
 
 
 @dataclass(frozen=True)
@@ -120,150 +92,7 @@ class Tokens:
 
 
 # --------------------------------------------------------------------------------------------------
-# Input normalisation: anything text-like -> a valid UTF-8 Arrow string array, with counts
-
-
-def _invalid_rows(arr: pa.Array, start: int = 0) -> list[int]:
-    """Rows of a binary array that are not valid UTF-8, by bisection (vectorised casts)."""
-    try:
-        arr.cast(pa.large_string())
-        return []
-    except pa.ArrowInvalid:
-        pass
-    if len(arr) == 1:
-        return [start]
-    half = len(arr) // 2
-    return _invalid_rows(arr.slice(0, half), start) + _invalid_rows(arr.slice(half), start + half)
-
-
-def to_string_array(values) -> tuple[pa.Array, int]:
-    """Make ``values`` a valid UTF-8 Arrow string array. Returns (array, rows nulled as non-UTF-8).
-
-    Accepts Arrow arrays/chunked arrays of string, binary or null type, and Python sequences or pandas
-    Series of str, bytes and None (mixed allowed). Bytes that are not valid UTF-8 become null and are
-    counted, never raised.
-    """
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
-    if not isinstance(values, pa.Array):
-        try:
-            values = pa.array(values, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            values = pa.array(values, type=pa.large_binary(), from_pandas=True)
-    t = values.type
-    if pa.types.is_dictionary(t):
-        values = values.cast(t.value_type)
-        t = values.type
-    if pa.types.is_null(t):
-        return pa.nulls(len(values), pa.string()), 0
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        try:
-            values.validate(full=True)
-            return values, 0
-        except pa.ArrowInvalid:  # a string array holding invalid UTF-8: re-check it as bytes
-            values = values.view(pa.binary() if pa.types.is_string(t) else pa.large_binary())
-            t = values.type
-    if pa.types.is_fixed_size_binary(t):
-        values = values.cast(pa.binary())
-        t = values.type
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        bad = _invalid_rows(values)
-        if bad:
-            mask = np.zeros(len(values), dtype=bool)
-            mask[bad] = True
-            values = pc.if_else(pa.array(mask), pa.scalar(None, values.type), values)
-        target = pa.string() if pa.types.is_binary(t) else pa.large_string()
-        return values.cast(target), len(bad)
-    raise TypeError(f"expected text, got Arrow type {t}")
-
-
-# --------------------------------------------------------------------------------------------------
 # Tokenisation
-
-
-def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, row byte offsets starting at 0) of a string array without copying."""
-    offset_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=offset_type)[arr.offset : arr.offset + len(arr) + 1]
-    if len(offsets) == 0:
-        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(bufs[2], dtype=np.uint8)[lo:hi] if bufs[2] is not None and hi > lo else np.zeros(0, np.uint8)
-    return data, offsets.astype(np.int64) - lo
-
-
-def _ascii_word(data: np.ndarray, underscore: bool) -> np.ndarray:
-    """[0-9A-Za-z] (and `_`) per byte, by arithmetic (a table gather is ~3x slower)."""
-    mask = ((data | np.uint8(0x20)) - np.uint8(97)) < np.uint8(26)
-    mask |= (data - np.uint8(48)) < np.uint8(10)
-    if underscore:
-        mask |= data == np.uint8(95)
-    return mask
-
-
-def _ascii_lower(data: np.ndarray) -> np.ndarray:
-    upper = ((data - np.uint8(65)) < np.uint8(26)).view(np.uint8)
-    return data + (upper << np.uint8(5))
-
-
-def _word_mask(data: np.ndarray, underscore: bool, row_offsets: np.ndarray | None = None) -> np.ndarray:
-    """bool per byte: True where the byte belongs to a word character (or a contraction's apostrophe)."""
-    mask = _ascii_word(data, underscore)
-    non_ascii = np.flatnonzero(data >= 0x80) if len(data) and data.max() >= 0x80 else np.zeros(0, np.int64)
-    letter_na = np.zeros(0, bool)
-    if len(non_ascii):
-        b = data[non_ascii].astype(np.uint32)
-        lead = b >= 0xC0
-        lead_pos = non_ascii[lead]
-        lb = b[lead]
-        n = len(data)
-
-        def nxt(k: int) -> np.ndarray:
-            return data[np.minimum(lead_pos + k, n - 1)].astype(np.uint32) & 0x3F
-
-        cp = np.where(
-            lb < 0xE0,
-            ((lb & 0x1F) << 6) | nxt(1),
-            np.where(
-                lb < 0xF0,
-                ((lb & 0x0F) << 12) | (nxt(1) << 6) | nxt(2),
-                ((lb & 0x07) << 18) | (nxt(1) << 12) | (nxt(2) << 6) | nxt(3),
-            ),
-        )
-        cls = _codepoint_class_table()[np.minimum(cp, 0x10FFFF)]
-        # every non-ASCII byte takes the class of the lead byte of its character
-        group = np.cumsum(lead) - 1
-        byte_cls = np.where(group >= 0, cls[np.maximum(group, 0)], np.uint8(0))
-        mask[non_ascii] = (byte_cls & _WORD) > 0
-        letter_na = (byte_cls & _LETTER) > 0
-    _join_apostrophes(data, mask, non_ascii, letter_na, row_offsets)
-    return mask
-
-
-def _join_apostrophes(data: np.ndarray, mask: np.ndarray, non_ascii: np.ndarray, letter_na: np.ndarray,
-                      row_offsets: np.ndarray | None) -> None:
-    """Mark an apostrophe between two letters of one row as a word byte: "don't" is one token."""
-    apos = np.flatnonzero(data == np.uint8(APOSTROPHE))
-    if not len(apos):
-        return
-    apos = apos[(apos > 0) & (apos < len(data) - 1)]
-    if row_offsets is not None and len(apos):  # never at a row's first or last byte
-        k = np.searchsorted(row_offsets, apos, side="right")
-        inner = (row_offsets[k - 1] < apos) & (apos + 1 < row_offsets[np.minimum(k, len(row_offsets) - 1)])
-        apos = apos[inner]
-    if not len(apos):
-        return
-
-    def letter(pos: np.ndarray) -> np.ndarray:
-        b = data[pos]
-        out = ((b | np.uint8(0x20)) - np.uint8(97)) < np.uint8(26)
-        wide = np.flatnonzero(b >= 0x80)
-        if len(wide):  # a byte of a non-ASCII character: that character's class
-            out[wide] = letter_na[np.searchsorted(non_ascii, pos[wide])]
-        return out
-
-    mask[apos[letter(apos - 1) & letter(apos + 1)]] = True
 
 
 _CAMEL_1 = (r"(\p{Ll}|\p{Lo}|\p{Nd})(\p{Lu}|\p{Lt})", r"\1 \2")  # fooBar, foo2Bar

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overlap.ids import compiled, recognise
+from overlap.ids import compiled, id_arrays, pr_columns, recognise
 from overlap.sources import generic
 
 numba = pytest.importorskip("numba")  # a dependency: without it the Arrow path is all there is
@@ -70,12 +70,12 @@ def _compiled_path():
 
 
 @settings(max_examples=300, deadline=None)
-@given(ARRAYS, st.lists(st.sampled_from(recognise.LITERALS), min_size=1, max_size=3, unique=True))
+@given(ARRAYS, st.lists(st.sampled_from(id_arrays.LITERALS), min_size=1, max_size=3, unique=True))
 def test_the_literal_test_is_arrows(drawn, needles):
     values = _array(drawn)
-    found = compiled.literal_bits(values, recognise.LITERALS, compiled.kernels(len(values)))
-    got = recognise._holds(values, {"_literals": pa.array(found)}, *needles)
-    assert got.to_pylist() == recognise._holds(values, {}, *needles).to_pylist()
+    found = compiled.literal_bits(values, id_arrays.LITERALS, compiled.kernels(len(values)))
+    got = id_arrays._holds(values, {"_literals": pa.array(found)}, *needles)
+    assert got.to_pylist() == id_arrays._holds(values, {}, *needles).to_pylist()
 
 
 @settings(max_examples=300, deadline=None)
@@ -84,8 +84,8 @@ def test_the_owner_form_is_arrows(drawn):
     """Which values are of the form, their repo, PR number and `repo#N` key: the one compiled pass gives the
     Arrow path's (or, for digits too long for int64, hands the batch to it)."""
     values = _array(drawn)
-    got = recognise._owner_form(values)
-    want = arrow_path(recognise._owner_form, values)
+    got = pr_columns._owner_form(values)
+    want = arrow_path(pr_columns._owner_form, values)
     assert [part.to_pylist() for part in got] == [part.to_pylist() for part in want]
     assert [part.type for part in got] == [pa.bool_(), pa.string(), pa.int64(), pa.string()]
 
@@ -108,7 +108,7 @@ def test_recognition_is_the_arrow_paths(drawn, scheme):
 def test_joining_pr_key_values_is_arrows(left, right):
     right = (right + [None] * 30)[:len(left[0])]
     first, second = _array(left), pa.array(right, pa.string())
-    assert recognise._joined(first, second).to_pylist() == arrow_path(recognise._joined, first, second).to_pylist()
+    assert pr_columns._joined(first, second).to_pylist() == arrow_path(pr_columns._joined, first, second).to_pylist()
 
 
 KEY_VALUES = st.one_of(st.tuples(NAME, st.integers(0, 10**18)).map(lambda t: f"{t[0]}#{t[1]}"),
@@ -193,7 +193,7 @@ def test_the_byte_flags_are_arrows(drawn):
     """A value flagged as not ASCII is one Arrow calls not ASCII, and a value not flagged as trimmable is one
     Arrow's whitespace trim leaves as it is (the one-pass preparation relies on both)."""
     values = _array(drawn)
-    _, wide, edge = compiled.literal_bits_and_flags(values, recognise.LITERALS, compiled.kernels(len(values)))
+    _, wide, edge = compiled.literal_bits_and_flags(values, id_arrays.LITERALS, compiled.kernels(len(values)))
     assert (~wide).tolist() == pc.fill_null(pc.string_is_ascii(values), True).to_pylist()
     trimmed = pc.utf8_trim_whitespace(values).to_pylist()
     assert all(after == before for after, before, flagged in zip(trimmed, values.to_pylist(), edge, strict=True)

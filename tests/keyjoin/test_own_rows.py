@@ -10,7 +10,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overlap.keyjoin import scan
+from overlap.keyjoin import items_pass
 from overlap.keyjoin.batch import FACT_SCHEMA
 
 
@@ -30,8 +30,8 @@ def test_counted_a_piece_at_a_time_the_own_rows_are_those_held_whole(pieces, bou
     for hashes in pieces:
         tables.append(_piece(hashes, start))
         start += len(hashes)
-    counted, kept = scan._Firsts(), []
-    scan._own_rows_counted(lambda: iter(tables), counted, kept.append, bound)
+    counted, kept = items_pass._Firsts(), []
+    items_pass._own_rows_counted(lambda: iter(tables), counted, kept.append, bound)
     every = [h for hashes in pieces for h in hashes]
     times = Counter(every)
     # the oracle: a row is its id's own when no other row has its hash

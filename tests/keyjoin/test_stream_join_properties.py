@@ -21,6 +21,7 @@ from mix_oracle import Columns, counted_pairs, whole_side_counts  # noqa: E402
 from mix_strategies import DATA, PR_TASKS, MixCase, forced_cases, mix_cases, row  # noqa: E402
 from stream_check import assert_whole_side, both_ways, differences  # noqa: E402
 
+import overlap.keyjoin.items_pass as items_pass  # noqa: E402
 import overlap.keyjoin.scan as scan  # noqa: E402
 
 # No shrinking: a failing mix is printed whole, and shrinking one takes minutes.
@@ -100,6 +101,7 @@ def colliding_hash(monkeypatch):
         return (lengths % 3).astype(np.uint64)
 
     monkeypatch.setattr("overlap.keyjoin.batch.hash64", crowded)
+    monkeypatch.setattr("overlap.keyjoin.bench_lookup.hash64", crowded)
 
 
 @settings(max_examples=25, **SETTINGS)
@@ -182,7 +184,8 @@ def test_repeats_read_back_a_chunk_at_a_time_are_the_oracles(tmp_path_factory, s
     if collide:
         import numpy as np
 
-        monkeypatch.setattr("overlap.keyjoin.batch.hash64", lambda values: np.zeros(len(values), np.uint64))
+        for module in ("batch", "bench_lookup"):
+            monkeypatch.setattr(f"overlap.keyjoin.{module}.hash64", lambda values: np.zeros(len(values), np.uint64))
     folder = tmp_path_factory.mktemp("repeats")
     pq.write_table(pa.table({"id": pa.array([i for i, _ in rows], pa.string()),
                              "base": pa.array([b for _, b in rows], pa.string())}), folder / "train.parquet")
@@ -276,7 +279,8 @@ def test_one_id_on_most_rows_is_counted_a_piece_at_a_time(tmp_path, small_batche
             yield again
 
     monkeypatch.setattr(scan.Spill, "by_partition", spied)
-    monkeypatch.setattr(scan, "_own_rows_counted", lambda *a, f=scan._own_rows_counted: counted.append(1) or f(*a))
+    monkeypatch.setattr(items_pass, "_own_rows_counted",
+                        lambda *a, f=items_pass._own_rows_counted: counted.append(1) or f(*a))
     result = compare(str(tmp_path / "train.parquet"), ["cybergym"], columns={"id": "id"}, data=DATA, pool=None,
                      evidence=False, text=[])
     summary = result.summary()["train"]

@@ -176,7 +176,7 @@ class SweepData(OracleData):
     """`mix_oracle.Data` with a fix column (its cell recognised as an id is, without the row's columns, or a
     bare sha: a `fix_commit` key) and a
     PR column whose junk cells (text that is no number) give no PR at all, not the id's (as documented at
-    `overlap.ids.recognise._github_pr`)."""
+    `overlap.ids.recognisers._github_pr`)."""
 
     def __init__(self, name, rows, columns: Columns, fix: str | None) -> None:
         super().__init__(name, rows, columns)
@@ -296,6 +296,7 @@ def test_pieces_stream_as_held_when_hashes_collide(tmp_path_factory, monkeypatch
         return (lengths % 3).astype(np.uint64)
 
     monkeypatch.setattr("overlap.keyjoin.batch.hash64", crowded)
+    monkeypatch.setattr("overlap.keyjoin.bench_lookup.hash64", crowded)
     if not isinstance(rows, list):
         rows = rows.draw(sweep_rows(pr_text=False))
     check(tmp_path_factory.mktemp("sweep"), rows, chosen, "jsonl", False, batch, monkeypatch)

@@ -1,6 +1,6 @@
 """An oracle for training mixes: which benchmark items a compare must count, which training rows a filter must
 drop, and what `overlap matrix` must count between benchmarks. Written from the documented rules alone
-(README, docs/, the docstrings of `overlap.ids.recognise`, `overlap.ids.github`, `overlap.ids.cve`,
+(README, docs/, the docstrings of `overlap.ids.recognisers`, `overlap.ids.github`, `overlap.ids.cve`,
 `overlap.evidence.swe_pairs`, `overlap.outputs.ship.filter_plan`); it imports nothing from `overlap`, and reads the
 shipped identity data (the demo ARVO mapping, the repo renames, the demo CyberGym task list) with csv/json.
 

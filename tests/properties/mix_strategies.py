@@ -7,7 +7,7 @@ fix-commit URLs, integers and floats, junk that no scheme takes, blanks, nulls a
 optional `repo`, `pr` and `base_commit` columns. Benchmarks: the demo CyberGym (registered), an OSS-Fuzz/CVE
 benchmark and a SWE benchmark of our own, both read by the same columns as the training set.
 
-Only documented spellings are generated: the recognise docstring lists `arvo:N`, `arvo_N`, `oss-fuzz:N`,
+Only documented spellings are generated: the recognisers docstring lists `arvo:N`, `arvo_N`, `oss-fuzz:N`,
 `<project>.ossfuzz-N` and the two tracker URLs. Spellings the code also takes but no document names
 (`ARVO-N`, `ossfuzz_N`, upper-case prefixes) are left out, and junk is drawn from an alphabet that cannot
 spell them by chance.

@@ -174,7 +174,7 @@ def test_a_20mb_id_in_a_streamed_side_is_one_pass_and_shown_cut(tmp_path):
     import pyarrow.parquet as pq
 
     from overlap.api import compare
-    from overlap.ids.recognise import EXAMPLE_CHARS
+    from overlap.ids.id_arrays import EXAMPLE_CHARS
     from overlap.keyjoin.hashing import hash64
 
     ids = [f"owner{i % 7}__repo{i % 5}-{i}" if i % 3 else f"arvo:{10_000 + i}" for i in range(30_000)]

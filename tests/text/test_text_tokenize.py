@@ -7,7 +7,8 @@ import unicodedata
 import pyarrow as pa
 import pytest
 
-from overlap.text.tokenize import to_string_array, tokenize, tokenize_flat
+from overlap.text.string_arrays import to_string_array
+from overlap.text.tokenize import tokenize, tokenize_flat
 
 
 def _is_word(ch: str) -> bool:

@@ -92,7 +92,7 @@ def test_the_identifier_tokenizer_keeps_the_underscore_out(texts):
 
 def test_the_code_point_table_classes_every_code_point_as_unicodedata_does():
     """The table reads only the planes that hold word characters: every other code point is checked here."""
-    from overlap.text.tokenize import _codepoint_class_table
+    from overlap.text.word_chars import _codepoint_class_table
 
     table = _codepoint_class_table()
     want = [3 if c[0] in "LM" else 1 if c[0] == "N" or c == "Pc" else 0

@@ -14,7 +14,8 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from ..tokenize import to_string_array, tokenize_flat
+from ..string_arrays import to_string_array
+from ..tokenize import tokenize_flat
 from .hashing import U64, gather_windows, prefix_hashes, row_window_starts, spans_mask, window_hashes
 from .index import BenchIndex
 

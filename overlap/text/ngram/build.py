@@ -8,7 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..tokenize import Tokenizer, Tokens, get_tokenizer, to_string_array, tokenize_flat
+from ..string_arrays import to_string_array
+from ..tokenize import Tokenizer, Tokens, get_tokenizer, tokenize_flat
 from .boilerplate import (
     NgramFrequencies,
     Windows,

@@ -12,16 +12,16 @@ import numpy as np
 import pyarrow as pa
 
 from ..runs import PAIR_BUDGET, longest_common_run
+from ..string_arrays import _buffers
 from ..tokenize import (
-    APOSTROPHE,
     TokenSpans,
-    _buffers,
     _normalise_quotes,
     _prepare,
     compact_tokens,
     split_tokens,
     token_spans,
 )
+from ..word_chars import APOSTROPHE
 from . import jit
 from .hashing import string_values, token_values
 from .index import BenchIndex

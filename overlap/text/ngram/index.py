@@ -73,7 +73,7 @@ class BenchIndex:
     max_token_bytes: int = 1 << 62  # bytes of the longest bench word: a longer train token is no bench word
     _filter: np.ndarray | None = field(default=None, repr=False)
     _by_value: tuple | None = field(default=None, repr=False)
-    _jit_tables: object | None = field(default=None, repr=False)  # the compiled path's look-up tables (jit.py)
+    _jit_tables: object | None = field(default=None, repr=False)  # the compiled path's look-up tables (jit_tables.py)
 
     def __getstate__(self):
         state = dict(self.__dict__)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..cell_checks import CellCounts, text_cells
-from ..tokenize import _buffers, to_string_array
+from ..string_arrays import _buffers, to_string_array
 from .index import BenchIndex
 from .memory import release_memory
 from .workers import dump_index, init_worker, run_task, scan_task
