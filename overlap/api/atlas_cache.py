@@ -34,9 +34,9 @@ from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
 from ..sources.declared import member_places
-from ..sources.files import sha256_of
-from ..sources.github import cache_root
-from ..sources.local_glob import expand_glob
+from ..sources.places.files import sha256_of
+from ..sources.places.github import cache_root
+from ..sources.places.local_glob import expand_glob
 from ..sources.registry import get_spec, parse_selection
 from ..sources.spec import DatasetSpec
 

@@ -24,9 +24,10 @@ from ..errors import InputError
 from ..ids.recognise import RecognitionReport
 from ..model import FileRecord
 from ..reach import ray_session
-from ..sources.batches import _batch, _plan, data_format, open_batches
-from ..sources.files import first_line
+from ..sources.batches import _batch, _plan, open_batches
 from ..sources.generic import GenericColumns, _batch_items
+from ..sources.places.files import first_line
+from ..sources.places.naming import data_format
 
 
 def _keys_of(table: pa.Table, plans, columns: list[str], spec: GenericColumns) -> pa.Table:

@@ -19,13 +19,14 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
-from .batches import BatchSource, DataFile
-from .files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, read_records, sha256_of
+from .batches import BatchSource
 from .generic import GenericColumns, assemble, read_generic, scan_keys
 from .json_rows import BAD_LINES
-from .listing import list_files
+from .places.files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, read_records, sha256_of
+from .places.listing import list_files
+from .places.naming import DataFile
+from .places.streams import refuse_lfs_pointer, refuse_non_utf8_path
 from .spec import DatasetSpec
-from .streams import refuse_lfs_pointer, refuse_non_utf8_path
 from .transform_rows import transform_of
 from .transforms import Counted
 

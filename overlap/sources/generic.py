@@ -37,9 +37,10 @@ from ..ids.recognise import (
 )
 from ..model import Dataset
 from .assemble import LABEL, assemble
-from .batches import BatchSource, absent, glob_source, open_batches
-from .files import FileSource, HubRepo, LocalFolder, SingleFile
+from .batches import BatchSource, absent, open_batches
 from .json_rows import as_text
+from .places.files import FileSource, HubRepo, LocalFolder, SingleFile
+from .places.local_files import glob_source
 from .row_checks import check_columns
 
 

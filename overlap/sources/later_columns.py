@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import InputError, OverlapError
 from ..ids.github import canonical_repo, instance_id_for, parse_instance_id, parse_pr
 from ..model import Dataset
-from .files import FileSource, HubRepo, LocalFolder, SingleFile
+from .places.files import FileSource, HubRepo, LocalFolder, SingleFile
 from .registry import get_spec
 
 TEXT = "text_problem_statement"

@@ -32,7 +32,7 @@ from ..errors import InputError
 from ..ids.ossfuzz import OLD_ID_LIMIT, OssFuzzMapping, trailing_int
 from ..ids.values import id_text
 from ..model import Problem, Provenance
-from .files import FileSource, SingleFile, read_records
+from .places.files import FileSource, SingleFile, read_records
 
 POOL_COLUMNS = {
     "canonical_id": "Int64",

@@ -12,7 +12,9 @@ import zstandard
 from fake_hub import FakeHubFileSystem, make_hub_cache, make_repo
 
 from overlap.errors import HubUnavailableError, InputError
-from overlap.sources.batches import choose_files, open_batches, parse_hub_id
+from overlap.sources.batches import open_batches
+from overlap.sources.places.card import choose_files
+from overlap.sources.places.naming import parse_hub_id
 
 ROWS = [
     {"extra_info": {"instance_id": f"arvo_{1000 + i}", "instance_json": "{}"}, "repo": "o/r", "n": i}

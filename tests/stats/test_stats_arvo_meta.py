@@ -19,8 +19,8 @@ from overlap.sources.arvo_meta import (
     git_tree_sha1,
     load_arvo_meta,
 )
-from overlap.sources.github import GithubRepo
 from overlap.sources.load import load_identity, load_pool, parse_data_options
+from overlap.sources.places.github import GithubRepo
 from overlap.sources.registry import get_spec
 
 MAPPING = OssFuzzMapping({10288: 40643631, 10400: 42470443, 11500: 42470500})

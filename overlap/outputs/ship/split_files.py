@@ -39,8 +39,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ...errors import InputError
-from ...sources.files import first_line, read_json_rows
-from ...sources.streams import MAX_LINE_BYTES, sniff
+from ...sources.places.files import first_line, read_json_rows
+from ...sources.places.streams import MAX_LINE_BYTES, sniff
 
 SHARD_FOLDER = "data"
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}

@@ -86,7 +86,7 @@ class TrainFiles:
 
     def data_files(self) -> list[tuple[str, str]]:
         """(path, format) of each file, in reading order; format '' when Ray cannot read it itself."""
-        from ...sources.batches import data_format
+        from ...sources.places.naming import data_format
 
         if self.uri:
             return [(self.spec, URI_FORMATS.get(os.path.splitext(self.spec.rstrip("/"))[1], "parquet"))]
@@ -225,7 +225,7 @@ def _decompressed_bytes(files: TrainFiles) -> int | None:
         return files.nbytes
     import pyarrow.parquet as pq
 
-    from ...sources.batches import data_format
+    from ...sources.places.naming import data_format
 
     total = 0
     for f in files.source.files:

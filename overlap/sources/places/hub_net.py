@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..reach import probe
+from ...reach import probe
 
 _ANSWERS: dict[str, str | None] = {}
 

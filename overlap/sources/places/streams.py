@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import InputError
+from ...errors import InputError
 
 # A JSON line (or one element of a JSON array) longer than this is refused before it is held in memory:
 # any text field over `overlap.model.FIELD_CAP_BYTES` (8 MB) is truncated for matching anyway, and a 2 GB

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import HubUnavailableError, InputError
+from ...errors import HubUnavailableError, InputError
 from .files import FileSource, HubRepo, LocalFolder, SplitSource, of_format
 from .folder_contents import folder_entries
 from .hub_cache import check_snapshot, snapshot_names

@@ -14,8 +14,8 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import HubUnavailableError
-from ..words import plural, verb
+from ...errors import HubUnavailableError
+from ...words import plural, verb
 
 # `train-00000-of-00002.parquet`, `data/test-00001-of-00004-5b3c1a.parquet` (older conversions add a hash): the
 # Hub's five-digit numbering, index and total of one width; a name like `pass-1-of-5.jsonl` is no shard set

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import InputError
-from ..words import plural
+from ...errors import InputError
+from ...words import plural
 
 READ_FORMATS = ".parquet, .jsonl, .json or .csv, each also .gz or .zst compressed"
 METADATA_NAMES = frozenset({"dataset_info.json", "dataset_infos.json", "dataset_dict.json", "state.json"})

@@ -15,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HubUnavailableError, InputError
+from ...errors import HubUnavailableError, InputError
 from .files import FileSource, sha256_of
 
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"

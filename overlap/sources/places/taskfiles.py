@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..errors import HubUnavailableError, InputError
-from ..progress import progress_enabled
+from ...errors import HubUnavailableError, InputError
+from ...progress import progress_enabled
 from .github import offline
 
 MAX_FILE_BYTES = 4 * 1024 * 1024

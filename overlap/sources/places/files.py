@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import HubUnavailableError, InputError
-from ..model import FileRecord
-from ..progress import progress_enabled
+from ...errors import HubUnavailableError, InputError
+from ...model import FileRecord
+from ...progress import progress_enabled
+from ..json_rows import loads_clean
 from . import hub_net
 from .hub_cache import check_blob
-from .json_rows import loads_clean
 from .streams import capped_lines, refuse_binary, refuse_lfs_pointer
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
