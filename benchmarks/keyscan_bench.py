@@ -38,7 +38,7 @@ path, pr, hash_files, adapter = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == 
 options = {"id_column": "instance_id", "repo_column": "repo", "base_column": "base_commit"}
 if pr:
     options["pr_column"] = "pull_number"
-import overlap.sources.batches as batches
+import overlap.sources.formats.batches as batches
 if not hash_files:
     original = batches.open_batches
     batches.open_batches = lambda *a, **k: original(*a, **{**k, "hash_files": False})

@@ -11,7 +11,7 @@ read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: com
 
 from ..audit import audit
 from ..results import BenchComparison, CompareResult, MatrixResult
-from ..sources.in_memory import named
+from ..sources.formats.in_memory import named
 from ..text.api import text_check
 from .compare import compare
 from .filtered import FilteredSplit

@@ -17,9 +17,9 @@ from pathlib import Path
 from ..audit.study.naming import RECORD_ROLES, ImageNaming, mirrored, parse_mirrors, record_value
 from ..audit.study.targets import BatchTarget
 from ..errors import InputError
+from ..sources.formats.whole_file import read_records
 from ..sources.later_columns import str_or_none
 from ..sources.load import load_dataset
-from ..sources.places.files import read_records
 from ..sources.registry import get_spec, parse_selection, selection_label
 
 

@@ -18,9 +18,9 @@ from ..keyjoin import stream_train
 from ..model import Dataset
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
-from ..sources.batches import open_batches
+from ..sources.formats.batches import open_batches
+from ..sources.formats.in_memory import MemoryInput, is_in_memory, memory_input
 from ..sources.generic import GenericColumns, read_generic
-from ..sources.in_memory import MemoryInput, is_in_memory, memory_input
 from ..sources.load import check_pool, data_paths, load_dataset, load_identity
 from ..sources.registry import is_registered
 from ..stats.attach import attach_baselines

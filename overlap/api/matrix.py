@@ -20,8 +20,8 @@ from ..evidence.swe_pairs import classify_pairs
 from ..join import join
 from ..model import PAIR_KINDS, Dataset
 from ..results import MatrixResult
+from ..sources.formats.in_memory import MemoryInput
 from ..sources.generic import GenericColumns, read_generic
-from ..sources.in_memory import MemoryInput
 from ..sources.load import load_dataset
 from ..sources.registry import get_spec, parse_selection
 from .compare import _columns_arg, _dataset_args, _in_memory, canonical_ossfuzz_ids, data_paths

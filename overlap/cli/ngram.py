@@ -39,8 +39,8 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     """Items of a registered dataset, or rows of a local file that no adapter recognises."""
     import pandas as pd  # imported here, with the library below: keeps `overlap --help` fast
 
+    from ..sources.formats.whole_file import read_records
     from ..sources.load import load_dataset
-    from ..sources.places.files import read_records
     from ..text.attach import text_field, texts_of
 
     path = Path(spec)
@@ -138,8 +138,8 @@ def ngram(
         ngram_summary,
         write_ngram_report,
     )
+    from ..sources.formats.whole_file import read_text_file
     from ..sources.load import parse_data_options
-    from ..sources.places.files import read_text_file
     from ..text.api import text_check
     from ..text.ngram.engines import known_rows
 

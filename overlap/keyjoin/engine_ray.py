@@ -24,7 +24,8 @@ from ..errors import InputError
 from ..ids.recognise import RecognitionReport
 from ..model import FileRecord
 from ..reach import ray_session
-from ..sources.batches import _batch, _plan, open_batches
+from ..sources.formats.batches import open_batches
+from ..sources.formats.projection import _batch, _plan
 from ..sources.generic import GenericColumns, _batch_items
 from ..sources.places.files import first_line
 from ..sources.places.naming import data_format

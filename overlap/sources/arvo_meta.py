@@ -41,7 +41,8 @@ from .arvo_git import (  # noqa: F401 - git_tree_sha1, git_blob_sha1, DOWNLOAD_W
     read_folder,
 )
 from .arvo_records import crash_fields, file_id, meta_id, parse_meta  # noqa: F401 - crash_fields re-exported
-from .places.files import FileSource, LocalFolder, SingleFile, read_records
+from .formats.whole_file import read_records
+from .places.files import FileSource, LocalFolder, SingleFile
 from .places.github import GithubRepo
 from .pool import (  # noqa: F401 - Pool, POOL_COLUMNS, fix_commits... re-exported
     POOL_COLUMNS,

@@ -19,10 +19,11 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
-from .batches import BatchSource
+from .formats.batches import BatchSource
+from .formats.json_rows import BAD_LINES
+from .formats.whole_file import read_records
 from .generic import GenericColumns, assemble, read_generic, scan_keys
-from .json_rows import BAD_LINES
-from .places.files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, read_records, sha256_of
+from .places.files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, sha256_of
 from .places.listing import list_files
 from .places.naming import DataFile
 from .places.streams import refuse_lfs_pointer, refuse_non_utf8_path

@@ -37,8 +37,9 @@ from ..ids.recognise import (
 )
 from ..model import Dataset
 from .assemble import LABEL, assemble
-from .batches import BatchSource, absent, open_batches
-from .json_rows import as_text
+from .formats.batches import BatchSource, open_batches
+from .formats.json_rows import as_text
+from .formats.projection import absent
 from .places.files import FileSource, HubRepo, LocalFolder, SingleFile
 from .places.local_files import glob_source
 from .row_checks import check_columns

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..ids.recognise import id_strings
 from ..model import Problem
-from .json_rows import as_text
+from .formats.json_rows import as_text
 
 DETAILS = {
     "missing_repo": "no repo: the repo_pr keys come from the id when it names the repo, else none "

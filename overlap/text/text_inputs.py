@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..sources.in_memory import kind_of, memory_input
+from ..sources.formats.in_memory import kind_of, memory_input
 from .cell_checks import CellCounts, python_cells, text_cells
 from .identifiers import Targets, extract_targets
 from .tokenize import to_string_array

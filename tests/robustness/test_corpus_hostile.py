@@ -18,7 +18,7 @@ import pytest
 from corpus_contract import FAST, cyber_data, data_args, invoke, run_checked
 
 from overlap.errors import InputError, OverlapError
-from overlap.sources.batches import open_batches
+from overlap.sources.formats.batches import open_batches
 from overlap.sources.places import hub_net
 from overlap.sources.places.local_glob import expand_glob
 
@@ -214,7 +214,7 @@ def test_a_2gb_sparse_jsonl_is_refused_before_it_is_read(work):
 
 
 def test_a_line_longer_than_the_cap_is_refused_while_streaming(tmp_path, monkeypatch):
-    from overlap.sources import json_rows
+    from overlap.sources.formats import json_rows
     from overlap.sources.places import streams
 
     monkeypatch.setattr(streams, "MAX_LINE_BYTES", 1 << 16)

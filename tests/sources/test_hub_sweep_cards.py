@@ -16,7 +16,7 @@ import pytest
 from fake_hub import FakeHubFileSystem, make_repo
 
 from overlap.errors import InputError
-from overlap.sources.batches import open_batches
+from overlap.sources.formats.batches import open_batches
 from overlap.sources.places.card import choose_files
 
 SHA = "a" * 40

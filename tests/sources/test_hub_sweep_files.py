@@ -15,8 +15,9 @@ import pytest
 
 from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError
-from overlap.sources.batches import open_batches
-from overlap.sources.places.files import LocalFolder, read_records
+from overlap.sources.formats.batches import open_batches
+from overlap.sources.formats.whole_file import read_records
+from overlap.sources.places.files import LocalFolder
 from overlap.sources.places.listing import list_files
 
 POINTER = ("version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2"

@@ -21,7 +21,7 @@ from fake_hub import make_hub_cache
 
 from overlap.api import filter_train
 from overlap.errors import HubUnavailableError, InputError
-from overlap.sources.batches import open_batches
+from overlap.sources.formats.batches import open_batches
 from overlap.sources.load import load_dataset
 from overlap.sources.places.files import HubRepo
 from overlap.sources.places.folder_contents import METADATA_NAMES

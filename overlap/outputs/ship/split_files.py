@@ -39,7 +39,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ...errors import InputError
-from ...sources.places.files import first_line, read_json_rows
+from ...sources.formats.whole_file import read_json_rows
+from ...sources.places.files import first_line
 from ...sources.places.streams import MAX_LINE_BYTES, sniff
 
 SHARD_FOLDER = "data"

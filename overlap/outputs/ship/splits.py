@@ -31,7 +31,7 @@ import pandas as pd
 from ...errors import InputError, OverlapError
 from ...jsonout import dumps_json, versioned
 from ...progress import stage
-from ...sources.in_memory import ORIGIN, write_parquet
+from ...sources.formats.in_memory import ORIGIN, write_parquet
 from ...sources.load import open_source, reread
 from ...sources.places.files import SingleFile, SplitSource, first_line, sha256_of
 from ...sources.registry import get_spec

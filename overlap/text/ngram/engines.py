@@ -80,7 +80,7 @@ class TrainFiles:
         reading the data (JSON lines, CSV, object-store URIs)."""
         if self.uri:
             return None
-        from ...sources.footers import parquet_rows
+        from ...sources.formats.footers import parquet_rows
 
         return parquet_rows(self.source.files, self.source.filesystem)
 
@@ -107,7 +107,7 @@ def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainF
     # hf:// is a Hub dataset, file:// a local file: listed as one
     if "://" in text and not text.lower().startswith(("hf://", "file://")):
         return TrainFiles(text, id_column=id_column)
-    from ...sources.batches import open_batches
+    from ...sources.formats.batches import open_batches
 
     source = open_batches(text, ["item_id"], hash_files=False)  # the columns are set when it is read
     local = source.filesystem is None

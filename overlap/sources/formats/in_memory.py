@@ -28,7 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import InputError
+from ...errors import InputError
 
 # (top-level module, class name) of each accepted type, looked for along the value's class hierarchy
 KINDS = {

@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..errors import InputError
-from .places.streams import MAX_LINE_BYTES, capped_lines, open_stream, refuse_binary
+from ...errors import InputError
+from ..places.streams import MAX_LINE_BYTES, capped_lines, open_stream, refuse_binary
 
 BLOCK_BYTES = 16 << 20
 MAX_HEADER_BYTES = 16 << 20

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import InputError
-from .places.streams import MAX_LINE_BYTES, capped_lines, open_stream
+from ...errors import InputError
+from ..places.streams import MAX_LINE_BYTES, capped_lines, open_stream
 
 # `\ud800`…`\udfff` written in JSON: json.loads keeps a lone one as a surrogate, which no UTF-8 writer (Arrow,
 # pandas, a terminal) accepts; such rows are rare, so only a line holding the escape is cleaned.

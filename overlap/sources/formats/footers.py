@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .places.naming import DataFile, data_format
+from ..places.naming import DataFile, data_format
 
 
 def parquet_rows(files: Iterable[DataFile], filesystem: Any = None) -> int | None:
