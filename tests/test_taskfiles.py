@@ -1,9 +1,9 @@
 from fixtures import write_cybergym
 
 from overlap.api.demo import demo_data
-from overlap.sources.item_paths import cybergym_task_path
 from overlap.sources.load import load_dataset
 from overlap.sources.places.taskfiles import MAX_FILE_BYTES, fetch_item_files
+from overlap.sources.rows.item_paths import cybergym_task_path
 
 
 def test_task_path_layout():

@@ -24,8 +24,8 @@ from ..ids.ossfuzz import OssFuzzMapping
 from ..ids.recognise import RECOGNISERS, recognise
 from ..join import TASK_KINDS
 from ..model import Dataset
-from ..sources.generic import GenericColumns
 from ..sources.load import data_paths
+from ..sources.rows.columns import GenericColumns
 from .compare import _dataset_args, _read_datasets, canonical_ossfuzz_ids
 
 TASK_SET = frozenset(TASK_KINDS)

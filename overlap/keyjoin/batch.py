@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from ..join import TASK_KINDS
 from ..model import KEY_KINDS
-from ..sources.row_checks import CHECKS, problem_rows
+from ..sources.rows.row_checks import CHECKS, problem_rows
 from .hashing import hash64
 from .spill import in_sorted
 

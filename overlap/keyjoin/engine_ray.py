@@ -26,9 +26,10 @@ from ..model import FileRecord
 from ..reach import ray_session
 from ..sources.formats.batches import open_batches
 from ..sources.formats.projection import _batch, _plan
-from ..sources.generic import GenericColumns, _batch_items
 from ..sources.places.files import first_line
 from ..sources.places.naming import data_format
+from ..sources.rows.batch_keys import _batch_items
+from ..sources.rows.columns import GenericColumns
 
 
 def _keys_of(table: pa.Table, plans, columns: list[str], spec: GenericColumns) -> pa.Table:

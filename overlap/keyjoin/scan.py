@@ -40,9 +40,10 @@ from ..errors import InputError
 from ..ids.recognise import RecognitionReport
 from ..join import duplicates
 from ..model import Dataset, Problem, SideTotals
-from ..sources.assemble import LABEL, at_other_base, other_base_problem, unrecognised_problem
-from ..sources.generic import GenericColumns, _file_source, iter_key_batches
-from ..sources.row_checks import CHECKS
+from ..sources.rows.assemble import LABEL, at_other_base, other_base_problem, unrecognised_problem
+from ..sources.rows.columns import GenericColumns
+from ..sources.rows.generic import _file_source, iter_key_batches
+from ..sources.rows.row_checks import CHECKS
 from .batch import (
     FACT_SCHEMA,
     ID_STRING_SCHEMA,

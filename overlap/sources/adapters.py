@@ -15,8 +15,8 @@ from ..errors import InputError
 from .arvo import load_arvo_mapping
 from .arvo_meta import load_arvo_meta, load_arvo_projects
 from .declared import read_declared
-from .item_paths import cybergym_task_path
 from .places.files import FileSource
+from .rows.item_paths import cybergym_task_path
 from .spec import DatasetSpec
 
 # An adapter turns the resolved files of a dataset into a Dataset (or, for mapping and pool data, the

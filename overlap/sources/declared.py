@@ -22,14 +22,15 @@ from ..model import Dataset, FileRecord, Problem, Provenance
 from .formats.batches import BatchSource
 from .formats.json_rows import BAD_LINES
 from .formats.whole_file import read_records
-from .generic import GenericColumns, assemble, read_generic, scan_keys
 from .places.files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, sha256_of
 from .places.listing import list_files
 from .places.naming import DataFile
 from .places.streams import refuse_lfs_pointer, refuse_non_utf8_path
+from .rows.columns import GenericColumns
+from .rows.generic import assemble, read_generic, scan_keys
+from .rows.transform_rows import transform_of
+from .rows.transforms import Counted
 from .spec import DatasetSpec
-from .transform_rows import transform_of
-from .transforms import Counted
 
 
 def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..ids.ossfuzz import issue_number
+from ...ids.ossfuzz import issue_number
 
 
 def cybergym_task_path(task_id: str, name: str) -> str | None:

@@ -14,9 +14,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..ids.recognise import id_strings
-from ..model import Problem
-from .formats.json_rows import as_text
+from ...ids.recognise import id_strings
+from ...model import Problem
+from ..formats.json_rows import as_text
 
 DETAILS = {
     "missing_repo": "no repo: the repo_pr keys come from the id when it names the repo, else none "

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from ..ids import LABEL
-from ..model import Dataset, Problem
+from ...errors import InputError
+from ...ids import LABEL
+from ...model import Dataset, Problem
 from .row_checks import HIDDEN, task_problems
 
 

@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from ..ids.recognise import id_strings, pr_numbers
-from ..model import Problem
-from .spec import DatasetSpec
+from ...errors import InputError
+from ...ids.recognise import id_strings, pr_numbers
+from ...model import Problem
+from ..spec import DatasetSpec
 from .transforms import Transform
 
 
