@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
-from .arvo import load_arvo_mapping
-from .arvo_meta import load_arvo_meta, load_arvo_projects
 from .declared import read_declared
 from .places.files import FileSource
+from .pools.arvo import load_arvo_mapping
+from .pools.arvo_meta import load_arvo_meta, load_arvo_projects
 from .rows.item_paths import cybergym_task_path
 from .spec import DatasetSpec
 

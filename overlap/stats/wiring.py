@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..ids.github import split_key
 from ..model import Dataset
 from ..results import CompareResult
-from ..sources.arvo_meta import Pool
+from ..sources.pools.arvo_meta import Pool
 from .baselines import (
     LEVEL,
     count_strata,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from ..crashes.specs import parse_clusterfuzz
-from ..errors import InputError
-from ..ids.ossfuzz import issue_number, trailing_int
-from ..ids.values import id_text
+from ...crashes.specs import parse_clusterfuzz
+from ...errors import InputError
+from ...ids.ossfuzz import issue_number, trailing_int
+from ...ids.values import id_text
 from .pool import TEXT_FIELDS, cell_text, fix_commits
 
 

@@ -6,10 +6,10 @@ repo at the same pin); `load_arvo_mapping` is its adapter.
 
 from __future__ import annotations
 
-from ..ids.ossfuzz import OssFuzzMapping, parse_mapping
-from .places.files import FileSource
-from .places.streams import refuse_lfs_pointer
-from .spec import DatasetSpec
+from ...ids.ossfuzz import OssFuzzMapping, parse_mapping
+from ..places.files import FileSource
+from ..places.streams import refuse_lfs_pointer
+from ..spec import DatasetSpec
 
 MAPPING_FILE = "arvo/oss_fuzz_mappings.csv"
 

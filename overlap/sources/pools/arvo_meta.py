@@ -28,7 +28,11 @@ from __future__ import annotations
 
 import json
 
-from ..errors import InputError
+from ...errors import InputError
+from ..formats.whole_file import read_records
+from ..places.files import FileSource, LocalFolder, SingleFile
+from ..places.github import GithubRepo
+from ..spec import DatasetSpec
 from .arvo_git import (  # noqa: F401 - git_tree_sha1, git_blob_sha1, DOWNLOAD_WORKERS re-exported
     DOWNLOAD_WORKERS,
     META_DIR,
@@ -41,9 +45,6 @@ from .arvo_git import (  # noqa: F401 - git_tree_sha1, git_blob_sha1, DOWNLOAD_W
     read_folder,
 )
 from .arvo_records import crash_fields, file_id, meta_id, parse_meta  # noqa: F401 - crash_fields re-exported
-from .formats.whole_file import read_records
-from .places.files import FileSource, LocalFolder, SingleFile
-from .places.github import GithubRepo
 from .pool import (  # noqa: F401 - Pool, POOL_COLUMNS, fix_commits... re-exported
     POOL_COLUMNS,
     POOL_FILE_COLUMNS,
@@ -54,7 +55,6 @@ from .pool import (  # noqa: F401 - Pool, POOL_COLUMNS, fix_commits... re-export
     fix_commits,
     read_pool_file,
 )
-from .spec import DatasetSpec
 
 # --- ARVO-Meta (the first-release pool) -------------------------------------------------------------
 

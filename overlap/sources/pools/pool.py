@@ -28,12 +28,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ..ids.ossfuzz import OLD_ID_LIMIT, OssFuzzMapping, trailing_int
-from ..ids.values import id_text
-from ..model import Problem, Provenance
-from .formats.whole_file import read_records
-from .places.files import FileSource, SingleFile
+from ...errors import InputError
+from ...ids.ossfuzz import OLD_ID_LIMIT, OssFuzzMapping, trailing_int
+from ...ids.values import id_text
+from ...model import Problem, Provenance
+from ..formats.whole_file import read_records
+from ..places.files import FileSource, SingleFile
 
 POOL_COLUMNS = {
     "canonical_id": "Int64",

@@ -19,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..errors import HubUnavailableError, InputError
-from ..model import FileRecord
-from ..progress import progress_enabled
-from .places.github import GithubRepo, cache_root, offline
+from ...errors import HubUnavailableError, InputError
+from ...model import FileRecord
+from ...progress import progress_enabled
+from ..places.github import GithubRepo, cache_root, offline
 
 META_DIR = "archive_data/meta"
 TREE_URL = "https://api.github.com/repos/{repo}/git/trees/{tree}"
