@@ -33,11 +33,11 @@ from .. import __version__
 from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
-from ..sources.declared import member_places
 from ..sources.places.files import sha256_of
 from ..sources.places.github import cache_root
 from ..sources.places.local_glob import expand_glob
-from ..sources.registry import get_spec, parse_selection
+from ..sources.registry.declared import member_places
+from ..sources.registry.registry import get_spec, parse_selection
 from ..sources.spec import DatasetSpec
 
 # Item columns the cells need; texts, patches and crash reports are not cached (the atlas joins ids).

@@ -21,7 +21,7 @@ from ..results import BenchComparison, CompareResult
 from ..sources.formats.batches import open_batches
 from ..sources.formats.in_memory import MemoryInput, is_in_memory, memory_input
 from ..sources.load import check_pool, data_paths, load_dataset, load_identity
-from ..sources.registry import is_registered
+from ..sources.registry.registry import is_registered
 from ..sources.rows.columns import GenericColumns
 from ..sources.rows.generic import read_generic
 from ..stats.attach import attach_baselines

@@ -22,7 +22,7 @@ from ..model import PAIR_KINDS, Dataset
 from ..results import MatrixResult
 from ..sources.formats.in_memory import MemoryInput
 from ..sources.load import load_dataset
-from ..sources.registry import get_spec, parse_selection
+from ..sources.registry.registry import get_spec, parse_selection
 from ..sources.rows.columns import GenericColumns
 from ..sources.rows.generic import read_generic
 from .compare import _columns_arg, _dataset_args, _in_memory, canonical_ossfuzz_ids, data_paths

@@ -196,7 +196,7 @@ def _file_names(train: str, split: str | None) -> list[str]:
     none for a registered name (its layout decides) or a set that cannot be opened (the filter says why)."""
     from ..errors import InputError
     from ..sources.formats.batches import open_batches
-    from ..sources.registry import is_registered
+    from ..sources.registry.registry import is_registered
 
     if is_registered(train):
         return []

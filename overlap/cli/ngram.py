@@ -15,7 +15,7 @@ import typer
 from ..errors import InputError
 from ..jsonout import dumps_json
 from ..progress import RowsBar, set_quiet, status
-from ..sources.registry import is_registered
+from ..sources.registry.registry import is_registered
 from ..words import count, plural, verb
 from .options import (
     DataOption,

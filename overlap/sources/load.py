@@ -14,15 +14,15 @@ from typing import Any
 from ..errors import InputError, OverlapError
 from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset, Provenance
-from .adapters import adapter_of
-from .declared import read_in_place, reads_files, streamable_columns
 from .formats.whole_file import read_records
 from .places.files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource
 from .places.github import GithubRepo
 from .places.naming import is_data_file
 from .pools import arvo_meta
 from .pools.pool import Pool
-from .registry import Selection, all_specs, get_spec, is_known, parse_selection
+from .registry.adapters import adapter_of
+from .registry.declared import read_in_place, reads_files, streamable_columns
+from .registry.registry import Selection, all_specs, get_spec, is_known, parse_selection
 from .rows.columns import GenericColumns
 from .rows.generic import read_generic
 from .spec import DatasetSpec

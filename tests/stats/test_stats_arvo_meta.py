@@ -21,7 +21,7 @@ from overlap.sources.pools.arvo_meta import (
     git_tree_sha1,
     load_arvo_meta,
 )
-from overlap.sources.registry import get_spec
+from overlap.sources.registry.registry import get_spec
 
 MAPPING = OssFuzzMapping({10288: 40643631, 10400: 42470443, 11500: 42470500})
 

@@ -34,7 +34,7 @@ from ...progress import stage
 from ...sources.formats.in_memory import ORIGIN, write_parquet
 from ...sources.load import open_source, reread
 from ...sources.places.files import SingleFile, SplitSource, first_line, sha256_of
-from ...sources.registry import get_spec
+from ...sources.registry.registry import get_spec
 from ..atomic import atomic_folder
 from ..published import describe_source, public_provenance, safe_name
 from ..tables import bench_lists, to_csv_text

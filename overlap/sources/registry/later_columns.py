@@ -9,10 +9,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, OverlapError
-from ..ids.github import canonical_repo, instance_id_for, parse_instance_id, parse_pr
-from ..model import Dataset
-from .places.files import FileSource, HubRepo, LocalFolder, SingleFile
+from ...errors import InputError, OverlapError
+from ...ids.github import canonical_repo, instance_id_for, parse_instance_id, parse_pr
+from ...model import Dataset
+from ..places.files import FileSource, HubRepo, LocalFolder, SingleFile
 from .registry import get_spec
 
 TEXT = "text_problem_statement"

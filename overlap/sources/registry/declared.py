@@ -17,20 +17,20 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import InputError, OverlapError
-from ..model import Dataset, FileRecord, Problem, Provenance
-from .formats.batches import BatchSource
-from .formats.json_rows import BAD_LINES
-from .formats.whole_file import read_records
-from .places.files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, sha256_of
-from .places.listing import list_files
-from .places.naming import DataFile
-from .places.streams import refuse_lfs_pointer, refuse_non_utf8_path
-from .rows.columns import GenericColumns
-from .rows.generic import assemble, read_generic, scan_keys
-from .rows.transform_rows import transform_of
-from .rows.transforms import Counted
-from .spec import DatasetSpec
+from ...errors import InputError, OverlapError
+from ...model import Dataset, FileRecord, Problem, Provenance
+from ..formats.batches import BatchSource
+from ..formats.json_rows import BAD_LINES
+from ..formats.whole_file import read_records
+from ..places.files import FileSource, HubRepo, LocalFolder, NamedFiles, SingleFile, sha256_of
+from ..places.listing import list_files
+from ..places.naming import DataFile
+from ..places.streams import refuse_lfs_pointer, refuse_non_utf8_path
+from ..rows.columns import GenericColumns
+from ..rows.generic import assemble, read_generic, scan_keys
+from ..rows.transform_rows import transform_of
+from ..rows.transforms import Counted
+from ..spec import DatasetSpec
 
 
 def read_declared(source: FileSource, spec: DatasetSpec, subsets: tuple[str, ...], single: bool) -> Dataset:

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InputError
+from ...errors import InputError
+from ..places.files import FileSource
+from ..pools.arvo import load_arvo_mapping
+from ..pools.arvo_meta import load_arvo_meta, load_arvo_projects
+from ..rows.item_paths import cybergym_task_path
+from ..spec import DatasetSpec
 from .declared import read_declared
-from .places.files import FileSource
-from .pools.arvo import load_arvo_mapping
-from .pools.arvo_meta import load_arvo_meta, load_arvo_projects
-from .rows.item_paths import cybergym_task_path
-from .spec import DatasetSpec
 
 # An adapter turns the resolved files of a dataset into a Dataset (or, for mapping and pool data, the
 # mapping or pool). `subsets` is the selection (empty = all); `single` is True when the user gave one file

@@ -18,8 +18,8 @@ from importlib.resources import files as package_files
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UnknownDatasetError
-from .spec import DatasetSpec, read_declaration, read_declaration_file, spec_from_table
+from ...errors import InputError, UnknownDatasetError
+from ..spec import DatasetSpec, read_declaration, read_declaration_file, spec_from_table
 
 ENTRY_POINT_GROUP = "overlap.datasets"
 
@@ -65,7 +65,7 @@ def _load_builtin() -> None:
     if _BUILTIN_READ:
         return
     _BUILTIN_READ.append(True)
-    folder = package_files("overlap.sources") / "declarations"
+    folder = package_files("overlap.sources.registry") / "declarations"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
             register(replace(read_declaration(entry.read_text(encoding="utf-8"), entry.name), builtin=True))
