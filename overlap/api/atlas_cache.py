@@ -105,7 +105,7 @@ def fingerprint(name: str, data: Mapping[str, Path]) -> str | None:
 
 
 def _member_digest(member_of: Any, local: Path) -> list[str]:
-    """The file a local folder's subset flag is read from, by what it holds (`sources.declared.member_places`:
+    """The file a local folder's subset flag is read from, by what it holds (`sources.registry.declared.member_places`:
     inside the dataset's folder or beside it). Beside it, it is no file of the folder's digest, so without
     this a changed or newly added membership file would leave the cached flag and provenance of the old one."""
     try:

@@ -1,7 +1,7 @@
 """`filter_train(train, benches, out)`: the training set without the rows that overlap the benchmarks, written and
 checked; `keep_mask(train, benches)`: the same decision as a boolean per row, nothing written. Both run the
 compare stages the drop reasons need (`overlap.api.compare`) and decide with `overlap.outputs.ship.filter_plan`.
-An in-memory training set's split is also given back in the type it came in (`overlap.sources.in_memory`)."""
+An in-memory training set's split is also given back in the type it came in (`overlap.sources.formats.in_memory`)."""
 
 from __future__ import annotations
 

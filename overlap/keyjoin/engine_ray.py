@@ -1,6 +1,6 @@
 """The key scan of a streamed join on Ray Data: the training side's parquet files read by Ray where they are,
 each batch's keys derived on a worker by the local reader's own code, and the batches handed back to the
-driver in input order, as `overlap.sources.generic.iter_key_batches` yields them. The driver joins them with
+driver in input order, as `overlap.sources.rows.generic.iter_key_batches` yields them. The driver joins them with
 the benchmarks' keys and counts exactly as the local engine does (`scan.stream_train`), so the answer is the
 same; what moves to the cluster is the reading and the id recognition, most of a scan's time.
 

@@ -74,7 +74,8 @@ def _other_memory_kind(value) -> bool:
 
 def in_memory_train(train, columns: Sequence[str], batch_rows: int):
     """`train`, or for a `datasets` Dataset, DatasetDict (one split), IterableDataset, polars frame or pyarrow
-    dataset its record batches of the asked `columns` (`overlap.sources.in_memory`), streamed a batch at a time."""
+    dataset its record batches of the asked `columns` (`overlap.sources.formats.in_memory`), streamed a batch at a
+    time."""
     if not _other_memory_kind(train):
         return train
     memory = memory_input(train)

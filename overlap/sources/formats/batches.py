@@ -87,7 +87,7 @@ class BatchSource:
 
 @dataclass
 class MemoryBatches(BatchSource):
-    """The record batches of an in-memory dataset (`overlap.sources.in_memory`), projected on the asked columns
+    """The record batches of an in-memory dataset (`overlap.sources.formats.in_memory`), projected on the asked columns
     as a file's are: one file, named by the dataset's label, whose provenance record has no sha256 (the
     provenance's `in_memory` says what was given instead)."""
 
@@ -154,7 +154,7 @@ def open_batches(
 ) -> BatchSource:
     """The record batches of `source`: a local file, folder or glob, a Hub dataset
     `owner/name[:config][@revision]` (`filesystem`: an fsspec filesystem standing for `HfFileSystem`), or an
-    in-memory dataset (`overlap.sources.in_memory`: `split` picks a DatasetDict's split).
+    in-memory dataset (`overlap.sources.formats.in_memory`: `split` picks a DatasetDict's split).
 
     `columns` must all be present in every file (else InputError naming file and column); `optional`
     columns may be missing (read as nulls). Batches have the columns `columns + optional`, named as asked.

@@ -2,7 +2,7 @@
 a pandas or polars DataFrame, a `pyarrow.Table`, `RecordBatchReader` or `pyarrow.dataset.Dataset`.
 
 `memory_input(value, split=...)` wraps one as a `MemoryInput`: its rows as Arrow record batches of every column
-(`raw_batches`), which `overlap.sources.batches.open_batches` projects on the asked columns exactly as it
+(`raw_batches`), which `overlap.sources.formats.batches.open_batches` projects on the asked columns exactly as it
 projects a parquet file's (dotted names, missing columns, types), so everything downstream (the key scan, the
 streamed key join, the split writer) reads it as the one file `label`. Provenance has no file hash to record:
 `record()` says what was given instead (type, split, columns, rows, and the `datasets` fingerprint where there

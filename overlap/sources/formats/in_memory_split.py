@@ -1,4 +1,4 @@
-"""The filtered split of an in-memory training set in the form it was given (`overlap.sources.in_memory`): the
+"""The filtered split of an in-memory training set in the form it was given (`overlap.sources.formats.in_memory`): the
 kept rows (`kept_split`) and the removed ones with why each went (`removed_rows`), cut by the filter's mask."""
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ def _walk(row: Any, column: str) -> Any:
 
 
 # Field metadata of an asked column a file does not have (read as nulls): its nulls are no cells, and a named
-# column no file has is likely misspelt (`generic.absent`).
+# column no file has is likely misspelt (`projection.absent`).
 ABSENT = {b"overlap.absent": b"1"}
 
 
@@ -226,7 +226,7 @@ def json_python(data_file, columns, optional, batch_rows, filesystem, compressio
 
 
 def _loose_batch(values: dict[str, list], columns: list[str], seen: set[str]) -> Any:
-    """A batch of the values read, a column no row so far has marked absent (`batches.ABSENT`)."""
+    """A batch of the values read, a column no row so far has marked absent (`ABSENT`)."""
     import pyarrow as pa
 
     arrays = [_loose_array(values[c]) for c in columns]

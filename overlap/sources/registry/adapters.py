@@ -1,5 +1,5 @@
 """Readers by name: every dataset is read by the one reader (`adapter = "columns"`, the default of a declaration
-with a `[columns]` table: `overlap.sources.declared`); identity data (ARVO's id mapping, pools) by its own
+with a `[columns]` table: `overlap.sources.registry.declared`); identity data (ARVO's id mapping, pools) by its own
 loader. Also the few functions a declaration names for what it cannot say as values (`item_path`).
 
 The registry reads declarations and never imports this module; `load` does, to run the reader a declaration

@@ -1,7 +1,7 @@
 """The one way a dataset is read: a declaration (built-in or the user's) says which columns give what
 (`[columns]`), which files hold which subset (`[files]`, or a folder per subset), and, for the little that cell
-values cannot say, names a row transform (`transform`, `overlap.sources.transforms`). The rows are streamed by
-`overlap.sources.batches`, keys come from `overlap.ids.recognise`, and `generic.assemble` counts problems and
+values cannot say, names a row transform (`transform`, `overlap.sources.rows.transforms`). The rows are streamed by
+`overlap.sources.formats.batches`, keys come from `overlap.ids.recognise`, and `generic.assemble` counts problems and
 repeats, the same for every dataset.
 
     read_declared(LocalFolder(...), get_spec("swe-bench"), ("test",), single=False)

@@ -1,7 +1,7 @@
 """The dataset registry: datasets are registered by name (with aliases) and resolved from a spec string.
 
 Declarations come from three places, read when a dataset is first named: the built-in TOML files in
-`overlap/sources/declarations/`, installed packages' entry points in the group `overlap.datasets`, and
+`overlap/sources/registry/declarations/`, installed packages' entry points in the group `overlap.datasets`, and
 `--registry FILE` (`add_declarations`). A name declared twice by different files is refused, naming both.
 
 A spec is `NAME`, `NAME@REVISION`, `NAME:SUBSET[,SUBSET]`, a Hub repo id (`owner/name[@rev]`) of a

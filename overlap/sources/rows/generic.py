@@ -53,7 +53,7 @@ def iter_key_batches(source: str | os.PathLike | BatchSource, spec: GenericColum
     """Yield (label, provenance) once, then (items, keys) per batch of `source`: Arrow tables whose `row`
     counts rows across every file (items also carry `file`, `file_row` and, with `subset_of(file)`, `subset`).
     `source` is a place (`open_batches`) or batches already opened; `transform` (a row transform,
-    `overlap.sources.transforms`; called with the batch, its file's name and first row) turns each raw batch
+    `overlap.sources.rows.transforms`; called with the batch, its file's name and first row) turns each raw batch
     into the columns `spec` names. `report` takes each
     batch's recognition counts. Memory is one batch: a caller that keeps only what it needs (a streamed join)
     stays bounded whatever the size of `source`."""

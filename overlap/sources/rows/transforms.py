@@ -3,7 +3,7 @@
 A transform turns each raw batch of a dataset's files into the columns its `[columns]` table names (e.g. the
 id and text inside a JSON string), and may count what it could not read and finish the dataset once read
 (e.g. merge configs that list the same task). Everything else (keys, problems, repeats, provenance) is the one
-reader's (`overlap.sources.declared`).
+reader's (`overlap.sources.registry.declared`).
 """
 
 from __future__ import annotations

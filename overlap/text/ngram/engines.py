@@ -57,7 +57,7 @@ URI_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".csv": "csv"}
 @dataclass(frozen=True)
 class TrainFiles:
     """A train side given as files: a local file, folder or glob, or a Hub dataset ``owner/name[@rev]``
-    (listed by :func:`overlap.sources.batches.open_batches`), or object-store URIs (``s3://``, ``gs://``:
+    (listed by :func:`overlap.sources.formats.batches.open_batches`), or object-store URIs (``s3://``, ``gs://``:
     parquet by default) that pyarrow or Ray read where they are."""
 
     spec: str
