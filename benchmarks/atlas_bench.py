@@ -61,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OVERLAP_OFFLINE", "1")
-    from overlap.sources.registry import add_declarations
+    from overlap.sources.registry.registry import add_declarations
 
     with tempfile.TemporaryDirectory(prefix="atlas-bench-") as tmp:
         root = Path(tmp)

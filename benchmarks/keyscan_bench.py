@@ -1,4 +1,4 @@
-"""Vectorised key scan (`overlap.sources.generic.read_generic`): rows/s, seconds and peak RSS.
+"""Vectorised key scan (`overlap.sources.rows.generic.read_generic`): rows/s, seconds and peak RSS.
 
 Builds, seeded, in a scratch folder outside the repo (deleted afterwards unless --keep):
 
@@ -33,16 +33,16 @@ from swe_scan_bench import build, scratch_folder  # noqa: E402  (the PRs-shaped 
 CHILD = r"""
 import json, resource, sys, time
 import pandas, pyarrow.parquet  # noqa: F401  (import cost is not part of the scan)
-from overlap.sources.generic import read_generic, scan_keys
+from overlap.sources.rows.generic import read_generic, scan_keys
 path, pr, hash_files, adapter = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1", sys.argv[4]
 options = {"id_column": "instance_id", "repo_column": "repo", "base_column": "base_commit"}
 if pr:
     options["pr_column"] = "pull_number"
-import overlap.sources.batches as batches
+import overlap.sources.formats.batches as batches
 if not hash_files:
     original = batches.open_batches
     batches.open_batches = lambda *a, **k: original(*a, **{**k, "hash_files": False})
-    import overlap.sources.generic as generic
+    import overlap.sources.rows.generic as generic
     generic.open_batches = batches.open_batches
 peak = lambda: round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 t0 = time.perf_counter()

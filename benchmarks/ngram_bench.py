@@ -199,7 +199,7 @@ def cpu_s() -> float:
 
 def shard_batches(folder: Path, columns=("item_id", "text")):
     """The train shards, batch by batch, read as the check reads a folder of files (``overlap.sources``)."""
-    from overlap.sources.batches import open_batches
+    from overlap.sources.formats.batches import open_batches
 
     yield from open_batches(str(folder), list(columns), batch_rows=ROWS_PER_BATCH, hash_files=False)
 

@@ -39,7 +39,7 @@ def rss(field):
 folder, sample = sys.argv[1], int(sys.argv[2])
 import pandas, pyarrow.parquet  # noqa: F401  (import cost is not part of the scan)
 from overlap.sources.load import load_dataset
-from overlap.sources.swe import fetch_columns
+from overlap.sources.registry.swe import fetch_columns
 before = rss("VmRSS")
 t0 = time.perf_counter()
 dataset = load_dataset("swe-rebench-v2-prs", {"swe-rebench-v2-prs": __import__("pathlib").Path(folder)})

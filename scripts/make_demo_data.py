@@ -1,7 +1,7 @@
 """Write the embedded demo datasets (data/demo/) in the real MiMo, CyberGym and ARVO layouts.
 
 Everything here is hand-made: invented OSS-Fuzz ids, projects and texts that follow the real schemas
-(the columns their declarations in overlap/sources/declarations/ name). Run
+(the columns their declarations in overlap/sources/registry/declarations/ name). Run
 `python scripts/make_demo_data.py` to regenerate; the output is deterministic.
 `python scripts/make_demo_data.py FOLDER` writes to FOLDER instead (to compare with data/demo/ without touching it).
 """

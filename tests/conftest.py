@@ -38,7 +38,7 @@ def cyber(tmp_path):
 def _registry_restored():
     """The dataset registry is process-wide: declarations a test adds (`--registry`, declared paths) are
     removed after it, so no later test sees them."""
-    from overlap.sources import registry
+    from overlap.sources.registry import registry
 
     registry._load_builtin()
     saved = dict(registry._REGISTRY), dict(registry._ALIASES)

@@ -129,7 +129,7 @@ def test_atomic_folder_removes_temp_on_error(tmp_path):
 
 
 def test_datasets_lists_every_adapter_with_revision():
-    from overlap.sources.registry import all_specs
+    from overlap.sources.registry.registry import all_specs
 
     result = run("datasets", "--format", "json")
     assert result.exit_code == 0

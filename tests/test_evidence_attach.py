@@ -73,7 +73,7 @@ def test_cve_instance_sharing_a_fix_becomes_a_fix_pair(tmp_path):
 
 
 def test_only_needed_task_files_are_fetched(tmp_path, monkeypatch):
-    from overlap.sources import taskfiles
+    from overlap.sources.places import taskfiles
 
     asked = []
     real = taskfiles.fetch_item_files

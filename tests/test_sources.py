@@ -6,7 +6,7 @@ from fixtures import SECBENCH_CVE, SECBENCH_OSS, write_cybergym, write_mapping, 
 
 from overlap.errors import HubUnavailableError, InputError, UnknownDatasetError
 from overlap.sources.load import load_dataset, load_identity, parse_data_options
-from overlap.sources.registry import all_specs, get_spec, parse_selection
+from overlap.sources.registry.registry import all_specs, get_spec, parse_selection
 
 
 def test_mimo_local_folder_reads_ids_texts_and_counts_malformed(tmp_path):

@@ -1,9 +1,9 @@
 from fixtures import write_cybergym
 
 from overlap.api.demo import demo_data
-from overlap.sources.item_paths import cybergym_task_path
 from overlap.sources.load import load_dataset
-from overlap.sources.taskfiles import MAX_FILE_BYTES, fetch_item_files
+from overlap.sources.places.taskfiles import MAX_FILE_BYTES, fetch_item_files
+from overlap.sources.rows.item_paths import cybergym_task_path
 
 
 def test_task_path_layout():
@@ -30,7 +30,7 @@ def test_partly_cached_hub_files_offline(tmp_path, monkeypatch):
     import shutil
 
     from overlap.model import Dataset
-    from overlap.sources.files import HubRepo
+    from overlap.sources.places.files import HubRepo
 
     sha = "a" * 40
     snap = tmp_path / "hub" / "datasets--sunblaze-ucb--cybergym" / "snapshots" / sha
@@ -48,7 +48,7 @@ def test_partly_cached_hub_files_offline(tmp_path, monkeypatch):
 
 def test_fetch_from_hub_without_cache_is_not_run_not_an_error(tmp_path, monkeypatch):
     from overlap.model import Dataset
-    from overlap.sources.files import HubRepo
+    from overlap.sources.places.files import HubRepo
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     monkeypatch.delenv("HF_HUB_OFFLINE")  # "online", but every download fails: stop after the first

@@ -4,14 +4,14 @@
 
 `compare` (`overlap.api.compare`), `filter_train` and `keep_mask` (`overlap.api.filtering`), `matrix`
 (`overlap.api.matrix`), the n-gram text check `text_check` (`overlap.text.api`) and `audit` (`overlap.audit`);
-`named` names an in-memory dataset (`overlap.sources.in_memory`). The results they return
+`named` names an in-memory dataset (`overlap.sources.formats.in_memory`). The results they return
 (`CompareResult`, `BenchComparison`, `MatrixResult`) are defined in `overlap.results`, where every layer can
 read them; `filter_train` returns a `FilteredSplit` (`overlap.api.filtered`: comparison, decision, report).
 """
 
 from ..audit import audit
 from ..results import BenchComparison, CompareResult, MatrixResult
-from ..sources.in_memory import named
+from ..sources.formats.in_memory import named
 from ..text.api import text_check
 from .compare import compare
 from .filtered import FilteredSplit

@@ -35,7 +35,7 @@ from ..join import duplicates
 from ..model import COUNTED_PAIR_KINDS, Dataset
 from ..progress import stage
 from ..sources.load import StreamableSource, check_pool, load_dataset, load_pool, streamable_source
-from ..sources.registry import all_specs, get_spec, is_known, parse_selection
+from ..sources.registry.registry import all_specs, get_spec, is_known, parse_selection
 from ..stats.wiring import cyber_baselines
 from ..text.ngram.engines import check_engine
 from .atlas_cache import cache_folder, fingerprint, load_cell, load_keys, save_cell, save_keys

@@ -33,11 +33,11 @@ from .. import __version__
 from ..atlas_model import CELL_SCHEMA, PAIR_SCHEMA
 from ..errors import InputError, OverlapError
 from ..model import Dataset, FileRecord, Problem, Provenance
-from ..sources.declared import member_places
-from ..sources.files import sha256_of
-from ..sources.github import cache_root
-from ..sources.local_glob import expand_glob
-from ..sources.registry import get_spec, parse_selection
+from ..sources.places.files import sha256_of
+from ..sources.places.github import cache_root
+from ..sources.places.local_glob import expand_glob
+from ..sources.registry.declared import member_places
+from ..sources.registry.registry import get_spec, parse_selection
 from ..sources.spec import DatasetSpec
 
 # Item columns the cells need; texts, patches and crash reports are not cached (the atlas joins ids).
@@ -105,7 +105,7 @@ def fingerprint(name: str, data: Mapping[str, Path]) -> str | None:
 
 
 def _member_digest(member_of: Any, local: Path) -> list[str]:
-    """The file a local folder's subset flag is read from, by what it holds (`sources.declared.member_places`:
+    """The file a local folder's subset flag is read from, by what it holds (`sources.registry.declared.member_places`:
     inside the dataset's folder or beside it). Beside it, it is no file of the folder's digest, so without
     this a changed or newly added membership file would leave the cached flag and provenance of the old one."""
     try:

@@ -22,9 +22,10 @@ from .. import __version__
 from ..atlas_model import AtlasEntry
 from ..errors import InputError
 from ..progress import stage
-from ..sources.generic import GenericColumns, read_generic
-from ..sources.in_memory import MemoryInput, is_in_memory
+from ..sources.formats.in_memory import MemoryInput, is_in_memory
 from ..sources.load import StreamableSource
+from ..sources.rows.columns import GenericColumns
+from ..sources.rows.generic import read_generic
 from .atlas_stream import StreamedSide
 from .compare import _columns_arg, _in_memory  # the entry points' one reading of these arguments
 

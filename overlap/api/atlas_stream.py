@@ -22,7 +22,7 @@ from ..ids.ossfuzz import OssFuzzMapping, canonicalize_keys
 from ..keyjoin import stream_train
 from ..model import ITEM_REQUIRED, KEY_COLUMNS, Dataset, Problem, Provenance, SideTotals
 from ..sources.load import StreamableSource, load_identity
-from ..sources.registry import get_spec
+from ..sources.registry.registry import get_spec
 from .atlas_cache import load_side, save_side
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from ..audit.study.naming import RECORD_ROLES, ImageNaming, mirrored, parse_mirrors, record_value
 from ..audit.study.targets import BatchTarget
 from ..errors import InputError
-from ..sources.files import read_records
-from ..sources.later_columns import str_or_none
+from ..sources.formats.whole_file import read_records
 from ..sources.load import load_dataset
-from ..sources.registry import get_spec, parse_selection, selection_label
+from ..sources.registry.later_columns import str_or_none
+from ..sources.registry.registry import get_spec, parse_selection, selection_label
 
 
 def draw(ids: list[str], sample: int | None, seed: int) -> list[str]:

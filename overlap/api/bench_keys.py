@@ -25,8 +25,8 @@ from ..ids.recognise import recognise
 from ..ids.recognisers import RECOGNISERS
 from ..join import TASK_KINDS
 from ..model import Dataset
-from ..sources.generic import GenericColumns
 from ..sources.load import data_paths
+from ..sources.rows.columns import GenericColumns
 from .compare import _dataset_args, _read_datasets, canonical_ossfuzz_ids
 
 TASK_SET = frozenset(TASK_KINDS)

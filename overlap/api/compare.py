@@ -18,11 +18,12 @@ from ..keyjoin import stream_train
 from ..model import Dataset
 from ..progress import stage
 from ..results import BenchComparison, CompareResult
-from ..sources.batches import open_batches
-from ..sources.generic import GenericColumns, read_generic
-from ..sources.in_memory import MemoryInput, is_in_memory, memory_input
+from ..sources.formats.batches import open_batches
+from ..sources.formats.in_memory import MemoryInput, is_in_memory, memory_input
 from ..sources.load import check_pool, data_paths, load_dataset, load_identity
-from ..sources.registry import is_registered
+from ..sources.registry.registry import is_registered
+from ..sources.rows.columns import GenericColumns
+from ..sources.rows.generic import read_generic
 from ..stats.attach import attach_baselines
 from ..text.api import ngram_sizes
 from ..text.attach import attach_text, text_field
@@ -98,7 +99,7 @@ def _dataset_args(value: Any, what: str) -> list[str | Dataset | Any]:
 
 
 def _in_memory(args: list[Any], split: str | None) -> list[Any]:
-    """`args` with each in-memory dataset wrapped to be read as a file (`overlap.sources.in_memory`), `split`
+    """`args` with each in-memory dataset wrapped to be read as a file (`overlap.sources.formats.in_memory`), `split`
     picking a DatasetDict's split; two of one type are told apart by their place (`pandas.DataFrame-2`), as the
     result names every dataset once."""
     out: list[Any] = []
@@ -187,7 +188,7 @@ def compare(
     Datasets are given as names/specs (see `overlap datasets`), already-loaded `Dataset`s, or in-memory datasets
     (a `datasets.Dataset`, `DatasetDict` with `split`, `IterableDataset`, pandas or polars DataFrame, pyarrow
     Table, RecordBatchReader or pyarrow dataset; `overlap.named` names one), read by `id_column` / `columns` as
-    one file is and streamed as one (`overlap.sources.in_memory`). `data` maps
+    one file is and streamed as one (`overlap.sources.formats.in_memory`). `data` maps
     registered names to local folders/files. The OSS-Fuzz mapping is loaded (`arvo`) only when a side
     has OSS-Fuzz ids and none is passed.
 
@@ -205,7 +206,7 @@ def compare(
     default `RAY_ADDRESS`, else a local Ray) with `workers` processes or actors (None: chosen from the input
     size), as in `overlap.text.text_check`; every engine gives the same flags.
 
-    Any dataset as training set (`overlap.sources.generic`): with `id_column` (dotted for nested fields) or
+    Any dataset as training set (`overlap.sources.rows.generic`): with `id_column` (dotted for nested fields) or
     `columns` ({"id": …, "repo": …, "pr": …, "base": …, "patch": …, "text": …, "project": …, "fix": …,
     "cve": …, "scheme": …}), `train` is read as a local file, folder, glob or Hub dataset
     `owner/name[:config][@revision]` (`split` picks the Hub split or files), its ids recognised from the values.

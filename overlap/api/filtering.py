@@ -1,7 +1,7 @@
 """`filter_train(train, benches, out)`: the training set without the rows that overlap the benchmarks, written and
 checked; `keep_mask(train, benches)`: the same decision as a boolean per row, nothing written. Both run the
 compare stages the drop reasons need (`overlap.api.compare`) and decide with `overlap.outputs.ship.filter_plan`.
-An in-memory training set's split is also given back in the type it came in (`overlap.sources.in_memory`)."""
+An in-memory training set's split is also given back in the type it came in (`overlap.sources.formats.in_memory`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from ..errors import InputError
 from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset
 from ..outputs.ship.splits import check_reasons, filter_split, keep_mask_of, verify_memory_split, write_split
-from ..sources.in_memory import DICT_KINDS, is_in_memory, memory_input
-from ..sources.in_memory_split import kept_split, readable_again, removed_rows
+from ..sources.formats.in_memory import DICT_KINDS, is_in_memory, memory_input
+from ..sources.formats.in_memory_split import kept_split, readable_again, removed_rows
 from .compare import _columns_arg, _text_pairs, compare
 from .filtered import FilteredSplit, InMemorySplit
 from .text_columns import with_text_column

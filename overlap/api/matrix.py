@@ -20,10 +20,11 @@ from ..evidence.swe_pairs import classify_pairs
 from ..join import join
 from ..model import PAIR_KINDS, Dataset
 from ..results import MatrixResult
-from ..sources.generic import GenericColumns, read_generic
-from ..sources.in_memory import MemoryInput
+from ..sources.formats.in_memory import MemoryInput
 from ..sources.load import load_dataset
-from ..sources.registry import get_spec, parse_selection
+from ..sources.registry.registry import get_spec, parse_selection
+from ..sources.rows.columns import GenericColumns
+from ..sources.rows.generic import read_generic
 from .compare import _columns_arg, _dataset_args, _in_memory, canonical_ossfuzz_ids, data_paths
 
 MATRIX_PAIR_COLUMNS = ("a", "b", "a_id", "b_id", "kinds", "match_type", "a_raw", "b_raw")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..sources.generic import text_field
+from ..sources.rows.columns import text_field
 
 
 def with_text_column(columns: Mapping[str, str] | None, text: Any) -> tuple[dict[str, str] | None, Any]:

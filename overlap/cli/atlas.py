@@ -25,7 +25,7 @@ def declared_inputs(names: list[str] | None, data: list[str] | None, pool: str =
     name is given (a named one's is `check_out`'s) and a `--pool` path. `--out` may not lie inside them: its
     files would be read as the dataset's rows on the next run."""
     from ..api.atlas import ATLAS_ROLES
-    from ..sources.registry import all_specs
+    from ..sources.registry.registry import all_specs
 
     places = [] if names else declared_places([s.name for s in all_specs() if s.role in ATLAS_ROLES], data)
     if pool.strip() and pool not in ("auto", "none") and Path(pool).exists():

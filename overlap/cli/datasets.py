@@ -12,7 +12,7 @@ import typer
 
 from ..errors import InputError
 from ..jsonout import dumps_json
-from ..sources.registry import all_specs, get_spec, is_known, parse_selection
+from ..sources.registry.registry import all_specs, get_spec, is_known, parse_selection
 from ..sources.spec import DatasetSpec, declaration_text
 from .options import Format, FormatOption, RegistryOption
 from .shared import print_records

@@ -206,8 +206,8 @@ def _file_names(train: str, split: str | None) -> list[str]:
     """The names of the files a training set given by path, glob or Hub id is read from (listed, not read);
     none for a registered name (its layout decides) or a set that cannot be opened (the filter says why)."""
     from ..errors import InputError
-    from ..sources.batches import open_batches
-    from ..sources.registry import is_registered
+    from ..sources.formats.batches import open_batches
+    from ..sources.registry.registry import is_registered
 
     if is_registered(train):
         return []

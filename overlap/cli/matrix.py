@@ -41,7 +41,7 @@ def matrix(
         from ..sources.load import parse_data_options
 
         if out is not None:
-            from ..sources.registry import parse_selection
+            from ..sources.registry.registry import parse_selection
 
             for bench in benches:  # an empty name said as such, not as an --out inside "."
                 parse_selection(bench)

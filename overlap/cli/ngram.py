@@ -15,7 +15,7 @@ import typer
 from ..errors import InputError
 from ..jsonout import dumps_json
 from ..progress import RowsBar, set_quiet, status
-from ..sources.registry import is_registered
+from ..sources.registry.registry import is_registered
 from ..words import count, plural, verb
 from .options import (
     DataOption,
@@ -39,7 +39,7 @@ def _frame(spec: str, field: str, id_column: str | None, data, stream: bool = Fa
     """Items of a registered dataset, or rows of a local file that no adapter recognises."""
     import pandas as pd  # imported here, with the library below: keeps `overlap --help` fast
 
-    from ..sources.files import read_records
+    from ..sources.formats.whole_file import read_records
     from ..sources.load import load_dataset
     from ..text.attach import text_field, texts_of
 
@@ -138,7 +138,7 @@ def ngram(
         ngram_summary,
         write_ngram_report,
     )
-    from ..sources.files import read_text_file
+    from ..sources.formats.whole_file import read_text_file
     from ..sources.load import parse_data_options
     from ..text.api import text_check
     from ..text.ngram.engines import known_rows

@@ -30,7 +30,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand
 
-from ..sources.registry import add_declarations
+from ..sources.registry.registry import add_declarations
 from ..text import MAX_NGRAM
 
 # Old spellings that still parse but are not shown in --help.

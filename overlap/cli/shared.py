@@ -51,7 +51,7 @@ def declared_places(names: list[str], data: list[str] | None) -> list[str]:
     import glob as globbing
 
     from ..errors import OverlapError
-    from ..sources.registry import get_spec, parse_selection  # imported here: reads the declarations
+    from ..sources.registry.registry import get_spec, parse_selection  # imported here: reads the declarations
 
     given = {value.partition("=")[0].lower() for value in data or []}
     places = []
@@ -75,7 +75,7 @@ def output_label(text: str) -> str:
     """A dataset argument as a short label for a default output name. A registered name keeps its selection
     (`cybergym:arvo`, `@REV`); anything else (a local file, folder or glob, or a Hub id `owner/name[:config]
     [@rev]` read by its columns) is labelled by what was typed, without asking the registry about it."""
-    from ..sources.registry import is_registered, selection_label  # imported here: reads the declarations
+    from ..sources.registry.registry import is_registered, selection_label  # imported here: reads the declarations
 
     if is_registered(text):
         return selection_label(text)

@@ -15,7 +15,7 @@ def is_missing(value: object) -> bool:
 
 
 def unwrap_file(value: object) -> tuple[object, str | None]:
-    """A fetched per-item file (an object with `.text` and `.reason`, e.g. `sources.taskfiles.TaskFile`)
+    """A fetched per-item file (an object with `.text` and `.reason`, e.g. `sources.places.taskfiles.TaskFile`)
     becomes (its text, None), or (None, its reason) when it has no text. Other values pass through."""
     if hasattr(value, "text") and hasattr(value, "reason"):
         text = value.text  # type: ignore[attr-defined]

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..model import FIELD_CAP_BYTES, cap_field
-from ..sources.adapters import function_of
-from ..sources.registry import get_spec, is_known
-from ..sources.taskfiles import TaskFile, fetch_item_files
+from ..sources.places.taskfiles import TaskFile, fetch_item_files
+from ..sources.registry.adapters import function_of
+from ..sources.registry.registry import get_spec, is_known
 
 
 class ItemTexts:

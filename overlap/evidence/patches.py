@@ -147,7 +147,7 @@ class PatchBook:
     """Parsed patches by item id, each parsed at most once.
 
     `source` maps an item id to its patch: str, bytes, ParsedPatch, None, or a fetched file with
-    `.text` and `.reason` (`sources.taskfiles.TaskFile`). It is a mapping, or a callable for lazy
+    `.text` and `.reason` (`sources.places.taskfiles.TaskFile`). It is a mapping, or a callable for lazy
     fetching; a callable may return None or raise KeyError/LookupError/OSError when the item has no
     patch, which becomes status `missing` with the error as reason. `parses` counts parse_patch calls.
     """

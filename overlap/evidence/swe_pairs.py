@@ -36,7 +36,7 @@ import pandas as pd
 from ..model import COUNTED_PAIR_KINDS as COUNTED_KINDS
 from ..model import REPORTED_PAIR_KINDS as REPORTED_KINDS
 from ..model import SWE_COUNTED_PAIR_KINDS, SWE_PAIR_KINDS
-from ..sources.swe import ensure_columns
+from ..sources.registry.swe import ensure_columns
 from .patches import PatchBook, relate_patches
 from .swe_repos import PR_KEY_KINDS as SWE_KINDS
 from .swe_repos import found_by_key, repo_blocks, share, suggested_renames

@@ -4,7 +4,7 @@ the row's id, its row, project code, filled columns, keys by kind) and task keys
 row), which are what the whole-side passes sort and group; and the strings behind them (`id_strings`,
 `key_strings`), which are only read back for the rows those passes name.
 
-`BatchJoin.process(items, keys)` takes one batch as `overlap.sources.generic.iter_key_batches` yields it
+`BatchJoin.process(items, keys)` takes one batch as `overlap.sources.rows.generic.iter_key_batches` yields it
 (Arrow: items with item_id … file, file_row, row; keys row, kind, value, raw, rows counted across files) and
 returns a `BatchPart`. The keys are the ones `read_generic` would give the batch's rows: OSS-Fuzz values made
 canonical with the old→new mapping (loaded at the first OSS-Fuzz key when none was given), keys of rows
@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from ..join import TASK_KINDS
 from ..model import KEY_KINDS
-from ..sources.row_checks import CHECKS, problem_rows
+from ..sources.rows.row_checks import CHECKS, problem_rows
 from .bench_lookup import BenchKeys, _among
 from .hashing import hash64
 

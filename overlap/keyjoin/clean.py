@@ -14,8 +14,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..sources.batches import open_batches
-from ..sources.generic import GenericColumns, clean_id_columns, item_ids_of_batch
+from ..sources.formats.batches import open_batches
+from ..sources.rows.batch_keys import clean_id_columns, item_ids_of_batch
+from ..sources.rows.columns import GenericColumns
 from .row_bits import RowBits
 
 

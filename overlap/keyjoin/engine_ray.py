@@ -1,6 +1,6 @@
 """The key scan of a streamed join on Ray Data: the training side's parquet files read by Ray where they are,
 each batch's keys derived on a worker by the local reader's own code, and the batches handed back to the
-driver in input order, as `overlap.sources.generic.iter_key_batches` yields them. The driver joins them with
+driver in input order, as `overlap.sources.rows.generic.iter_key_batches` yields them. The driver joins them with
 the benchmarks' keys and counts exactly as the local engine does (`scan.stream_train`), so the answer is the
 same; what moves to the cluster is the reading and the id recognition, most of a scan's time.
 
@@ -24,9 +24,12 @@ from ..errors import InputError
 from ..ids.recognition import RecognitionReport
 from ..model import FileRecord
 from ..reach import ray_session
-from ..sources.batches import _batch, _plan, data_format, open_batches
-from ..sources.files import first_line
-from ..sources.generic import GenericColumns, _batch_items
+from ..sources.formats.batches import open_batches
+from ..sources.formats.projection import _batch, _plan
+from ..sources.places.files import first_line
+from ..sources.places.naming import data_format
+from ..sources.rows.batch_keys import _batch_items
+from ..sources.rows.columns import GenericColumns
 
 
 def _keys_of(table: pa.Table, plans, columns: list[str], spec: GenericColumns) -> pa.Table:

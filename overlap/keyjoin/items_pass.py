@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..sources.assemble import at_other_base
-from ..sources.row_checks import CHECKS
+from ..sources.rows.assemble import at_other_base
+from ..sources.rows.row_checks import CHECKS
 from .batch import FACT_SCHEMA, UNRECOGNISED_BIT, unpack_kinds
 from .hashing import hash64, shared_hashes
 from .row_bits import RowBits

@@ -37,7 +37,8 @@ from ..allocator import objects_frozen
 from ..errors import InputError
 from ..ids.recognition import RecognitionReport
 from ..model import Dataset
-from ..sources.generic import GenericColumns, _file_source, iter_key_batches
+from ..sources.rows.columns import GenericColumns
+from ..sources.rows.generic import _file_source, iter_key_batches
 from .batch import (
     FACT_SCHEMA,
     ID_STRING_SCHEMA,

@@ -15,9 +15,9 @@ from ..errors import InputError
 from ..ids.recognition import RecognitionReport
 from ..join import duplicates
 from ..model import Dataset, Problem, SideTotals
-from ..sources.assemble import LABEL, other_base_problem, unrecognised_problem
-from ..sources.generic import GenericColumns
-from ..sources.row_checks import CHECKS
+from ..sources.rows.assemble import LABEL, other_base_problem, unrecognised_problem
+from ..sources.rows.columns import GenericColumns
+from ..sources.rows.row_checks import CHECKS
 from .batch import KIND_CODES, PRESENT_COLUMNS
 from .hashing import shared_hashes
 from .items_pass import _Firsts, _items_pass

@@ -14,15 +14,17 @@ from typing import Any
 from ..errors import InputError, OverlapError
 from ..ids.ossfuzz import OssFuzzMapping
 from ..model import Dataset, Provenance
-from . import arvo_meta
-from .adapters import adapter_of
-from .batches import is_data_file
-from .declared import read_in_place, reads_files, streamable_columns
-from .files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource, read_records
-from .generic import GenericColumns, read_generic
-from .github import GithubRepo
-from .pool import Pool
-from .registry import Selection, all_specs, get_spec, is_known, parse_selection
+from .formats.whole_file import read_records
+from .places.files import FileSource, HubRepo, LocalFolder, SingleFile, SplitSource
+from .places.github import GithubRepo
+from .places.naming import is_data_file
+from .pools import arvo_meta
+from .pools.pool import Pool
+from .registry.adapters import adapter_of
+from .registry.declared import read_in_place, reads_files, streamable_columns
+from .registry.registry import Selection, all_specs, get_spec, is_known, parse_selection
+from .rows.columns import GenericColumns
+from .rows.generic import read_generic
 from .spec import DatasetSpec
 
 
@@ -44,7 +46,7 @@ def _data_target(where: str, spec: DatasetSpec, target: Path) -> Path:
     if not target.exists() and glob.has_magic(str(target)):
         if spec.adapter != "columns" or spec.files:  # a layout of named files is found in its folder
             raise InputError(f"{where}: {spec.name} is read from its folder; give the folder, not a pattern")
-        from .local_glob import expand_glob
+        from .places.local_glob import expand_glob
 
         if not expand_glob(str(target)):
             raise InputError(f"{where}: no file matches {target}")
@@ -60,7 +62,7 @@ def open_source(spec: DatasetSpec, revision: str | None, local: Path | None) -> 
             return LocalFolder(origin="local-folder", location=str(local), root=local,
                                repo_id=spec.hub_repo, revision=revision), False
         if not local.exists() and glob.has_magic(str(local)):  # `path = "shards/*.parquet"`: the files it matches
-            from .batches import glob_source
+            from .places.local_files import glob_source
 
             return glob_source(str(local), spec.split), False
         return SingleFile(origin="local-file", location=str(local), path=local), True

@@ -1,8 +1,8 @@
 """A dataset declaration: what the registry knows of one dataset, read from a TOML file.
 
-Every built-in dataset is a file in `overlap/sources/declarations/`; users add theirs the same way. A
+Every built-in dataset is a file in `overlap/sources/registry/declarations/`; users add theirs the same way. A
 declaration names its Hub (or GitHub) repo, the pinned revision, its files and subsets, and the adapter that
-turns rows into items and keys, by name (`overlap.sources.adapters` maps names to code). Fields a declaration
+turns rows into items and keys, by name (`overlap.sources.registry.adapters` maps names to code). Fields a declaration
 cannot express as plain values (e.g. how to find a task's per-item files) are names of code too.
 """
 
@@ -34,7 +34,7 @@ class DatasetSpec:
     revision: str | None  # pinned 40-hex commit (None: a user's dataset, resolved to a sha when read)
     files: dict[str, str]  # subset -> repo-relative file ("" when the dataset has one file)
     extracts: str  # what the adapter takes from the rows (shown by `overlap datasets`)
-    adapter: str  # name of the code that reads the rows (`overlap.sources.adapters.ADAPTERS`)
+    adapter: str  # name of the code that reads the rows (`overlap.sources.registry.adapters.ADAPTERS`)
     aliases: tuple[str, ...] = ()
     host: str = "hub"  # hub | github
     role: str = "dataset"  # ROLES
@@ -44,7 +44,7 @@ class DatasetSpec:
     extra: dict = field(default_factory=dict)
     origin: str = ""  # the declaration file, as its name (built-in) or the path the user gave
     # A dataset read by named columns (adapter "columns"): {"id": "instance_id", "repo": "repo", …}; see
-    # overlap.sources.generic.GenericColumns for the names.
+    # overlap.sources.rows.columns.GenericColumns for the names.
     columns: dict[str, str] = field(default_factory=dict)
     path: str | None = None  # a local file, folder or glob (a user's dataset), relative to the declaration
     split: str | None = None  # the Hub split to read (columns adapter)
@@ -86,7 +86,7 @@ _TABLE_FIELDS = ("files", "extra", "columns", "audit")
 # sits in the image, and the record columns of the id and the reference (docs/audit.md, "Auditing an image set").
 AUDIT_FIELDS = ("image", "lower", "replace", "tags", "repo_path", "instance", "id", "base_commit", "patch",
                 "test_patch", "fix_commit", "repo", "version", "created_at", "package")
-# The column roles a `[columns]` table may name (overlap.sources.generic.GenericColumns).
+# The column roles a `[columns]` table may name (overlap.sources.rows.columns.GenericColumns).
 COLUMN_ROLES = ("id", "repo", "pr", "base", "patch", "text", "project", "fix", "cve", "scheme")
 
 

@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..ids.github import split_key
 from ..model import Dataset
 from ..results import CompareResult
-from ..sources.arvo_meta import Pool
+from ..sources.pools.arvo_meta import Pool
 from .baselines import (
     LEVEL,
     count_strata,
@@ -102,7 +102,7 @@ def cyber_baselines(
 ) -> dict[str, Any]:
     """Uniform and within-stratum chance baselines for every benchmark of an OSS-Fuzz compare.
 
-    `pool`: a `Pool` (`overlap.sources.arvo_meta.load_pool`) or a table with `canonical_id` and the
+    `pool`: a `Pool` (`overlap.sources.load.load_pool`) or a table with `canonical_id` and the
     strata column; a Pool not yet canonicalised is canonicalised with `result.mapping`. `strata`: the pool
     column that defines strata (`project`; also `sanitizer`, `crash_type`, `fuzzer`, …) or None for the
     uniform baseline only; pool items without a value form the `unknown` stratum. `permutations` draws

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import InputError
-from ..sources.generic import text_field as item_text_field
-from ..sources.later_columns import ensure_columns, iter_lazy_batches, lazy_columns
-from ..sources.registry import get_spec, is_known
+from ..sources.registry.later_columns import ensure_columns, iter_lazy_batches, lazy_columns
+from ..sources.registry.registry import get_spec, is_known
+from ..sources.rows.columns import text_field as item_text_field
 from .api import DEFAULT_BOILERPLATE_THRESHOLD, text_check
 
 # Default text per dataset family: the text a model trains on or is shown (crash spec, issue text).

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..sources.in_memory import kind_of, memory_input
+from ..sources.formats.in_memory import kind_of, memory_input
 from .cell_checks import CellCounts, python_cells, text_cells
 from .identifiers import Targets, extract_targets
 from .string_arrays import to_string_array
@@ -74,7 +74,8 @@ def _other_memory_kind(value) -> bool:
 
 def in_memory_train(train, columns: Sequence[str], batch_rows: int):
     """`train`, or for a `datasets` Dataset, DatasetDict (one split), IterableDataset, polars frame or pyarrow
-    dataset its record batches of the asked `columns` (`overlap.sources.in_memory`), streamed a batch at a time."""
+    dataset its record batches of the asked `columns` (`overlap.sources.formats.in_memory`), streamed a batch at a
+    time."""
     if not _other_memory_kind(train):
         return train
     memory = memory_input(train)

@@ -15,7 +15,7 @@ from batch_helpers import repo, write_jsonl
 from overlap.api.audit_benchmark import draw
 from overlap.audit.study.naming import ImageNaming
 from overlap.errors import InputError
-from overlap.sources.registry import get_spec
+from overlap.sources.registry.registry import get_spec
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

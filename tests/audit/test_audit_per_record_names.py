@@ -160,7 +160,7 @@ def cybergym_image(task_id: str) -> str:
 @given(st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,12}__[A-Za-z][A-Za-z0-9.-]{0,12}-[0-9]{1,5}", fullmatch=True))
 def test_swe_gym_names_follow_openhands(instance_id):
     from overlap.audit.study.naming import ImageNaming
-    from overlap.sources.registry import get_spec
+    from overlap.sources.registry.registry import get_spec
 
     spec = get_spec("swe-gym")
     naming = ImageNaming.from_table(spec.audit, spec.origin)

@@ -235,7 +235,7 @@ def test_related_groups_from_a_pool_table():
 
 def test_fetched_task_files_plug_into_patch_book_and_crash_parsing():
     from overlap.evidence.crash import grade_crash, parse_sanitizer_report
-    from overlap.sources.taskfiles import TaskFile
+    from overlap.sources.places.taskfiles import TaskFile
 
     files = {"arvo:1065": TaskFile(read("fix_full.diff")), "arvo:404": TaskFile(None, "patch.diff not found")}
     book = PatchBook(files)

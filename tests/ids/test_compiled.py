@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from overlap.ids import compiled, id_arrays, pr_columns, recognise
-from overlap.sources import generic
+from overlap.sources.rows import batch_keys
 
 numba = pytest.importorskip("numba")  # a dependency: without it the Arrow path is all there is
 
@@ -125,12 +125,12 @@ def test_reading_each_rows_pr_and_repo_from_its_keys_is_arrows(drawn, want_repo)
     table = pa.table({"row": pa.array(rows, pa.int64()), "kind": pa.array(kinds, pa.string()),
                       "value": pa.array(values, pa.string())})
     try:
-        want = arrow_path(generic._from_pr_keys, table, n, want_repo=want_repo)
+        want = arrow_path(batch_keys._from_pr_keys, table, n, want_repo=want_repo)
     except (pa.ArrowInvalid, IndexError):  # a value Arrow cannot read: the compiled pass gives it back to Arrow
         with pytest.raises((pa.ArrowInvalid, IndexError)):
-            generic._from_pr_keys(table, n, want_repo=want_repo)
+            batch_keys._from_pr_keys(table, n, want_repo=want_repo)
         return
-    got = generic._from_pr_keys(table, n, want_repo=want_repo)
+    got = batch_keys._from_pr_keys(table, n, want_repo=want_repo)
     assert got[0].to_pylist() == want[0].to_pylist()
     assert (got[1].to_pylist() if want_repo else got[1]) == (want[1].to_pylist() if want_repo else want[1])
 
@@ -145,7 +145,7 @@ CELLS = st.one_of(st.none(), NAME, DIGITS, st.sampled_from(["Owner/Name", " a/b 
        st.lists(st.tuples(CELLS, CELLS, CELLS), min_size=50, max_size=50), st.booleans())
 def test_the_pr_and_repo_a_recognition_carries_are_what_its_keys_say(drawn, scheme, named, cells, compiled_loops):
     """What a reader takes from `Recognition.pr_fields` is what it would parse back out of the keys (the
-    reference, `generic._pr_from_keys` and `_repo_from_keys`), whichever recognisers took which rows."""
+    reference, `batch_keys._pr_from_keys` and `_repo_from_keys`), whichever recognisers took which rows."""
     values = _array(drawn)
     context = {name: pa.array([row[i] for row in cells[:len(values)]], pa.string())
                for i, name in enumerate(("repo", "pr", "base")) if name in named}
@@ -155,8 +155,8 @@ def test_the_pr_and_repo_a_recognition_carries_are_what_its_keys_say(drawn, sche
         assert not all(v is None or v.isascii() for v in values.to_pylist())
         return
     pr, repo = got.pr_fields
-    assert pr.to_pylist() == generic._pr_from_keys(got.keys, len(values)).to_pylist()
-    assert repo.to_pylist() == generic._repo_from_keys(got.keys, len(values)).to_pylist()
+    assert pr.to_pylist() == batch_keys._pr_from_keys(got.keys, len(values)).to_pylist()
+    assert repo.to_pylist() == batch_keys._repo_from_keys(got.keys, len(values)).to_pylist()
 
 
 @settings(max_examples=300, deadline=None)

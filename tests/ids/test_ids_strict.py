@@ -18,8 +18,8 @@ from overlap.ids.cve import find_cve, raw_cve
 from overlap.ids.github import parse_instance_id, parse_pr, split_key
 from overlap.ids.ossfuzz import issue_number, parse_mapping, trailing_int
 from overlap.ids.values import id_text
-from overlap.sources.arvo_records import file_id, meta_id
 from overlap.sources.load import load_dataset, load_pool
+from overlap.sources.pools.arvo_records import file_id, meta_id
 
 FULLWIDTH = "１０３４０"  # 10340 in fullwidth digits: str.isdigit() and int() accept it
 ARABIC_INDIC = "١٠٣٤٠"  # 10340 in Arabic-Indic digits

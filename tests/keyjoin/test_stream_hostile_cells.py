@@ -20,7 +20,7 @@ from stream_check import both_ways, differences  # noqa: E402
 import overlap.keyjoin.scan as scan  # noqa: E402
 from overlap.api import compare  # noqa: E402
 from overlap.errors import InputError  # noqa: E402
-from overlap.sources.json_rows import _loose_array  # noqa: E402
+from overlap.sources.formats.json_rows import _loose_array  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 DATA = {"cybergym": DEMO / "cybergym", "arvo": DEMO / "arvo"}

@@ -17,7 +17,7 @@ import pytest
 from overlap.api import filter_train
 from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError
-from overlap.sources.generic import scan_keys
+from overlap.sources.rows.generic import scan_keys
 
 DEMO = {name: DEMO_ROOT / name for name in ("cybergym", "arvo")}
 

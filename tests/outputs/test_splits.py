@@ -156,7 +156,7 @@ def test_push_refused_before_anything_is_sent(demo_result, monkeypatch, api_args
 def test_rows_come_back_from_a_hub_cache_and_from_a_single_file(tmp_path, monkeypatch):
     from test_sources import _fake_hub_cache
 
-    from overlap.sources.registry import get_spec
+    from overlap.sources.registry.registry import get_spec
 
     paths = write_all(tmp_path / "data")
     spec = get_spec("mimo-cyber")

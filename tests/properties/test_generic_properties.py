@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from overlap.errors import InputError
 from overlap.ids.cve import find_cve
-from overlap.sources.generic import read_generic
+from overlap.sources.rows.generic import read_generic
 
 ID_LIKE = st.sampled_from(["arvo:10055", "arvo_42470443", "oss-fuzz:42471002", "php.ossfuzz-42491394",
                            "jq.cve-2023-50246", "CVE-2021-44228", "astropy__astropy-12907", "owner/repo#12",

@@ -17,7 +17,7 @@ from mix_oracle import REPO_ROOT, Columns, Data, counted_pairs, matrix_cells
 from mix_strategies import COLUMN_CHOICES, DATA, FORMATS, MixCase, Written, benches, row, train_rows
 
 from overlap.api.matrix import matrix
-from overlap.sources.generic import read_generic
+from overlap.sources.rows.generic import read_generic
 
 SETTINGS = {"deadline": None, "database": None, "derandomize": True,
             "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}

@@ -17,7 +17,7 @@ from mix_strategies import DATA
 
 from overlap.api import compare
 from overlap.api.matrix import matrix
-from overlap.sources.generic import read_generic
+from overlap.sources.rows.generic import read_generic
 
 MIX = ['{"task": "arvo:10055"}', '{"task": "https://github.com/Owner/Repo/pull/12"}']
 

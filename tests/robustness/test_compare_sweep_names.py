@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from overlap.api.demo import DEMO_ROOT
 from overlap.cli import app
-from overlap.sources.arvo_git import git_tree_sha1
-from overlap.sources.item_paths import cybergym_task_path
+from overlap.sources.pools.arvo_git import git_tree_sha1
+from overlap.sources.rows.item_paths import cybergym_task_path
 
 
 def _demo(tmp_path):

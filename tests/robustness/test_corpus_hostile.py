@@ -18,9 +18,9 @@ import pytest
 from corpus_contract import FAST, cyber_data, data_args, invoke, run_checked
 
 from overlap.errors import InputError, OverlapError
-from overlap.sources import hub_net
-from overlap.sources.batches import open_batches
-from overlap.sources.local_glob import expand_glob
+from overlap.sources.formats.batches import open_batches
+from overlap.sources.places import hub_net
+from overlap.sources.places.local_glob import expand_glob
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sources"))
 from fake_hub import make_hub_cache  # noqa: E402
@@ -214,7 +214,8 @@ def test_a_2gb_sparse_jsonl_is_refused_before_it_is_read(work):
 
 
 def test_a_line_longer_than_the_cap_is_refused_while_streaming(tmp_path, monkeypatch):
-    from overlap.sources import json_rows, streams
+    from overlap.sources.formats import json_rows
+    from overlap.sources.places import streams
 
     monkeypatch.setattr(streams, "MAX_LINE_BYTES", 1 << 16)
     monkeypatch.setattr(json_rows, "MAX_LINE_BYTES", 1 << 16)

@@ -18,7 +18,8 @@ from corpus_contract import FAST, cyber_data, data_args, run_checked
 from fixtures import mimo_rows
 
 from overlap.errors import InputError
-from overlap.sources.files import SingleFile, read_json_rows, read_records
+from overlap.sources.formats.whole_file import read_json_rows, read_records
+from overlap.sources.places.files import SingleFile
 
 DEEP = "[" * 100_000
 

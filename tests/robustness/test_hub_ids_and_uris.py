@@ -14,7 +14,7 @@ from huggingface_hub.utils import validate_repo_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overlap.sources.batches import parse_hub_id
+from overlap.sources.places.naming import parse_hub_id
 
 NOT_HUB_IDS = ["ownér/data", "owner/dätä", "владелец/набор", "owner/数据", "a/..", "a..b/c", "a/b..c", "a--b/c",
                "-a/b", "a/b-", "a./b", "a/.b", "x" * 97 + "/b"]

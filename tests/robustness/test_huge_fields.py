@@ -101,7 +101,7 @@ def test_a_100mb_bench_field_stays_under_1gb_and_is_counted(tmp_path):
 import json, time
 from pathlib import Path
 import pandas as pd
-from overlap.sources.files import read_records
+from overlap.sources.formats.whole_file import read_records
 from overlap.text.api import text_check
 t = time.time()
 def frame(path):

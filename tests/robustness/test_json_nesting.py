@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from overlap.errors import InputError
-from overlap.sources.files import read_json_rows, read_records
+from overlap.sources.formats.whole_file import read_json_rows, read_records
 from overlap.text.api import text_check
 
 CLI = "import sys; from overlap.cli import main; sys.argv[0] = 'overlap'; main()"

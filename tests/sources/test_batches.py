@@ -12,7 +12,9 @@ import zstandard
 from fake_hub import FakeHubFileSystem, make_hub_cache, make_repo
 
 from overlap.errors import HubUnavailableError, InputError
-from overlap.sources.batches import choose_files, open_batches, parse_hub_id
+from overlap.sources.formats.batches import open_batches
+from overlap.sources.places.card import choose_files
+from overlap.sources.places.naming import parse_hub_id
 
 ROWS = [
     {"extra_info": {"instance_id": f"arvo_{1000 + i}", "instance_json": "{}"}, "repo": "o/r", "n": i}
@@ -123,9 +125,9 @@ def test_unreadable_files(tmp_path):
 
 
 def test_long_json_lines_fall_back_to_the_python_reader(tmp_path, monkeypatch):
-    import overlap.sources.batches as batches
+    import overlap.sources.formats.file_batches as file_batches
 
-    monkeypatch.setattr(batches, "_JSON_BLOCK", 64)
+    monkeypatch.setattr(file_batches, "_JSON_BLOCK", 64)
     rows = [{"id": f"arvo:{i}", "text": "x" * 500} for i in range(5)]
     assert _read(_write_jsonl(tmp_path / "long.jsonl", rows), ["id"])["id"] == [r["id"] for r in rows]
 

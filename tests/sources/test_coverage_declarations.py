@@ -10,8 +10,8 @@ from coverage_fixtures import BASE, R2E, diff, keys_of, write_coverage
 from overlap.api import compare
 from overlap.api.atlas import atlas
 from overlap.api.audit_benchmark import benchmark_targets
-from overlap.sources import registry
 from overlap.sources.load import load_dataset
+from overlap.sources.registry import registry
 
 NEW = ("swe-gym", "swe-gym-raw", "swe-bench-lite", "swe-bench-multimodal", "swe-smith", "r2e-gym-subset",
        "multi-swe-rl", "mimo-code")

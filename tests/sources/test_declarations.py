@@ -15,11 +15,11 @@ import pytest
 from overlap.api import compare, filter_train
 from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError
-from overlap.sources import registry
+from overlap.sources.registry import registry
 from overlap.sources.spec import declaration_text, read_declaration
 
 ROOT = Path(__file__).resolve().parents[2]
-DECLARATIONS = ROOT / "overlap" / "sources" / "declarations"
+DECLARATIONS = ROOT / "overlap" / "sources" / "registry" / "declarations"
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def demo_bench_rows(tmp_path: Path) -> Path:
 def test_every_builtin_is_a_declaration_file_and_reads_back_from_its_shown_text(clean_registry):
     names = {p.stem for p in DECLARATIONS.glob("*.toml")}
     specs = {s.name: s for s in registry.all_specs()}
-    assert names == set(specs), "each built-in dataset is one file in overlap/sources/declarations/"
+    assert names == set(specs), "each built-in dataset is one file in overlap/sources/registry/declarations/"
     for spec in specs.values():
         again = read_declaration(declaration_text(spec), spec.origin)
         assert again == spec

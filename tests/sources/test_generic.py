@@ -13,8 +13,9 @@ from swe.swe_fixtures import write_all
 from overlap.api import compare
 from overlap.api.demo import demo_data
 from overlap.errors import InputError
-from overlap.sources.generic import GenericColumns, read_generic
 from overlap.sources.load import load_dataset
+from overlap.sources.rows.columns import GenericColumns
+from overlap.sources.rows.generic import read_generic
 
 SHA = "89abcdef0123456789abcdef0123456789abcdef"
 
@@ -147,7 +148,7 @@ def test_item_ids_blank_where_trimming_leaves_nothing_over_every_code_point():
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from overlap.sources.generic import item_ids_of
+    from overlap.sources.rows.batch_keys import item_ids_of
 
     points = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     values = pa.array(points + [p * 2 for p in points] + ["a" + p for p in points[:4096]] + ["", None])

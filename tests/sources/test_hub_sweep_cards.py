@@ -16,7 +16,8 @@ import pytest
 from fake_hub import FakeHubFileSystem, make_repo
 
 from overlap.errors import InputError
-from overlap.sources.batches import choose_files, open_batches
+from overlap.sources.formats.batches import open_batches
+from overlap.sources.places.card import choose_files
 
 SHA = "a" * 40
 FILES = {"data/train-00000-of-00001.jsonl": 0, "data/test-00000-of-00001.jsonl": 1,

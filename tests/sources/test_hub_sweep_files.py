@@ -15,9 +15,10 @@ import pytest
 
 from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError
-from overlap.sources.batches import open_batches
-from overlap.sources.files import LocalFolder, read_records
-from overlap.sources.listing import list_files
+from overlap.sources.formats.batches import open_batches
+from overlap.sources.formats.whole_file import read_records
+from overlap.sources.places.files import LocalFolder
+from overlap.sources.places.listing import list_files
 
 POINTER = ("version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2"
            "ca24d17e2393\nsize 12345\n")
@@ -81,7 +82,7 @@ def test_a_cached_blob_cut_short_at_a_line_end_is_refused(tmp_path, monkeypatch)
     from fake_hub import make_hub_cache
 
     from overlap.errors import HubUnavailableError
-    from overlap.sources.files import HubRepo
+    from overlap.sources.places.files import HubRepo
 
     rows = "".join(json.dumps({"id": f"arvo:{i}"}) + "\n" for i in range(1, 11)).encode()
     snapshot = make_hub_cache(tmp_path / "cache", "o/cut", {"data/train.jsonl": rows, "data/whole.jsonl": rows[:50]},
@@ -104,7 +105,7 @@ def test_a_blob_named_by_its_git_sha1_is_checked_as_git_does(tmp_path):
     from huggingface_hub.utils.sha import git_hash
 
     from overlap.errors import HubUnavailableError
-    from overlap.sources.hub_cache import check_blob
+    from overlap.sources.places.hub_cache import check_blob
 
     data = b'{"id": "arvo:1"}\n{"id": "arvo:2"}\n'
     blob = tmp_path / "blobs" / git_hash(data)

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from overlap.errors import InputError
-from overlap.sources.generic import read_generic, scan_keys
+from overlap.sources.rows.generic import read_generic, scan_keys
 
 
 @pytest.mark.parametrize("values, shown", [

@@ -19,8 +19,8 @@ from in_memory_forms import FORMS, build, counts, quiet_datasets
 import overlap
 from overlap.api.demo import demo_data
 from overlap.errors import InputError
-from overlap.sources import in_memory, in_memory_split
-from overlap.sources.generic import read_generic
+from overlap.sources.formats import in_memory, in_memory_split
+from overlap.sources.rows.generic import read_generic
 
 ID = "extra_info.instance_id"
 STREAMED = ("datasets.IterableDataset", "pyarrow.RecordBatchReader", "pyarrow.dataset.Dataset")

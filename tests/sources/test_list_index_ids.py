@@ -15,7 +15,7 @@ from overlap.api.demo import DEMO_ROOT
 from overlap.errors import InputError
 from overlap.ids.ossfuzz import parse_mapping
 from overlap.outputs.ship.verify.keys import KeyColumns, row_keys
-from overlap.sources.generic import scan_keys
+from overlap.sources.rows.generic import scan_keys
 
 DEMO = {name: DEMO_ROOT / name for name in ("cybergym", "arvo")}
 MAPPING = parse_mapping((DEMO_ROOT / "arvo" / "arvo" / "oss_fuzz_mappings.csv").read_bytes(), "demo").old_to_new

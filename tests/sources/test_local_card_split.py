@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from overlap.errors import InputError
-from overlap.sources.batches import open_batches
+from overlap.sources.formats.batches import open_batches
 
 CARD = ("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: \"extra/*\"\n"
         "  - split: test\n    path: \"data/*\"\n---\n# a card\n")

@@ -21,12 +21,12 @@ from fake_hub import make_hub_cache
 
 from overlap.api import filter_train
 from overlap.errors import HubUnavailableError, InputError
-from overlap.sources.batches import open_batches
-from overlap.sources.files import HubRepo
-from overlap.sources.folder_contents import METADATA_NAMES
-from overlap.sources.hub_cache import missing_shards
-from overlap.sources.listing import list_files
+from overlap.sources.formats.batches import open_batches
 from overlap.sources.load import load_dataset
+from overlap.sources.places.files import HubRepo
+from overlap.sources.places.folder_contents import METADATA_NAMES
+from overlap.sources.places.hub_cache import missing_shards
+from overlap.sources.places.listing import list_files
 
 REBENCH = ("nebius/SWE-rebench", "89cdfbab4ab1bd8f5a658bb212d1b63624f4f881")  # swe-rebench-v1's pin
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "datasets.md"
@@ -220,7 +220,7 @@ def test_a_latin1_csv_names_the_file_and_line_and_says_to_re_encode(tmp_path, wh
 def test_a_card_split_with_no_cached_file_is_an_incomplete_cache():
     """Offline, the snapshot lists what was downloaded: a split the card declares with no file there was never
     fetched (its rows would be left out), while online a listing is whole and the card's split is only empty."""
-    from overlap.sources.batches import choose_files
+    from overlap.sources.places.card import choose_files
 
     card = {"configs": [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"},
                                                                   {"split": "test", "path": "data/test-*"}]}]}

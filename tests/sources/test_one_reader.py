@@ -29,7 +29,7 @@ from mix_oracle import canonical_repo, cve_key, ossfuzz_key, parse_pr_id  # noqa
 
 from overlap.sources.load import load_dataset
 
-DECLARATIONS = Path(__file__).resolve().parents[2] / "overlap" / "sources" / "declarations"
+DECLARATIONS = Path(__file__).resolve().parents[2] / "overlap" / "sources" / "registry" / "declarations"
 
 # Counted by the one reader for every dataset; by one adapter only before.
 ADDED_PROBLEMS = {"duplicate_id_other_base"}

@@ -15,8 +15,8 @@ from overlap.api import compare
 from overlap.api.atlas import atlas
 from overlap.api.audit_benchmark import benchmark_targets
 from overlap.audit.study.naming import ImageNaming
-from overlap.sources import registry
 from overlap.sources.load import load_dataset
+from overlap.sources.registry import registry
 
 NEW = ("swe-rebench-v1", "swe-rebench-leaderboard", "swe-bench-live")
 

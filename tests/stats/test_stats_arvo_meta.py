@@ -12,16 +12,16 @@ import pytest
 
 from overlap.errors import HubUnavailableError, InputError
 from overlap.ids.ossfuzz import OssFuzzMapping
-from overlap.sources.arvo_meta import (
+from overlap.sources.load import load_identity, load_pool, parse_data_options
+from overlap.sources.places.github import GithubRepo
+from overlap.sources.pools.arvo_meta import (
     META_DIR,
     crash_fields,
     fix_commits,
     git_tree_sha1,
     load_arvo_meta,
 )
-from overlap.sources.github import GithubRepo
-from overlap.sources.load import load_identity, load_pool, parse_data_options
-from overlap.sources.registry import get_spec
+from overlap.sources.registry.registry import get_spec
 
 MAPPING = OssFuzzMapping({10288: 40643631, 10400: 42470443, 11500: 42470500})
 

@@ -12,7 +12,7 @@ from swe_fixtures import A, B, offline_hub, prs_folder, swe_data, write_msb, wri
 
 from overlap.errors import InputError
 from overlap.sources.load import load_dataset
-from overlap.sources.swe import ensure_columns, fetch_columns
+from overlap.sources.registry.swe import ensure_columns, fetch_columns
 
 
 def problems(dataset) -> dict[str, int]:

@@ -19,7 +19,7 @@ from overlap.api.compare import compare
 from overlap.cli import app
 from overlap.errors import InputError
 from overlap.outputs.ship.atlas_repo import cell_page, write_atlas
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 BENCH_IDS = ["arvo:10055", "cve-2021-1234", "foo/bar#12", "oss-fuzz:42471002"]

@@ -20,7 +20,7 @@ from overlap.api.atlas import atlas
 from overlap.cli import app
 from overlap.errors import InputError
 from overlap.outputs.ship.atlas_repo import write_atlas
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 TRAINS = ("mix-a", "mix-b", "mix-c", "mix-d", "mix-e")

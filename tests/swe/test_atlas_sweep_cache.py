@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from overlap.api.atlas import atlas
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 

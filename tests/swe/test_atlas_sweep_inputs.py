@@ -12,7 +12,7 @@ import pytest
 
 from overlap.api.atlas import atlas
 from overlap.errors import InputError
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from overlap.api.atlas import atlas
 from overlap.outputs.ship.atlas_repo import write_atlas
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from overlap.cli import app
 from overlap.errors import InputError
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 TRAIN = 'role = "training"\npath = "t.jsonl"\n[columns]\nid = "id"\n'
 

@@ -13,7 +13,7 @@ import pytest
 
 from overlap.api.atlas import atlas
 from overlap.api.atlas_cache import fingerprint
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sources"))
 from fake_hub import make_hub_cache  # noqa: E402

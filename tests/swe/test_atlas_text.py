@@ -24,7 +24,7 @@ from overlap.api.compare import compare
 from overlap.cli import app
 from overlap.errors import InputError
 from overlap.outputs.ship.atlas_repo import write_atlas
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 NAMES = ["mimo-cyber", "cybergym", "swe-rebench-v2", "swe-polybench"]

@@ -4,8 +4,8 @@ the first row of a repeated id is the item's text, and pairs get their longest r
 from swe_fixtures import offline_hub, prs_folder, swe_data  # noqa: F401
 
 from overlap.api import compare
-from overlap.sources.later_columns import iter_lazy_batches
 from overlap.sources.load import load_dataset
+from overlap.sources.registry.later_columns import iter_lazy_batches
 
 
 def test_batches_hold_each_item_once_with_its_first_text(prs_folder):  # noqa: F811

@@ -17,9 +17,9 @@ from ...errors import InputError
 from ...evidence.patches import PatchBook, relate_patches
 from ...jsonout import dumps_json
 from ...model import PAIR_COLUMNS
-from ...sources.item_paths import cybergym_task_path
-from ...sources.swe import TEXT, ensure_columns
-from ...sources.taskfiles import fetch_item_files
+from ...sources.places.taskfiles import fetch_item_files
+from ...sources.registry.swe import TEXT, ensure_columns
+from ...sources.rows.item_paths import cybergym_task_path
 from ...words import plural
 from ..folders import require_kind
 from .sections import MAX_TEXT_CHARS, ResultView

@@ -29,7 +29,7 @@ from typing import Any
 from ...errors import InputError, OverlapError
 from ...jsonout import SCHEMA_VERSION, dumps_json, validate_output, versioned  # noqa: F401 - SCHEMA_VERSION re-exported
 from ...model import PAIR_COLUMNS
-from ...sources.files import read_text_file
+from ...sources.formats.whole_file import read_text_file
 from ...words import plural, word_for
 from ..published import describe_source, public_provenance, safe_name, scrub_paths
 from ..report.markdown import md_text

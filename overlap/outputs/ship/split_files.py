@@ -39,8 +39,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ...errors import InputError
-from ...sources.files import first_line, read_json_rows
-from ...sources.streams import MAX_LINE_BYTES, sniff
+from ...sources.formats.whole_file import read_json_rows
+from ...sources.places.files import first_line
+from ...sources.places.streams import MAX_LINE_BYTES, sniff
 
 SHARD_FOLDER = "data"
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
@@ -57,7 +58,7 @@ def _plain_suffix(path: Path) -> str:
 
 def open_bytes(path: Path):
     """A binary reader of a file, decompressed when its bytes are gzip or zstd: as the readers of a compare take
-    it (`overlap.sources.streams.sniff`), so a `.gz` that is not compressed is copied as the text it is."""
+    it (`overlap.sources.places.streams.sniff`), so a `.gz` that is not compressed is copied as the text it is."""
     codec = sniff(str(path), None, "", compression_of(path))[1]
     return io.BufferedReader(pa.input_stream(str(path), compression=codec)) if codec else open(path, "rb")
 

@@ -31,10 +31,10 @@ import pandas as pd
 from ...errors import InputError, OverlapError
 from ...jsonout import dumps_json, versioned
 from ...progress import stage
-from ...sources.files import SingleFile, SplitSource, first_line, sha256_of
-from ...sources.in_memory import ORIGIN, write_parquet
+from ...sources.formats.in_memory import ORIGIN, write_parquet
 from ...sources.load import open_source, reread
-from ...sources.registry import get_spec
+from ...sources.places.files import SingleFile, SplitSource, first_line, sha256_of
+from ...sources.registry.registry import get_spec
 from ..atomic import atomic_folder
 from ..published import describe_source, public_provenance, safe_name
 from ..tables import bench_lists, to_csv_text

@@ -57,7 +57,7 @@ URI_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".csv": "csv"}
 @dataclass(frozen=True)
 class TrainFiles:
     """A train side given as files: a local file, folder or glob, or a Hub dataset ``owner/name[@rev]``
-    (listed by :func:`overlap.sources.batches.open_batches`), or object-store URIs (``s3://``, ``gs://``:
+    (listed by :func:`overlap.sources.formats.batches.open_batches`), or object-store URIs (``s3://``, ``gs://``:
     parquet by default) that pyarrow or Ray read where they are."""
 
     spec: str
@@ -80,13 +80,13 @@ class TrainFiles:
         reading the data (JSON lines, CSV, object-store URIs)."""
         if self.uri:
             return None
-        from ...sources.footers import parquet_rows
+        from ...sources.formats.footers import parquet_rows
 
         return parquet_rows(self.source.files, self.source.filesystem)
 
     def data_files(self) -> list[tuple[str, str]]:
         """(path, format) of each file, in reading order; format '' when Ray cannot read it itself."""
-        from ...sources.batches import data_format
+        from ...sources.places.naming import data_format
 
         if self.uri:
             return [(self.spec, URI_FORMATS.get(os.path.splitext(self.spec.rstrip("/"))[1], "parquet"))]
@@ -107,7 +107,7 @@ def train_files(spec: str | os.PathLike, id_column: str | None = None) -> TrainF
     # hf:// is a Hub dataset, file:// a local file: listed as one
     if "://" in text and not text.lower().startswith(("hf://", "file://")):
         return TrainFiles(text, id_column=id_column)
-    from ...sources.batches import open_batches
+    from ...sources.formats.batches import open_batches
 
     source = open_batches(text, ["item_id"], hash_files=False)  # the columns are set when it is read
     local = source.filesystem is None
@@ -225,7 +225,7 @@ def _decompressed_bytes(files: TrainFiles) -> int | None:
         return files.nbytes
     import pyarrow.parquet as pq
 
-    from ...sources.batches import data_format
+    from ...sources.places.naming import data_format
 
     total = 0
     for f in files.source.files:
