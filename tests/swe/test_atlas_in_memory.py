@@ -14,7 +14,7 @@ from sources.in_memory_forms import FORMS, build, quiet_datasets
 import overlap
 from overlap.api.atlas import atlas
 from overlap.errors import InputError
-from overlap.sources import registry
+from overlap.sources.registry import registry
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 TRAIN_IDS = ["arvo:10055", "CVE-2021-1234", "https://github.com/foo/bar/pull/12", "arvo:10055", None, "junk id",
