@@ -27,12 +27,10 @@ from ...errors import InputError
 from . import authfile
 from .body import BodyBroken, discard, read_chunks, reason
 from .reference import RegistryRef, is_loopback
+from .retry import RETRY_AFTER_CAP, retry_wait
 
 MAX_REDIRECTS = 5
-MAX_RETRIES = 3
-RETRY_AFTER_CAP = 30.0
 TOKEN_LIMIT = 1 << 20
-RETRYABLE = (429, 502, 503, 504)
 
 
 MAX_TIMEOUT = 86400.0
@@ -166,9 +164,9 @@ class Client:
                                     "HTTP only to loopback and --insecure-registry hosts)")
                 url = nxt
                 continue
-            if status in RETRYABLE and retries < MAX_RETRIES:
+            wait = retry_wait(status, hdrs.get("Retry-After"), retries)
+            if wait is not None:
                 retries += 1
-                wait = _retry_after(hdrs.get("Retry-After"), 2.0 ** (retries - 1))
                 if wait > RETRY_AFTER_CAP:
                     raise self.fail(f"{what}: HTTP {status}, asked to retry after {wait:.0f} s",
                                     "the registry is rate-limiting; try again later")
@@ -251,19 +249,3 @@ class Client:
             yield from read_chunks(r, what)
         except BodyBroken as exc:
             raise self.fail(*exc.args) from None
-
-
-def _retry_after(value: str | None, default: float) -> float:
-    """Seconds from a Retry-After header (seconds or an HTTP date); ``default`` when absent or unreadable."""
-    if not value:
-        return default
-    try:
-        return max(0.0, float(value.strip()))
-    except ValueError:
-        pass
-    try:
-        from email.utils import parsedate_to_datetime
-
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return default

@@ -1,8 +1,10 @@
 """Bounded reads from a package index over urllib3 (and ``file://`` for a folder laid out as an index).
 
-An index is as untrusted as a registry: every request has connect and read timeouts, no automatic retry and
-no automatic redirect. Redirects are followed here, at most 5, only to the same scheme, host and port (an index
-that sends the client to another host is refused, so its credentials and its trust never leak there). Bodies
+An index is as untrusted as a registry: every request has connect and read timeouts, and retries and
+redirects are decided here, never by urllib3: 429 and 502–504 are asked again as the registry client asks
+(``image.retry``: up to 3 times, honouring ``Retry-After`` up to 30 s). Redirects are followed at most 5 times,
+only to the same scheme, host and port (an index that sends the client to another host is refused, so its
+credentials and its trust never leak there). Bodies
 are read with ``read1`` in bounded chunks, up to a byte limit and under a minimum average rate, so a body that
 never ends or drips cannot hang a task. Every failure is one :class:`Unavailable` line for that task.
 Credentials come only from the index URL the user's own tools are configured with (``user:password@``) or an
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import os
+import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 import urllib3
 
 from ..image.body import BodyBroken, discard, read_chunks, reason
+from ..image.retry import RETRY_AFTER_CAP, retry_wait
 
 MAX_REDIRECTS = 5
 
@@ -105,7 +109,8 @@ class Http:
     def open(self, url: str, accept: str | None = None):
         """(response, final URL) of a GET that answered 200; every other outcome is :class:`Unavailable`."""
         start = url
-        for _ in range(MAX_REDIRECTS + 1):
+        redirects = retries = 0
+        while redirects <= MAX_REDIRECTS:
             clean = _without_userinfo(url)
             self.counters.requests += 1
             try:
@@ -122,9 +127,18 @@ class Http:
                 if _origin(target) != _origin(start):
                     raise Unavailable(f"{redact(clean)}: redirect to another host ({_origin(target)[1]}) refused")
                 url = _with_userinfo(target, url)
+                redirects += 1
                 continue
             if r.status != 200:
                 discard(r)
+                wait = retry_wait(r.status, r.headers.get("Retry-After"), retries)
+                if wait is not None and wait <= RETRY_AFTER_CAP:
+                    retries += 1
+                    time.sleep(wait)
+                    continue
+                if wait is not None:
+                    raise Unavailable(f"{redact(clean)}: {status_text(r.status)}, asked to retry after {wait:.0f} s "
+                                      "(more than this audit waits)")
                 raise Unavailable(f"{redact(clean)}: {status_text(r.status)}")
             return r, clean
         raise Unavailable(f"{redact(start)}: more than {MAX_REDIRECTS} redirects")

@@ -9,6 +9,7 @@ import http.server
 import io
 import json
 import tarfile
+import time
 import zipfile
 
 import pytest
@@ -164,3 +165,45 @@ def test_zip_bomb_member_is_skipped(cache):
     section = _check(_index(f"{NAME}-1.0.1-py3-none-any.whl", data))
     assert section["skipped"]["archive member over the member limit"] == 1
     assert section["releases_read"][0]["status"] == "no_file"
+
+
+class Sequenced(Handler):
+    """Serves ``routes`` as Handler does, except that a path mapped to a list answers its items in turn (the last
+    one from then on); every request is logged in ``asked``."""
+    asked: list = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        path = self.path.split("?")[0]
+        self.asked.append(path)
+        answers = self.routes.get(path)
+        if isinstance(answers, list):
+            self.routes = {**self.routes, path: answers.pop(0) if len(answers) > 1 else answers[0]}
+        super().do_GET()
+
+
+def _check_sequenced(routes: dict) -> tuple[dict, list, float]:
+    cls = type("S", (Sequenced,), {"routes": routes, "asked": []})
+    start = time.monotonic()
+    with static_server(None, cls) as url:
+        section = check_task(_record(), NetworkOptions(index_url=f"{url}/simple/"))
+    return section, cls.asked, time.monotonic() - start
+
+
+def test_429_retry_after_is_honoured(cache):
+    name, data = sdist(NAME, "1.0.1", {PATH: TEXTS["full"]})
+    routes = _index(name, data)
+    page = f"/simple/{NAME}/"
+    routes[page] = [(429, {"Retry-After": "1"}, b"slow down"), routes[page]]
+    section, asked, seconds = _check_sequenced(routes)
+    assert section["route"] == "open", section.get("reason")
+    assert section["first_release"]["version"] == "1.0.1" and asked.count(page) == 2 and seconds >= 1.0
+
+
+def test_retry_is_bounded(cache):
+    page = f"/simple/{NAME}/"
+    section, asked, seconds = _check_sequenced({page: (429, {"Retry-After": "3600"}, b"later")})
+    assert section["route"] == "unavailable" and "asked to retry after 3600 s" in section["reason"]
+    assert asked.count(page) == 1 and seconds < 5
+    section, asked, _ = _check_sequenced({page: (503, {"Retry-After": "0"}, b"down")})
+    assert section["route"] == "unavailable" and "server error (503)" in section["reason"]
+    assert asked.count(page) == 4  # the first try and three retries
