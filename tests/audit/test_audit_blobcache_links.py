@@ -1,4 +1,4 @@
-"""A blob cache whose `locks` folder is a symlink (to a folder elsewhere, to a file, to nothing): the link is
+"""A blob cache whose `locks` or `tmp` folder is a symlink (to a folder elsewhere, to a file, to nothing): the link is
 never followed, so no lock file is created where it points; the download goes on without the lock (two
 processes may then fetch one blob twice, nothing worse), and a `locks` folder that is a folder still locks."""
 
@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from overlap.audit.image.blobcache import BlobCache
+from overlap.audit.image.blobcache import BlobCache, BlobMismatch
+from overlap.errors import InputError
 
 DATA = b"a manifest, or a layer\n"
 DIGEST = "sha256:" + hashlib.sha256(DATA).hexdigest()
@@ -54,3 +55,31 @@ def test_a_lock_file_that_is_a_symlink_is_not_followed(tmp_path):
     with BlobCache(cache_root).claim(DIGEST):
         pass
     assert not (elsewhere / "planted").exists()
+
+
+@pytest.mark.parametrize("points_to", ["folder", "file", "nothing", "itself"])
+def test_a_symlinked_tmp_folder_is_not_followed(tmp_path, points_to):
+    cache_root, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    cache_root.mkdir()
+    elsewhere.mkdir()
+    target = {"folder": elsewhere, "file": elsewhere / "f", "nothing": elsewhere / "gone",
+              "itself": cache_root / "tmp"}[points_to]
+    if points_to == "file":
+        target.write_text("x")
+    os.symlink(target, cache_root / "tmp")
+    before = _tree(elsewhere)
+    cache = BlobCache(cache_root)
+    with pytest.raises(InputError, match=r"tmp: cannot write into the blob cache's temporary folder") as caught:
+        cache.put(DIGEST, DATA)
+    assert "\n" not in str(caught.value) and "OVERLAP_CACHE" in str(caught.value)
+    assert _tree(elsewhere) == before  # nothing written where the link points
+    assert cache.read(DIGEST, 1 << 20) is None and os.path.islink(cache_root / "tmp")
+
+
+def test_a_tmp_folder_holds_nothing_once_a_blob_is_in(tmp_path):
+    cache = BlobCache(tmp_path / "cache")
+    cache.put(DIGEST, DATA)
+    with pytest.raises(BlobMismatch), cache.writer(DIGEST, len(DATA)) as w:  # a blob that fails is not kept
+        w.write(DATA[:-1] + b"?")
+        w.commit()
+    assert cache.read(DIGEST, 1 << 20) == DATA and list((tmp_path / "cache" / "tmp").iterdir()) == []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +49,9 @@ class BlobMismatch(Exception):
     """A streamed blob's size or digest differs from its descriptor; the message says which."""
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 class _Writer:
     """Streams one blob into a temporary file, hashing it; ``commit`` verifies and renames."""
 
@@ -56,9 +60,23 @@ class _Writer:
         self.sha = hashlib.sha256()
         self.written = 0
         tmp = cache.root / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, name = tempfile.mkstemp(prefix="blob-", suffix=".part", dir=tmp)
-        self.tmp = Path(name)
+        self.folder: int | None = None
+        try:
+            tmp.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if os.open not in os.supports_dir_fd:  # no directory descriptors here (Windows): by name
+                fd, name = tempfile.mkstemp(prefix="blob-", suffix=".part", dir=tmp)
+            else:
+                # the folder is opened without following a link, and the file made inside that very folder: a
+                # `tmp` that is (or becomes) a symlink never has a blob written where it points
+                self.folder = os.open(tmp, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW)
+                name = f"blob-{secrets.token_hex(8)}.part"
+                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=self.folder)
+        except OSError as exc:
+            self._close_folder()
+            raise InputError(f"{tmp}: cannot write into the blob cache's temporary folder ({exc.strerror or exc}; "
+                             "a symbolic link is never followed); remove it, or use another cache "
+                             "(OVERLAP_CACHE)") from None
+        self.tmp = name if self.folder is not None else Path(name)
         self.fh = os.fdopen(fd, "wb")
 
     def write(self, chunk: bytes) -> None:
@@ -76,13 +94,25 @@ class _Writer:
             raise BlobMismatch(f"content does not match its digest {self.digest[:19]}…")
         final = self.cache.path(self.digest)
         final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(self.tmp, final)
+        os.replace(self.tmp, final, src_dir_fd=self.folder)
+        self.tmp = None
         return final
 
     def discard(self) -> None:
         if not self.fh.closed:
             self.fh.close()
-        self.tmp.unlink(missing_ok=True)
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp, dir_fd=self.folder)
+            except FileNotFoundError:
+                pass
+            self.tmp = None
+        self._close_folder()
+
+    def _close_folder(self) -> None:
+        if self.folder is not None:
+            os.close(self.folder)
+            self.folder = None
 
     def __enter__(self) -> _Writer:
         return self
