@@ -11,7 +11,7 @@ grimp = pytest.importorskip("grimp")
 # top to bottom; a module may import its own layer's modules and any layer below
 LAYERS = (("study",), ("run", "report", "network"), ("checks", "package_meta", "arguments"),
           ("context", "index", "discovery"), ("source", "grading"), ("content", "image", "listing"),
-          ("git", "targets"), ("zstd_input",), ("tree", "model", "scratch", "catalog", "wording"))
+          ("git", "targets"), ("zstd_input",), ("tree", "model", "scratch", "catalog", "wording", "tar_headers"))
 RANK = {part: i for i, parts in enumerate(LAYERS) for part in parts}
 
 

@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..tar_headers import BoundedInfo, HeaderTooLarge
 from ..tree import open_regular
 
 ARCHIVE_SUFFIXES = (".whl", ".zip", ".jar", ".egg", ".war", ".gz", ".tgz", ".tar", ".bz2", ".tbz2", ".xz", ".txz",
@@ -159,7 +160,8 @@ def _compressed_members(fh, opener: Callable, name: str, suffix: str, member_lim
 def _tar_members(stream, member_limit: int, budget: list[int]) -> Iterator[tuple[str, bytes | None]]:
     """The regular members of a tar read as a stream (decompressed already, or plain)."""
     try:
-        with tarfile.open(fileobj=stream, mode="r|") as tar:
+        # extended headers read only up to 1 MiB: a huge PAX header in a small archive is never held in memory
+        with tarfile.open(fileobj=stream, mode="r|", tarinfo=BoundedInfo) as tar:
             for m in tar:
                 tar.members = []  # stream mode keeps every TarInfo otherwise
                 # skipping a member still reads it: the budget counts declared sizes too
@@ -174,6 +176,8 @@ def _tar_members(stream, member_limit: int, budget: list[int]) -> Iterator[tuple
                     continue
                 f = tar.extractfile(m)
                 yield m.name, f.read(member_limit + 1) if f is not None else None
+    except HeaderTooLarge:
+        return  # read as far as the runtime reads it, as a damaged archive is
     except Exception as exc:  # noqa: BLE001
         if not _unreadable(exc):
             raise

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from ...errors import InputError
 from .. import zstd_input
+from ..tar_headers import BoundedInfo, HeaderTooLarge
 from ..targets import inside
 from ..tree import TooLarge, open_regular, read_regular
 from .model import LimitHit
-from .strict_tar import BoundedInfo, HeaderTooLarge
 
 JSON_LIMIT = 64 << 20
 

@@ -8,46 +8,21 @@ import io
 import re
 import tarfile
 
+from ..tar_headers import special_too_large
+
 
 class Damaged(tarfile.ReadError):
     """A layer tar the runtime refuses too; the message says what is wrong and at which byte."""
 
 
 _ZERO = bytes(tarfile.BLOCKSIZE)
-# Go's archive/tar reads a PAX header or a GNU long name into memory only up to 1 MiB (maxSpecialFileSize) and
-# refuses a larger one; tarfile reads any size whole (a 1 GiB header in a 1 MB gzip layer: gigabytes of RAM)
-MAX_SPECIAL = 1 << 20
-_SPECIAL = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
-            tarfile.GNUTYPE_LONGLINK)
 
 
 def refuse_large_special(obj: tarfile.TarInfo, at: int) -> None:
-    """Damaged for an extended header (PAX, GNU long name or link) the runtime would not read: over 1 MiB."""
-    if obj.type in _SPECIAL and obj.size > MAX_SPECIAL:
-        what = "PAX header" if obj.type in (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE) \
-            else "GNU long name"
-        raise Damaged(f"a {what} of {obj.size:,} bytes at byte {at:,}, over the runtime's limit of 1 MiB "
-                      "(a damaged or hostile tar)")
-
-
-class HeaderTooLarge(Exception):
-    """`BoundedInfo`'s refusal: no TarError, so that `tarfile.open(mode="r:*")`, which tries every compression
-    and folds their TarErrors into one message of several lines, lets it through as it is."""
-
-
-class BoundedInfo(tarfile.TarInfo):
-    """Header blocks whose extended headers are read only up to the runtime's 1 MiB (`refuse_large_special`)."""
-
-    @classmethod
-    def fromtarfile(cls, tar):
-        at = tar.fileobj.tell()
-        obj = cls.frombuf(tar.fileobj.read(tarfile.BLOCKSIZE), tar.encoding, tar.errors)
-        obj.offset = tar.fileobj.tell() - tarfile.BLOCKSIZE
-        try:
-            refuse_large_special(obj, at)
-        except Damaged as exc:
-            raise HeaderTooLarge(str(exc)) from None
-        return obj._proc_member(tar)
+    """Damaged for an extended header the runtime would not read (`tar_headers.special_too_large`)."""
+    why = special_too_large(obj, at)
+    if why:
+        raise Damaged(why)
 
 
 class _StrictInfo(tarfile.TarInfo):
